@@ -1,0 +1,92 @@
+//! JSON text exactly as the agents write it: compact `JSON.stringify` output with keys in insertion
+//! order (serde_json's `preserve_order`) and numbers formatted the way JavaScript formats them.
+
+use serde::Serialize;
+use serde_json::ser::Formatter;
+use serde_json::Value;
+use std::io;
+
+/// A serde_json formatter that prints floating-point numbers as JavaScript's `Number.prototype.toString`.
+struct JsFormatter;
+
+impl Formatter for JsFormatter {
+    fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
+        writer.write_all(js_number(value).as_bytes())
+    }
+
+    fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
+        writer.write_all(js_number(f64::from(value)).as_bytes())
+    }
+}
+
+/// Formats a number as JavaScript does (`1` not `1.0`, `1e+21`, `1e-7`; non-finite become `null`).
+pub fn js_number(value: f64) -> String {
+    if !value.is_finite() {
+        return "null".to_owned();
+    }
+    if value == 0.0 {
+        return "0".to_owned();
+    }
+    let abs = value.abs();
+    if value.fract() == 0.0 && abs < 1e21 {
+        return format!("{value:.0}");
+    }
+    if (1e-6..1e21).contains(&abs) {
+        return format!("{value}");
+    }
+    let exp = format!("{value:e}");
+    match exp.split_once('e') {
+        Some((mantissa, power)) if !power.starts_with('-') => format!("{mantissa}e+{power}"),
+        _ => exp,
+    }
+}
+
+/// Serializes a value as one compact line (no newline), as `JSON.stringify` would.
+pub fn to_line<T: Serialize + ?Sized>(value: &T) -> String {
+    let mut out = Vec::with_capacity(128);
+    let mut ser = serde_json::Serializer::with_formatter(&mut out, JsFormatter);
+    // Serializing a `Value` or our own plain structs cannot fail: no maps with non-string keys.
+    if value.serialize(&mut ser).is_err() {
+        return "null".to_owned();
+    }
+    String::from_utf8(out).unwrap_or_default()
+}
+
+/// Builds a JSON object from `(key, value)` pairs in order, leaving out `None` values (JavaScript's
+/// `undefined` fields are not written).
+pub fn object<I>(pairs: I) -> Value
+where
+    I: IntoIterator<Item = (&'static str, Option<Value>)>,
+{
+    let mut map = serde_json::Map::new();
+    for (key, value) in pairs {
+        if let Some(value) = value {
+            map.insert(key.to_owned(), value);
+        }
+    }
+    Value::Object(map)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        assert_eq!(js_number(1.0), "1");
+        assert_eq!(js_number(-0.0), "0");
+        assert_eq!(js_number(0.1), "0.1");
+        assert_eq!(js_number(1735689601000.0), "1735689601000");
+        assert_eq!(js_number(1e21), "1e+21");
+        assert_eq!(js_number(1e-7), "1e-7");
+        assert_eq!(js_number(0.000001), "0.000001");
+        assert_eq!(js_number(f64::NAN), "null");
+    }
+
+    #[test]
+    fn lines_are_compact_and_ordered() {
+        let v = json!({"type":"x","b":1.0,"a":"é\u{1b}\n","n":null});
+        assert_eq!(to_line(&v), "{\"type\":\"x\",\"b\":1,\"a\":\"é\\u001b\\n\",\"n\":null}");
+    }
+}

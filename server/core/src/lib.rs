@@ -1,0 +1,25 @@
+//! `sessiontree-core`: the session engine.
+//!
+//! Reads and writes the JSONL session files of the pi-family coding agents (upstream pi and
+//! oh-my-pi), exact to each agent's semantics, without ever losing a byte: appends are whole
+//! lines, nothing existing is rewritten except omp's title slot, and files the agents would wipe or
+//! rewrite are left alone until an explicit migrate. No tokio and no LSP types live here.
+
+pub mod diagnostics;
+pub mod dialect;
+pub mod entry;
+pub mod error;
+pub mod ids;
+pub mod json;
+pub mod migrate;
+pub mod naming;
+pub mod reader;
+pub mod session;
+pub mod time;
+pub mod title_slot;
+pub mod tree;
+
+pub use dialect::Dialect;
+pub use entry::{Entry, Parent};
+pub use error::{Error, Result};
+pub use session::{OpenOptions, Session};

@@ -1,0 +1,157 @@
+//! Format migrations v1 → v2 → v3, as both agents do them, in memory; and the explicit, atomic
+//! `migrate` that writes the result (temp file, `<file>.bak`, rename).
+//!
+//! One deliberate difference: v1 entries get ids derived from the session id and their position
+//! instead of random ones, so that reloading a legacy file shows the same ids every time.
+
+use crate::dialect::Dialect;
+use crate::entry::Entry;
+use crate::error::{Error, Result};
+use serde_json::{Map, Value};
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+/// Applies the migrations the header's version calls for; `entries` are the values after the
+/// header, in file order.
+pub fn migrate_entries(header: &mut Map<String, Value>, entries: Vec<Entry>, session_id: String) -> Vec<Entry> {
+    let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
+    if version >= 3 {
+        return entries;
+    }
+    let mut values: Vec<(Value, usize)> = entries.iter().map(|e| (e.json(), e.line)).collect();
+    if version < 2 {
+        header.insert("version".into(), 2.into());
+        let mut used = HashSet::new();
+        let mut prev: Option<String> = None;
+        // The compaction index counts the header as 0.
+        let mut assigned: Vec<Option<String>> = vec![None; values.len()];
+        for n in 0..values.len() {
+            let is_header = values[n].0.get("type").and_then(Value::as_str) == Some("session");
+            if is_header || !values[n].0.is_object() {
+                continue;
+            }
+            let id = stable_id(&session_id, n, &mut used);
+            assigned[n] = Some(id.clone());
+            let parent_value = prev.as_deref().map_or(Value::Null, Value::from);
+            let first_kept = if values[n].0.get("type").and_then(Value::as_str) == Some("compaction") {
+                values[n].0.get("firstKeptEntryIndex").filter(|ix| ix.is_number()).map(|ix| {
+                    ix.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0).and_then(|f| {
+                        let target = f as usize - 1;
+                        let t = values.get(target)?;
+                        if t.0.get("type").and_then(Value::as_str) == Some("session") {
+                            return None;
+                        }
+                        assigned.get(target).cloned().flatten()
+                    })
+                })
+            } else {
+                None
+            };
+            if let Value::Object(map) = &mut values[n].0 {
+                map.insert("id".into(), id.as_str().into());
+                map.insert("parentId".into(), parent_value);
+                if let Some(first_kept) = first_kept {
+                    if let Some(target) = first_kept {
+                        map.insert("firstKeptEntryId".into(), target.into());
+                    }
+                    map.shift_remove("firstKeptEntryIndex");
+                }
+            }
+            prev = Some(id);
+        }
+    }
+    header.insert("version".into(), 3.into());
+    for (value, _) in &mut values {
+        if value.get("type").and_then(Value::as_str) == Some("message") {
+            if let Some(message) = value.get_mut("message").and_then(Value::as_object_mut) {
+                if message.get("role").and_then(Value::as_str) == Some("hookMessage") {
+                    message.insert("role".into(), "custom".into());
+                }
+            }
+        }
+    }
+    entries
+        .into_iter()
+        .zip(values)
+        .map(|(original, (value, line))| {
+            if original.is_object {
+                let mut e = Entry::from_value(&value);
+                e.line = line;
+                e
+            } else {
+                original
+            }
+        })
+        .collect()
+}
+
+fn stable_id(session_id: &str, n: usize, used: &mut HashSet<String>) -> String {
+    let mut salt = 0u32;
+    loop {
+        let name = format!("{session_id}:{n}:{salt}");
+        let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes()).simple().to_string()[..8].to_owned();
+        if used.insert(id.clone()) {
+            return id;
+        }
+        salt += 1;
+    }
+}
+
+/// What an explicit migrate did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct MigrateReport {
+    /// Whether the file was rewritten (false: it already was in the current form).
+    pub rewritten: bool,
+    /// The backup of the original bytes, when rewritten.
+    pub backup: Option<PathBuf>,
+    /// Lines of the original that the migrated file no longer holds (malformed ones), by number.
+    pub dropped_lines: Vec<usize>,
+}
+
+/// Rewrites a session file in the current format, as its agent would on its next full write:
+/// migrated entries, no malformed lines, omp's title slot. The original is kept as `<file>.bak`
+/// and the new file replaces it atomically (temp file + rename), so an interruption leaves either
+/// the old file or the new one.
+pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateReport> {
+    let options = crate::session::OpenOptions { dialect, ..Default::default() };
+    let session = crate::Session::open(path, options)?;
+    let original = std::fs::read(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let contents = session.canonical_contents();
+    if contents.as_bytes() == original.as_slice() {
+        return Ok(MigrateReport { rewritten: false, backup: None, dropped_lines: Vec::new() });
+    }
+    let dropped_lines: Vec<usize> = session
+        .diagnostics()
+        .iter()
+        .filter(|d| {
+            matches!(
+                d.kind,
+                crate::diagnostics::DiagnosticKind::MalformedLine | crate::diagnostics::DiagnosticKind::NullLine
+            )
+        })
+        .filter_map(|d| d.line)
+        .collect();
+    let backup = sibling(path, ".bak");
+    std::fs::write(&backup, &original).map_err(|e| Error::io("cannot write the backup", &backup, e))?;
+    sync_path(&backup)?;
+    let temp = sibling(path, ".migrating");
+    std::fs::write(&temp, contents.as_bytes()).map_err(|e| Error::io("cannot write", &temp, e))?;
+    sync_path(&temp)?;
+    std::fs::rename(&temp, path).map_err(|e| Error::io("cannot replace", path, e))?;
+    if let Some(dir) = path.parent() {
+        if let Ok(d) = std::fs::File::open(dir) {
+            let _ = d.sync_all();
+        }
+    }
+    Ok(MigrateReport { rewritten: true, backup: Some(backup), dropped_lines })
+}
+
+fn sibling(path: &Path, suffix: &str) -> PathBuf {
+    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    name.push(suffix);
+    path.with_file_name(name)
+}
+
+fn sync_path(path: &Path) -> Result<()> {
+    std::fs::File::open(path).and_then(|f| f.sync_all()).map_err(|e| Error::io("cannot sync", path, e))
+}

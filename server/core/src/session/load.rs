@@ -1,0 +1,355 @@
+//! Opening a session file, creating a new session, and following a file that another process
+//! appends to.
+
+use super::{FileState, Session, SyncPolicy};
+use crate::diagnostics::{Diagnostic, DiagnosticKind};
+use crate::dialect::{Dialect, OMP_ONLY_TYPES};
+use crate::error::{Error, Result};
+use crate::ids::{IdSource, RandomIds};
+use crate::reader::{read_lines, ReadOutcome};
+use crate::time::{Clock, SystemClock};
+use serde_json::{Map, Value};
+use std::fs::File;
+use std::io::{Seek, SeekFrom};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+/// How to open or create a session.
+pub struct OpenOptions {
+    /// Force a dialect instead of detecting it (title slot or omp-only entries → omp, else pi).
+    pub dialect: Option<Dialect>,
+    /// The clock for new entries.
+    pub clock: Arc<dyn Clock>,
+    /// Where new ids come from.
+    pub ids: Box<dyn IdSource>,
+    /// When appended data must reach the disk.
+    pub sync: SyncPolicy,
+}
+
+impl Default for OpenOptions {
+    fn default() -> Self {
+        OpenOptions { dialect: None, clock: Arc::new(SystemClock), ids: Box::new(RandomIds), sync: SyncPolicy::default() }
+    }
+}
+
+impl OpenOptions {
+    /// Options with a forced dialect.
+    pub fn with_dialect(dialect: Dialect) -> Self {
+        OpenOptions { dialect: Some(dialect), ..Self::default() }
+    }
+}
+
+/// What following the file found.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct FollowOutcome {
+    /// Indices of the entries that arrived.
+    pub new_entries: Vec<usize>,
+    /// Whether the file ends with an incomplete line still being written.
+    pub pending: bool,
+}
+
+impl Session {
+    /// Opens a session file (`SessionManager.open`), without modifying it.
+    pub fn open(path: impl AsRef<Path>, options: OpenOptions) -> Result<Session> {
+        let path = path.as_ref();
+        let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+        let identity = super::persist::FileIdentity::of(&file);
+        let outcome = read_lines(&file, 1, true).map_err(|e| Error::io("cannot read", path, e))?;
+        Session::from_outcome(path.to_path_buf(), outcome, identity, options)
+    }
+
+    fn from_outcome(
+        path: PathBuf,
+        outcome: ReadOutcome,
+        identity: Option<super::persist::FileIdentity>,
+        options: OpenOptions,
+    ) -> Result<Session> {
+        let ReadOutcome { title_slot, values, diagnostics, consumed, lines, pending } = outcome;
+        let mut values = values.into_iter();
+        let header_entry = values.next();
+        let header = match header_entry.as_ref().map(|h| (h, h.json())) {
+            Some((h, Value::Object(map)))
+                if h.kind() == "session" && map.get("id").is_some_and(Value::is_string) =>
+            {
+                map
+            }
+            Some((h, _)) => {
+                return Err(Error::InvalidHeader {
+                    path,
+                    detail: format!(
+                        "line {} should be a session header (`{{\"type\":\"session\",\"id\":…}}`) but is {}",
+                        h.line,
+                        describe(h)
+                    ),
+                })
+            }
+            None if diagnostics.is_empty() && title_slot.is_none() => {
+                return Err(Error::InvalidHeader { path, detail: "the file is empty".to_owned() })
+            }
+            None => {
+                return Err(Error::InvalidHeader { path, detail: "no line parses as a session header".to_owned() })
+            }
+        };
+        let rest: Vec<_> = values.collect();
+        let dialect = options.dialect.unwrap_or_else(|| {
+            if title_slot.is_some() || rest.iter().any(|e| OMP_ONLY_TYPES.contains(&e.kind())) {
+                Dialect::Omp
+            } else {
+                Dialect::Pi
+            }
+        });
+        let file_version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
+        let mut session = Session::empty(dialect, header, options);
+        session.slot = title_slot.clone();
+        session.diagnostics = diagnostics;
+        if dialect == Dialect::Omp {
+            if let Some(slot) = &title_slot {
+                fold_slot_into_header(&mut session.header, slot);
+            }
+        }
+        session.file_version = file_version;
+        let rest = if file_version < 3 {
+            session.diagnostics.push(Diagnostic::new(
+                DiagnosticKind::LegacyVersion,
+                None,
+                format!(
+                    "session format version {file_version}: migrated in memory; run `sessiontree migrate` to write it (a backup is kept)"
+                ),
+            ));
+            let session_id = session.session_id().to_owned();
+            crate::migrate::migrate_entries(&mut session.header, rest, session_id)
+        } else {
+            rest
+        };
+        for entry in rest {
+            session.insert(entry);
+        }
+        session.check_integrity();
+        session.file = FileState::Written { path, len: consumed, lines, pending, identity };
+        Ok(session)
+    }
+
+    /// A new session (`SessionManager.create`): nothing is written until the agent's rule says so
+    /// (the first assistant message), exactly as the agents defer it.
+    pub fn create(dialect: Dialect, cwd: &str, session_dir: Option<&Path>, options: OpenOptions) -> Session {
+        let now = options.clock.now_ms();
+        Session::create_with_header(dialect, cwd, session_dir, None, now, options)
+    }
+
+    pub(crate) fn create_with_header(
+        dialect: Dialect,
+        cwd: &str,
+        session_dir: Option<&Path>,
+        extra: Option<Map<String, Value>>,
+        now: i64,
+        mut options: OpenOptions,
+    ) -> Session {
+        let id = options.ids.session_id(now);
+        let timestamp = crate::time::format_iso(now);
+        let mut header = Map::new();
+        header.insert("type".into(), "session".into());
+        header.insert("version".into(), 3.into());
+        header.insert("id".into(), id.as_str().into());
+        header.insert("timestamp".into(), timestamp.as_str().into());
+        header.insert("cwd".into(), cwd.into());
+        if let Some(extra) = extra {
+            for (k, v) in extra {
+                header.insert(k, v);
+            }
+        }
+        let mut session = Session::empty(dialect, header, options);
+        session.file = match session_dir {
+            Some(dir) => FileState::Deferred(dir.join(session_file_name(&timestamp, &id))),
+            None => FileState::Memory,
+        };
+        session
+    }
+
+    pub(crate) fn empty(dialect: Dialect, header: Map<String, Value>, options: OpenOptions) -> Session {
+        Session {
+            dialect,
+            file: FileState::Memory,
+            sync: options.sync,
+            slot: None,
+            header,
+            file_version: 3,
+            entries: Vec::new(),
+            by_id: Default::default(),
+            children: Default::default(),
+            last_idless: None,
+            labels: Default::default(),
+            leaf: None,
+            pi_name: None,
+            has_assistant: false,
+            revision: 0,
+            diagnostics: Vec::new(),
+            clock: options.clock,
+            ids: options.ids,
+        }
+    }
+
+    /// Reads the complete lines another process appended since we last looked, and indexes them
+    /// incrementally. A file that shrank or was replaced is reported as [`Error::FileReplaced`]
+    /// (reopen it).
+    pub fn follow(&mut self) -> Result<super::load::FollowOutcome> {
+        let FileState::Written { path, len, lines, identity, .. } = &self.file else {
+            return Ok(FollowOutcome::default());
+        };
+        let (path, len, lines) = (path.clone(), *len, *lines);
+        let mut file = File::open(&path).map_err(|e| Error::io("cannot read", &path, e))?;
+        let now_identity = super::persist::FileIdentity::of(&file);
+        if identity.is_some() && now_identity.is_some() && *identity != now_identity {
+            return Err(Error::FileReplaced { path });
+        }
+        let size = file.metadata().map_err(|e| Error::io("cannot read", &path, e))?.len();
+        if size < len {
+            return Err(Error::FileReplaced { path });
+        }
+        if size == len {
+            if let FileState::Written { pending, .. } = &mut self.file {
+                *pending = 0;
+            }
+            return Ok(FollowOutcome::default());
+        }
+        file.seek(SeekFrom::Start(len)).map_err(|e| Error::io("cannot read", &path, e))?;
+        let outcome = read_lines(&file, lines + 1, false).map_err(|e| Error::io("cannot read", &path, e))?;
+        let start = self.entries.len();
+        self.diagnostics.extend(outcome.diagnostics);
+        let legacy = self.file_version < 3;
+        for entry in outcome.values {
+            if legacy {
+                // Lines appended to a legacy file by a legacy writer: keep them visible as they are.
+                self.insert(entry);
+            } else {
+                self.insert(entry);
+            }
+        }
+        if let FileState::Written { len, lines, pending, .. } = &mut self.file {
+            *len += outcome.consumed;
+            *lines += outcome.lines;
+            *pending = outcome.pending;
+        }
+        let new_entries: Vec<usize> = (start..self.entries.len()).collect();
+        if !new_entries.is_empty() {
+            self.revision += 1;
+        }
+        Ok(FollowOutcome { new_entries, pending: outcome.pending > 0 })
+    }
+
+    /// Records integrity problems the agents would trip over: orphans, parent cycles, labels on
+    /// unknown entries, assistant usage without cost.
+    fn check_integrity(&mut self) {
+        use crate::entry::Parent;
+        let mut found = Vec::new();
+        for entry in &self.entries {
+            if let Parent::Id(p) = &entry.parent {
+                if !self.by_id.contains_key(p) {
+                    found.push(Diagnostic::new(
+                        DiagnosticKind::Orphan,
+                        Some(entry.line),
+                        format!("parent {p} does not exist; the entry is shown as an extra root"),
+                    ));
+                }
+            }
+            if entry.kind() == "label" {
+                let value = entry.json();
+                if let Some(target) = value.get("targetId").and_then(Value::as_str) {
+                    if !self.by_id.contains_key(target) {
+                        found.push(Diagnostic::new(
+                            DiagnosticKind::LabelOnUnknownEntry,
+                            Some(entry.line),
+                            format!("label targets {target}, which does not exist"),
+                        ));
+                    }
+                }
+            }
+            if entry.kind() == "message" && entry.raw.contains("\"usage\"") {
+                let value = entry.json();
+                if let Some(usage) = value.get("message").filter(|m| m.get("role") == Some(&"assistant".into())).and_then(|m| m.get("usage")) {
+                    if usage.is_object() && usage.get("cost").is_none() {
+                        found.push(Diagnostic::new(
+                            DiagnosticKind::UsageWithoutCost,
+                            Some(entry.line),
+                            "assistant usage has no `cost`; omp fails to open this file",
+                        ));
+                    }
+                }
+            }
+        }
+        // Parent cycles: walk each chain once, colouring entries as we go.
+        let n = self.entries.len();
+        let mut state = vec![0u8; n]; // 0 = unseen, 1 = on the current walk, 2 = done
+        for start in 0..n {
+            if state[start] != 0 {
+                continue;
+            }
+            let mut walk = Vec::new();
+            let mut cursor = Some(start);
+            while let Some(i) = cursor {
+                match state[i] {
+                    2 => break,
+                    1 => {
+                        let entry = &self.entries[i];
+                        found.push(Diagnostic::new(
+                            DiagnosticKind::ParentCycle,
+                            Some(entry.line),
+                            format!(
+                                "entry {} is its own ancestor (a parent cycle); paths stop at the first repeat",
+                                entry.id().unwrap_or("(no id)")
+                            ),
+                        ));
+                        break;
+                    }
+                    _ => {}
+                }
+                state[i] = 1;
+                walk.push(i);
+                let entry = &self.entries[i];
+                // A self-parent is a root in getTree, not a cycle.
+                cursor = match (&entry.parent, entry.id()) {
+                    (Parent::Id(p), Some(id)) if &**p == id => None,
+                    (Parent::Id(p), _) => self.by_id.get(p).copied(),
+                    _ => None,
+                };
+            }
+            for i in walk {
+                state[i] = 2;
+            }
+        }
+        self.diagnostics.extend(found);
+    }
+}
+
+fn describe(entry: &crate::entry::Entry) -> String {
+    if !entry.is_object {
+        "not a JSON object".to_owned()
+    } else if entry.kind() == "title" {
+        "an omp title slot that is not 256 bytes of valid slot JSON".to_owned()
+    } else if entry.kind() == "session" {
+        "a session header without a string `id`".to_owned()
+    } else {
+        format!("an entry of type `{}`", entry.kind())
+    }
+}
+
+/// `<ISO time with ":" and "." as "-">_<session id>.jsonl`, as both agents name files.
+pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
+    format!("{}_{session_id}.jsonl", timestamp.replace([':', '.'], "-"))
+}
+
+/// omp folds the slot's title into the in-memory header (`""` deletes it).
+fn fold_slot_into_header(header: &mut Map<String, Value>, slot: &crate::title_slot::TitleSlot) {
+    if slot.title.is_empty() {
+        header.shift_remove("title");
+    } else {
+        header.insert("title".into(), slot.title.as_str().into());
+    }
+    match &slot.source {
+        Some(source) => {
+            header.insert("titleSource".into(), source.as_str().into());
+        }
+        None => {
+            header.shift_remove("titleSource");
+        }
+    }
+}

@@ -1,0 +1,401 @@
+//! A session: the index over one file's entries, the leaf, labels, name and revision, with every
+//! SessionManager operation of the agents. Loading lives in `load`, appends in `append`, the file
+//! in `persist`, forks in `branched`, naming in `name`; this file holds the state and the reads.
+
+mod append;
+mod branched;
+mod load;
+mod name;
+mod persist;
+
+pub use append::{CompactionArgs, CustomMessageArgs};
+pub use load::OpenOptions;
+pub use persist::{FileState, SyncPolicy};
+
+use crate::diagnostics::Diagnostic;
+use crate::dialect::Dialect;
+use crate::entry::{Entry, Parent};
+use crate::error::{Error, Result};
+use crate::ids::IdSource;
+use crate::time::Clock;
+use crate::title_slot::TitleSlot;
+use indexmap::IndexMap;
+use serde_json::{Map, Value};
+use std::collections::HashMap;
+use std::sync::Arc;
+
+/// The label in effect on one entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LabelState {
+    /// The label text.
+    pub label: String,
+    /// When the label entry that set it was written (pi shows and carries it).
+    pub timestamp: Option<String>,
+}
+
+/// What `collectEntriesForBranchSummary` returns.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct BranchSummaryCollection {
+    /// Entry indices to summarize, oldest first.
+    pub entries: Vec<usize>,
+    /// The deepest entry on both paths, when there is one.
+    pub common_ancestor: Option<String>,
+}
+
+/// One open session.
+pub struct Session {
+    dialect: Dialect,
+    file: FileState,
+    sync: SyncPolicy,
+    /// The omp title slot as it stands on disk (None for pi files and slot-less files).
+    slot: Option<TitleSlot>,
+    /// The header as held in memory (omp folds the title slot into `title`/`titleSource`).
+    header: Map<String, Value>,
+    /// The header's format version as read (1 when absent); below 3 the file needs a migrate to write.
+    file_version: u64,
+    entries: Vec<Entry>,
+    /// id → index of the entry that holds it (a later duplicate overwrites, keeping the position,
+    /// exactly like a JavaScript `Map`).
+    by_id: IndexMap<Box<str>, usize>,
+    /// parent id → children indices in insertion order (omp's children map).
+    children: HashMap<Parent, Vec<usize>>,
+    /// The last id-less entry (JavaScript keys them all as `undefined`).
+    last_idless: Option<usize>,
+    labels: IndexMap<Box<str>, LabelState>,
+    leaf: Option<Box<str>>,
+    /// pi: the last `session_info` name in file order (`None` = no name).
+    pi_name: Option<String>,
+    has_assistant: bool,
+    revision: u64,
+    diagnostics: Vec<Diagnostic>,
+    clock: Arc<dyn Clock>,
+    ids: Box<dyn IdSource>,
+}
+
+impl std::fmt::Debug for Session {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Session")
+            .field("dialect", &self.dialect)
+            .field("file", &self.file)
+            .field("entries", &self.entries.len())
+            .field("leaf", &self.leaf)
+            .field("revision", &self.revision)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Session {
+    /// Which agent's rules this session follows.
+    pub fn dialect(&self) -> Dialect {
+        self.dialect
+    }
+
+    /// Where the session lives on disk (or will, once the agent's rule creates it).
+    pub fn path(&self) -> Option<&std::path::Path> {
+        self.file.path()
+    }
+
+    /// The file's state (in memory, deferred, written).
+    pub fn file_state(&self) -> &FileState {
+        &self.file
+    }
+
+    /// The session header as held in memory (`getHeader()`).
+    pub fn header(&self) -> &Map<String, Value> {
+        &self.header
+    }
+
+    /// The session id (`getSessionId()`).
+    pub fn session_id(&self) -> &str {
+        self.header.get("id").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The working directory recorded in the header.
+    pub fn cwd(&self) -> &str {
+        self.header.get("cwd").and_then(Value::as_str).unwrap_or("")
+    }
+
+    /// The omp title slot as on disk.
+    pub fn title_slot(&self) -> Option<&TitleSlot> {
+        self.slot.as_ref()
+    }
+
+    /// The session name (`getSessionName()`): pi's last `session_info`, omp's title.
+    pub fn session_name(&self) -> Option<&str> {
+        match self.dialect {
+            Dialect::Pi => self.pi_name.as_deref(),
+            Dialect::Omp => self.header.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()),
+        }
+    }
+
+    /// omp's title source (`"user"` / `"auto"`).
+    pub fn title_source(&self) -> Option<&str> {
+        self.header.get("titleSource").and_then(Value::as_str)
+    }
+
+    /// The format version the file was written in.
+    pub fn file_version(&self) -> u64 {
+        self.file_version
+    }
+
+    /// Counter bumped by every change (append, leaf move, reload, followed lines).
+    pub fn revision(&self) -> u64 {
+        self.revision
+    }
+
+    /// Problems found in the file.
+    pub fn diagnostics(&self) -> &[Diagnostic] {
+        &self.diagnostics
+    }
+
+    /// The current leaf (`getLeafId()`); `None` = before the first entry.
+    pub fn leaf_id(&self) -> Option<&str> {
+        self.leaf.as_deref()
+    }
+
+    /// Every entry in file order (`getEntries()`).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// The entry at an index of [`Session::entries`].
+    pub fn entry_at(&self, index: usize) -> Option<&Entry> {
+        self.entries.get(index)
+    }
+
+    /// The entry with this id (`getEntry(id)`; a later duplicate wins).
+    pub fn entry(&self, id: &str) -> Option<&Entry> {
+        self.index_of(id).map(|i| &self.entries[i])
+    }
+
+    /// The index of the entry holding this id.
+    pub fn index_of(&self, id: &str) -> Option<usize> {
+        self.by_id.get(id).copied()
+    }
+
+    /// Whether an entry has this id.
+    pub fn contains(&self, id: &str) -> bool {
+        self.by_id.contains_key(id)
+    }
+
+    /// The label in effect on an entry (`getLabel(id)`).
+    pub fn label(&self, id: &str) -> Option<&str> {
+        self.labels.get(id).map(|l| l.label.as_str())
+    }
+
+    /// The label and when it was set.
+    pub fn label_state(&self, id: &str) -> Option<&LabelState> {
+        self.labels.get(id)
+    }
+
+    /// Every label in effect, in the order the agents' label map holds them.
+    pub fn labels(&self) -> impl Iterator<Item = (&str, &LabelState)> {
+        self.labels.iter().map(|(k, v)| (&**k, v))
+    }
+
+    /// Direct children of an entry (`getChildren(parentId)`), in insertion order; `None` asks for
+    /// the entries whose `parentId` is `null`.
+    pub fn children(&self, parent: Option<&str>) -> Vec<usize> {
+        match self.dialect {
+            // pi scans its id map: one entry per id (the later duplicate), at the id's first position.
+            Dialect::Pi => self
+                .by_id
+                .values()
+                .copied()
+                .filter(|&i| match (&self.entries[i].parent, parent) {
+                    (Parent::Null, None) => true,
+                    (Parent::Id(p), Some(want)) => &**p == want,
+                    _ => false,
+                })
+                .collect(),
+            Dialect::Omp => {
+                let key = match parent {
+                    None => Parent::Null,
+                    Some(id) => Parent::Id(id.into()),
+                };
+                self.children.get(&key).cloned().unwrap_or_default()
+            }
+        }
+    }
+
+    /// The path from the root to `from` (default: the leaf), root first, as entry indices
+    /// (`getBranch(fromId)`). Stops at the first repeated entry, so parent cycles cannot hang it.
+    pub fn branch_path(&self, from: Option<&str>) -> Vec<usize> {
+        let start = match from {
+            Some(id) => Some(id),
+            None => self.leaf.as_deref(),
+        };
+        let mut path = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut cursor = start.and_then(|id| self.index_of(id));
+        while let Some(i) = cursor {
+            if !seen.insert(i) {
+                break;
+            }
+            path.push(i);
+            cursor = self.entries[i].parent.id().and_then(|p| self.index_of(p));
+        }
+        path.reverse();
+        path
+    }
+
+    /// The ids along [`Session::branch_path`].
+    pub fn branch_ids(&self, from: Option<&str>) -> Vec<Option<&str>> {
+        self.branch_path(from).into_iter().map(|i| self.entries[i].id()).collect()
+    }
+
+    /// `collectEntriesForBranchSummary(oldLeafId, targetId)`: the entries abandoned when moving
+    /// from `old_leaf` to `target`, oldest first, and their common ancestor.
+    pub fn collect_entries_for_branch_summary(&self, old_leaf: Option<&str>, target: &str) -> BranchSummaryCollection {
+        let Some(old_leaf) = old_leaf.filter(|l| !l.is_empty()) else {
+            return BranchSummaryCollection::default();
+        };
+        let old_path: std::collections::HashSet<Option<&str>> =
+            self.branch_path(Some(old_leaf)).into_iter().map(|i| self.entries[i].id()).collect();
+        let common = self
+            .branch_path(Some(target))
+            .into_iter()
+            .rev()
+            .map(|i| self.entries[i].id())
+            .find(|id| old_path.contains(id))
+            .flatten();
+        let mut entries = Vec::new();
+        let mut seen = std::collections::HashSet::new();
+        let mut current = Some(old_leaf);
+        while let Some(id) = current {
+            if Some(id) == common {
+                break;
+            }
+            let Some(i) = self.index_of(id) else { break };
+            // The agents loop forever on a parent cycle here; we stop at the first repeat.
+            if !seen.insert(i) {
+                break;
+            }
+            entries.push(i);
+            current = self.entries[i].parent.id();
+        }
+        entries.reverse();
+        BranchSummaryCollection { entries, common_ancestor: common.map(str::to_owned) }
+    }
+
+    /// `getTree()`.
+    pub fn tree(&self) -> crate::tree::Tree {
+        crate::tree::Tree::build(self)
+    }
+
+    /// `branch(id)`: moves the leaf; writes nothing.
+    pub fn branch(&mut self, id: &str) -> Result<()> {
+        if !self.contains(id) {
+            return Err(Error::EntryNotFound(id.to_owned()));
+        }
+        self.leaf = Some(id.into());
+        self.revision += 1;
+        Ok(())
+    }
+
+    /// `resetLeaf()`: the next append starts a new root; writes nothing.
+    pub fn reset_leaf(&mut self) {
+        self.leaf = None;
+        self.revision += 1;
+    }
+
+    /// The last id-less entry, which JavaScript code finds under the key `undefined`.
+    pub(crate) fn last_idless(&self) -> Option<usize> {
+        self.last_idless
+    }
+
+    /// Records one entry in the index, in file order (load, live follow and appends all come here).
+    pub(crate) fn insert(&mut self, entry: Entry) {
+        use crate::diagnostics::DiagnosticKind as K;
+        if entry.kind() == "session" {
+            self.diagnostics.push(Diagnostic::new(
+                K::ExtraHeader,
+                Some(entry.line).filter(|&l| l > 0),
+                "a second session header; ignored, as the agents ignore it",
+            ));
+            return;
+        }
+        let index = self.entries.len();
+        match entry.id.clone() {
+            Some(id) => {
+                if self.by_id.contains_key(&id) {
+                    self.diagnostics.push(Diagnostic::new(
+                        K::DuplicateId,
+                        Some(entry.line).filter(|&l| l > 0),
+                        format!("id {id} is used again; the agents keep only this later entry under it"),
+                    ));
+                }
+                self.by_id.insert(id, index);
+            }
+            None => {
+                self.last_idless = Some(index);
+                let (kind, message) = if entry.is_object {
+                    (K::MissingId, "entry has no string id")
+                } else {
+                    (K::NotAnObject, "line is JSON but not an object; the agents keep it as an id-less entry")
+                };
+                self.diagnostics.push(Diagnostic::new(kind, Some(entry.line).filter(|&l| l > 0), message));
+            }
+        }
+        self.children.entry(entry.parent.clone()).or_default().push(index);
+        self.leaf = entry.id.clone();
+        match entry.kind() {
+            "label" => self.apply_label(&entry),
+            "session_info" => {
+                let value = entry.json();
+                self.pi_name = value
+                    .get("name")
+                    .and_then(Value::as_str)
+                    .map(|n| crate::naming::js_trim(n).to_owned())
+                    .filter(|n| !n.is_empty());
+            }
+            "message" if !self.has_assistant => {
+                self.has_assistant = entry.role().as_deref() == Some("assistant");
+            }
+            _ => {}
+        }
+        self.entries.push(entry);
+    }
+
+    fn apply_label(&mut self, entry: &Entry) {
+        let value = entry.json();
+        let Some(target) = value.get("targetId").and_then(Value::as_str) else { return };
+        let label = match value.get("label") {
+            Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
+            Some(Value::Bool(true)) => Some("true".to_owned()),
+            Some(Value::Number(n)) if n.as_f64() != Some(0.0) => Some(crate::json::to_line(n)),
+            _ => None,
+        };
+        match label {
+            // A JavaScript Map keeps a key's position when it is set again.
+            Some(label) => {
+                let timestamp = entry.timestamp.as_deref().map(str::to_owned);
+                self.labels.insert(target.into(), LabelState { label, timestamp });
+            }
+            None => {
+                self.labels.shift_remove(target);
+            }
+        }
+    }
+
+    /// Whether any entry is an assistant message (the agents create the file only then).
+    pub fn has_assistant(&self) -> bool {
+        self.has_assistant
+    }
+
+    /// A fresh entry id, unused in this session (8 hex characters; 100 tries, then a longer id).
+    pub(crate) fn fresh_id(&mut self) -> String {
+        for _ in 0..100 {
+            let id = self.ids.entry_id(self.dialect);
+            if !self.by_id.contains_key(id.as_str()) {
+                return id;
+            }
+        }
+        self.ids.fallback_entry_id(self.dialect)
+    }
+
+    /// The clock's now, as an ISO string.
+    pub(crate) fn now_iso(&self) -> String {
+        crate::time::format_iso(self.clock.now_ms())
+    }
+}

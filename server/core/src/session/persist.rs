@@ -1,0 +1,248 @@
+//! Getting bytes to disk without ever losing any: whole lines appended in one write to an
+//! `O_APPEND` descriptor, new files created exclusively, and the omp title slot overwritten in place
+//! at exactly 256 bytes. Nothing else existing is ever rewritten.
+
+use super::Session;
+use crate::error::{Error, Result};
+use crate::title_slot::{TitleSlot, SLOT_BYTES};
+use std::fs::{File, OpenOptions};
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// When appended data must reach the disk.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SyncPolicy {
+    /// `fdatasync` before a mutation is acknowledged (the default).
+    #[default]
+    Data,
+    /// Leave it to the operating system (faster; a power cut may lose the last lines).
+    None,
+}
+
+/// Identifies a file so a replacement (rename over it) can be told from an append.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct FileIdentity {
+    dev: u64,
+    ino: u64,
+}
+
+impl FileIdentity {
+    /// The identity of an open file, where the platform has one.
+    pub fn of(file: &File) -> Option<FileIdentity> {
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::MetadataExt;
+            file.metadata().ok().map(|m| FileIdentity { dev: m.dev(), ino: m.ino() })
+        }
+        #[cfg(not(unix))]
+        {
+            let _ = file;
+            None
+        }
+    }
+}
+
+/// Where a session's bytes live.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FileState {
+    /// Not backed by a file.
+    Memory,
+    /// A path is chosen but nothing is written yet (the agents create the file lazily).
+    Deferred(PathBuf),
+    /// The file exists; `len` bytes (`lines` physical lines) of complete lines are indexed.
+    Written {
+        /// The file.
+        path: PathBuf,
+        /// Bytes indexed so far (up to the last newline).
+        len: u64,
+        /// Physical lines indexed so far.
+        lines: usize,
+        /// Bytes after the last newline (another writer mid-line).
+        pending: u64,
+        /// Which file it was when opened.
+        identity: Option<FileIdentity>,
+    },
+}
+
+impl FileState {
+    /// The path, when there is one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            FileState::Memory => None,
+            FileState::Deferred(p) => Some(p),
+            FileState::Written { path, .. } => Some(path),
+        }
+    }
+}
+
+impl Session {
+    /// Refuses writes the file cannot take safely.
+    pub(crate) fn check_writable(&self) -> Result<()> {
+        if self.file_version < 3 {
+            if let Some(path) = self.file.path() {
+                return Err(Error::NeedsMigration { path: path.to_path_buf(), version: self.file_version });
+            }
+        }
+        Ok(())
+    }
+
+    /// Persists a just-recorded entry as the agent would: nothing while a deferred session has no
+    /// assistant message, the whole file when it first gets one, one appended line afterwards.
+    pub(crate) fn persist_entry(&mut self, line: &str) -> Result<()> {
+        match &self.file {
+            FileState::Memory => Ok(()),
+            FileState::Deferred(_) if !self.has_assistant => Ok(()),
+            FileState::Deferred(path) => {
+                let path = path.clone();
+                self.write_new_file(&path)
+            }
+            FileState::Written { .. } => self.append_line(line),
+        }
+    }
+
+    /// Creates the session's file now, whatever the lazy-creation rule says (omp's forced creation).
+    pub fn ensure_on_disk(&mut self) -> Result<()> {
+        if let FileState::Deferred(path) = &self.file {
+            let path = path.clone();
+            self.write_new_file(&path)?;
+        }
+        Ok(())
+    }
+
+    /// The full file contents as the agent writes a new file: (omp) title slot, header, entries.
+    pub(crate) fn full_contents(&self) -> String {
+        let mut out = String::new();
+        if let Some(slot) = self.slot_for_new_file() {
+            out.push_str(&slot.to_line());
+        }
+        out.push_str(&crate::json::to_line(&self.header));
+        out.push('\n');
+        for entry in &self.entries {
+            out.push_str(&entry.raw);
+            out.push('\n');
+        }
+        out
+    }
+
+    fn slot_for_new_file(&self) -> Option<TitleSlot> {
+        match self.dialect {
+            crate::Dialect::Pi => None,
+            crate::Dialect::Omp => Some(self.slot.clone().unwrap_or_else(|| TitleSlot {
+                title: self.header.get("title").and_then(|t| t.as_str()).unwrap_or("").to_owned(),
+                source: self.header.get("titleSource").and_then(|t| t.as_str()).map(str::to_owned),
+                updated_at: self.header.get("timestamp").and_then(|t| t.as_str()).unwrap_or("").to_owned(),
+            })),
+        }
+    }
+
+    fn write_new_file(&mut self, path: &Path) -> Result<()> {
+        let contents = self.full_contents();
+        if let Some(dir) = path.parent() {
+            std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the folder of", path, e))?;
+        }
+        let mut file = OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(path)
+            .map_err(|e| Error::io("cannot create", path, e))?;
+        file.write_all(contents.as_bytes()).map_err(|e| Error::io("cannot write", path, e))?;
+        if self.sync == SyncPolicy::Data {
+            file.sync_data().map_err(|e| Error::io("cannot sync", path, e))?;
+        }
+        self.slot = self.slot_for_new_file();
+        let lines = contents.bytes().filter(|&b| b == b'\n').count();
+        let mut line_no = lines - self.entries.len();
+        for entry in &mut self.entries {
+            line_no += 1;
+            entry.line = line_no;
+        }
+        self.file = FileState::Written {
+            path: path.to_path_buf(),
+            len: contents.len() as u64,
+            lines,
+            pending: 0,
+            identity: FileIdentity::of(&file),
+        };
+        Ok(())
+    }
+
+    /// Appends one whole line in one write. Lines another process appended first are indexed
+    /// before ours; a line another process is still writing makes us refuse rather than tear it.
+    pub(crate) fn append_line(&mut self, line: &str) -> Result<()> {
+        let FileState::Written { path, len, .. } = &self.file else { return Ok(()) };
+        let (path, expected) = (path.clone(), *len);
+        let mut file = OpenOptions::new().append(true).open(&path).map_err(|e| Error::io("cannot append to", &path, e))?;
+        let size = file.metadata().map_err(|e| Error::io("cannot append to", &path, e))?.len();
+        if size != expected {
+            return Err(Error::WriterBusy { path });
+        }
+        let mut buf = String::with_capacity(line.len() + 1);
+        buf.push_str(line);
+        buf.push('\n');
+        file.write_all(buf.as_bytes()).map_err(|e| Error::io("cannot append to", &path, e))?;
+        if self.sync == SyncPolicy::Data {
+            file.sync_data().map_err(|e| Error::io("cannot sync", &path, e))?;
+        }
+        if let FileState::Written { len, lines, .. } = &mut self.file {
+            *len += buf.len() as u64;
+            *lines += 1;
+        }
+        Ok(())
+    }
+
+    /// Before a write: index whatever complete lines other writers appended, and refuse while
+    /// one of them is mid-line.
+    pub(crate) fn catch_up(&mut self) -> Result<()> {
+        if let FileState::Written { .. } = self.file {
+            let outcome = self.follow()?;
+            if outcome.pending {
+                let path = self.file.path().map(Path::to_path_buf).unwrap_or_default();
+                return Err(Error::WriterBusy { path });
+            }
+        }
+        Ok(())
+    }
+
+    /// Overwrites the omp title slot in place (exactly 256 bytes at offset 0).
+    pub(crate) fn rewrite_slot(&mut self, slot: TitleSlot) -> Result<()> {
+        let line = slot.to_line();
+        if line.len() != SLOT_BYTES {
+            return Err(Error::InvalidInput("title slot would not be 256 bytes".into()));
+        }
+        if let FileState::Written { path, .. } = &self.file {
+            if self.slot.is_none() {
+                // A slot-less file: inserting one would rewrite the whole file, which we never do.
+                return Ok(());
+            }
+            let path = path.clone();
+            let file = OpenOptions::new().write(true).open(&path).map_err(|e| Error::io("cannot write", &path, e))?;
+            write_at(&file, line.as_bytes(), 0).map_err(|e| Error::io("cannot write the title slot of", &path, e))?;
+            if self.sync == SyncPolicy::Data {
+                file.sync_data().map_err(|e| Error::io("cannot sync", &path, e))?;
+            }
+        }
+        self.slot = Some(slot);
+        Ok(())
+    }
+}
+
+#[cfg(unix)]
+fn write_at(file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::os::unix::fs::FileExt;
+    file.write_all_at(bytes, offset)
+}
+
+#[cfg(not(unix))]
+fn write_at(mut file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Seek, SeekFrom};
+    file.seek(SeekFrom::Start(offset))?;
+    file.write_all(bytes)
+}
+
+impl Session {
+    /// The file as the agent would write it in full (migrated, without malformed lines, omp with
+    /// its title slot): what an explicit migrate writes.
+    pub fn canonical_contents(&self) -> String {
+        self.full_contents()
+    }
+}

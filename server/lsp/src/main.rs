@@ -1,0 +1,2 @@
+//! The `sessiontree` binary.
+fn main() {}
