@@ -54,19 +54,23 @@ struct Scan<'a> {
     #[serde(default, borrow)]
     id: Option<MaybeStr<'a>>,
     #[serde(default, rename = "parentId", borrow)]
-    parent_id: Option<MaybeStr<'a>>,
+    parent_id: MaybeStr<'a>,
     #[serde(default, borrow)]
     timestamp: Option<MaybeStr<'a>>,
 }
 
 /// A field that is usually a string; anything else is remembered only as "not a string".
-#[derive(Deserialize)]
+#[derive(Deserialize, Default)]
 #[serde(untagged)]
 enum MaybeStr<'a> {
     #[serde(borrow)]
     Str(std::borrow::Cow<'a, str>),
     Null(()),
     Other(serde::de::IgnoredAny),
+    /// The key is absent (only produced by `#[serde(default)]`).
+    #[default]
+    #[serde(skip)]
+    Absent,
 }
 
 impl MaybeStr<'_> {
@@ -96,10 +100,9 @@ impl Entry {
             match serde_json::from_str::<Scan>(text) {
                 Ok(scan) => {
                     let parent = match scan.parent_id {
-                        None => Parent::Missing,
-                        Some(MaybeStr::Null(())) => Parent::Null,
-                        Some(MaybeStr::Str(s)) => Parent::Id(s.into_owned().into_boxed_str()),
-                        Some(MaybeStr::Other(_)) => Parent::Missing,
+                        MaybeStr::Null(()) => Parent::Null,
+                        MaybeStr::Str(s) => Parent::Id(s.into_owned().into_boxed_str()),
+                        MaybeStr::Other(_) | MaybeStr::Absent => Parent::Missing,
                     };
                     return Ok(Entry {
                         raw: text.into(),
