@@ -1,2 +1,44 @@
-//! The `sessiontree` binary.
-fn main() {}
+//! The `sessiontree` binary: the language server (`sessiontree lsp`) and the command-line tools
+//! (`inspect`, `check`, `tree`, `migrate`).
+
+mod cli;
+
+use clap::{Parser, Subcommand};
+use std::process::ExitCode;
+
+/// Session trees of the pi-family coding agents, for editors and shells.
+#[derive(Debug, Parser)]
+#[command(name = "sessiontree", version, about, long_about = None)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Show a session: header, name, leaf, tree, branch, labels, context (`--json` for everything).
+    Inspect(cli::inspect::InspectArgs),
+    /// Print the problems found in a session file; exits non-zero when there are errors.
+    Check(cli::check::CheckArgs),
+    /// Print the `/tree` view as the agent shows it.
+    Tree(cli::tree::TreeArgs),
+    /// Rewrite a legacy or damaged session file in the current format (keeps `<file>.bak`).
+    Migrate(cli::migrate::MigrateArgs),
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Inspect(args) => cli::inspect::run(args),
+        Command::Check(args) => cli::check::run(args),
+        Command::Tree(args) => cli::tree::run(args),
+        Command::Migrate(args) => cli::migrate::run(args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            cli::report_error(&err);
+            ExitCode::from(2)
+        }
+    }
+}
