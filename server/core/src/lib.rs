@@ -15,6 +15,7 @@ pub mod migrate;
 pub mod naming;
 pub mod reader;
 pub mod session;
+pub mod snapshot;
 pub mod time;
 pub mod title_slot;
 pub mod tree;

@@ -112,23 +112,29 @@ pub struct MigrateReport {
 /// migrated entries, no malformed lines, omp's title slot. The original is kept as `<file>.bak`
 /// and the new file replaces it atomically (temp file + rename), so an interruption leaves either
 /// the old file or the new one.
+///
+/// Only files the agent itself would rewrite are touched: a legacy version (both agents), skipped
+/// malformed lines (omp rewrites without them; pi never does), and a `null` line (both agents fail
+/// to open such a file). Anything else is reported as already current and left byte-identical.
 pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateReport> {
+    use crate::diagnostics::DiagnosticKind as K;
     let options = crate::session::OpenOptions { dialect, ..Default::default() };
     let session = crate::Session::open(path, options)?;
     let original = std::fs::read(path).map_err(|e| Error::io("cannot read", path, e))?;
+    let dropping = |kind: K| match kind {
+        K::NullLine => true,
+        K::MalformedLine => session.dialect() == Dialect::Omp,
+        _ => false,
+    };
+    let needed = session.file_version() < 3 || session.diagnostics().iter().any(|d| dropping(d.kind));
     let contents = session.canonical_contents();
-    if contents.as_bytes() == original.as_slice() {
+    if !needed || contents.as_bytes() == original.as_slice() {
         return Ok(MigrateReport { rewritten: false, backup: None, dropped_lines: Vec::new() });
     }
     let dropped_lines: Vec<usize> = session
         .diagnostics()
         .iter()
-        .filter(|d| {
-            matches!(
-                d.kind,
-                crate::diagnostics::DiagnosticKind::MalformedLine | crate::diagnostics::DiagnosticKind::NullLine
-            )
-        })
+        .filter(|d| matches!(d.kind, K::MalformedLine | K::NullLine))
         .filter_map(|d| d.line)
         .collect();
     let backup = sibling(path, ".bak");

@@ -9,7 +9,8 @@ mod name;
 mod persist;
 
 pub use append::{CompactionArgs, CustomMessageArgs};
-pub use load::OpenOptions;
+pub use load::{FollowOutcome, OpenOptions};
+pub use name::NameSource;
 pub use persist::{FileState, SyncPolicy};
 
 use crate::diagnostics::Diagnostic;
@@ -215,6 +216,28 @@ impl Session {
                 };
                 self.children.get(&key).cloned().unwrap_or_default()
             }
+        }
+    }
+
+    /// `getChildren(undefined)`: the entries without a `parentId` (the id-less, non-object
+    /// lines among them), in the order each dialect keeps them.
+    pub fn children_of_undefined(&self) -> Vec<usize> {
+        match self.dialect {
+            Dialect::Pi => {
+                // pi scans its id map, where every id-less entry shares the key `undefined`: one
+                // slot at the first id-less position, holding the last id-less entry.
+                let mut slots: Vec<usize> = self.by_id.values().copied().collect();
+                if let (Some(first), Some(last)) =
+                    (self.entries.iter().position(|e| e.id().is_none()), self.last_idless)
+                {
+                    // The id map keeps first-insertion order: the slot goes after the ids seen before it.
+                    let before: std::collections::HashSet<&str> =
+                        self.entries[..first].iter().filter_map(Entry::id).collect();
+                    slots.insert(before.len().min(slots.len()), last);
+                }
+                slots.into_iter().filter(|&i| self.entries[i].parent == Parent::Missing).collect()
+            }
+            Dialect::Omp => self.children.get(&Parent::Missing).cloned().unwrap_or_default(),
         }
     }
 
