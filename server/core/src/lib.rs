@@ -5,6 +5,7 @@
 //! lines, nothing existing is rewritten except omp's title slot, and files the agents would wipe or
 //! rewrite are left alone until an explicit migrate. No tokio and no LSP types live here.
 
+pub mod context;
 pub mod diagnostics;
 pub mod dialect;
 pub mod entry;

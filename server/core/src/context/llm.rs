@@ -1,0 +1,159 @@
+//! `convertToLlm` per dialect: the provider-facing messages made from context messages. Owns the
+//! dispatch, the parts both agents share (bash-run text, message shapes) and pi's conversion
+//! (`dist/core/messages.js`): bash runs, custom messages and summaries become `user` messages with
+//! pi's fixed wrapper texts. omp's conversion lives in `omp_llm`. Message order and content only —
+//! provider-specific encoding is out of scope.
+
+use super::{js, omp, omp_llm};
+use crate::dialect::Dialect;
+use serde_json::Value;
+
+const PI_COMPACTION_PREFIX: &str =
+    "The conversation history before this point was compacted into the following summary:\n\n<summary>\n";
+const PI_COMPACTION_SUFFIX: &str = "\n</summary>";
+const PI_BRANCH_PREFIX: &str =
+    "The following is a summary of a branch that this conversation came back from:\n\n<summary>\n";
+const PI_BRANCH_SUFFIX: &str = "</summary>";
+
+/// The messages the agent would send to the model for `messages`.
+pub(crate) fn convert(dialect: Dialect, messages: &[Value]) -> Vec<Value> {
+    match dialect {
+        Dialect::Pi => messages.iter().filter_map(pi_convert).collect(),
+        Dialect::Omp => messages
+            .iter()
+            .enumerate()
+            .flat_map(|(i, m)| {
+                let interrupted_next = js::str_of(js::get(m, "role")) == Some("assistant")
+                    && messages.get(i + 1).is_some_and(|next| {
+                        js::str_of(js::get(next, "role")) == Some("custom")
+                            && js::str_of(js::get(next, "customType"))
+                                == Some(omp::INTERRUPTED_THINKING)
+                    });
+                omp_llm::convert_one(m, interrupted_next)
+            })
+            .collect(),
+    }
+}
+
+/// `{type: "text", text}`.
+pub(super) fn text_block(text: String) -> Value {
+    js::object([
+        ("type", Some(Value::from("text"))),
+        ("text", Some(Value::from(text))),
+    ])
+}
+
+/// `{role, content, ..., timestamp}` in the agents' key order.
+pub(super) fn message(
+    role: &str,
+    content: Value,
+    attribution: Option<Value>,
+    timestamp: Option<&Value>,
+) -> Value {
+    js::object([
+        ("role", Some(Value::from(role))),
+        ("content", Some(content)),
+        ("attribution", attribution),
+        ("timestamp", timestamp.cloned()),
+    ])
+}
+
+/// `bashExecutionToText` (pi; omp is the same up to the output notice, which it appends from `meta`).
+pub(super) fn bash_text(m: &Value, dialect: Dialect) -> String {
+    let mut text = format!("Ran `{}`\n", js::to_string(js::get(m, "command")));
+    let output = js::get(m, "output");
+    if js::truthy(output) {
+        text += &format!("```\n{}\n```", js::to_string(output));
+    } else {
+        text += "(no output)";
+    }
+    let exit_code = js::get(m, "exitCode");
+    if js::truthy(js::get(m, "cancelled")) {
+        text += "\n\n(command cancelled)";
+    } else if nonzero_exit(exit_code) {
+        text += &format!("\n\nCommand exited with code {}", js::to_string(exit_code));
+    }
+    if dialect == Dialect::Pi
+        && js::truthy(js::get(m, "truncated"))
+        && js::truthy(js::get(m, "fullOutputPath"))
+    {
+        text += &format!(
+            "\n\n[Output truncated. Full output: {}]",
+            js::to_string(js::get(m, "fullOutputPath"))
+        );
+    }
+    text
+}
+
+/// `exitCode !== null && exitCode !== undefined && exitCode !== 0`.
+pub(super) fn nonzero_exit(code: Option<&Value>) -> bool {
+    !js::nullish(code) && code.and_then(Value::as_f64) != Some(0.0)
+}
+
+/// pi `convertToLlm`, one message.
+fn pi_convert(m: &Value) -> Option<Value> {
+    let timestamp = js::get(m, "timestamp");
+    match js::str_of(js::get(m, "role"))? {
+        "bashExecution" => (!js::truthy(js::get(m, "excludeFromContext"))).then(|| {
+            message(
+                "user",
+                Value::Array(vec![text_block(bash_text(m, Dialect::Pi))]),
+                None,
+                timestamp,
+            )
+        }),
+        "custom" => {
+            let content = match js::get(m, "content") {
+                Some(Value::String(s)) => Some(Value::Array(vec![text_block(s.clone())])),
+                other => other.cloned(),
+            };
+            Some(js::object([
+                ("role", Some(Value::from("user"))),
+                ("content", content),
+                ("timestamp", timestamp.cloned()),
+            ]))
+        }
+        "branchSummary" => {
+            let text = format!(
+                "{PI_BRANCH_PREFIX}{}{PI_BRANCH_SUFFIX}",
+                js::to_string(js::get(m, "summary"))
+            );
+            Some(message(
+                "user",
+                Value::Array(vec![text_block(text)]),
+                None,
+                timestamp,
+            ))
+        }
+        "compactionSummary" => {
+            let text = format!(
+                "{PI_COMPACTION_PREFIX}{}{PI_COMPACTION_SUFFIX}",
+                js::to_string(js::get(m, "summary"))
+            );
+            Some(message(
+                "user",
+                Value::Array(vec![text_block(text)]),
+                None,
+                timestamp,
+            ))
+        }
+        "user" | "assistant" | "toolResult" => Some(m.clone()),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn pi_bash_text() {
+        let m = json!({"role":"bashExecution","command":"make","output":"","exitCode":2,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/o"});
+        let out = convert(Dialect::Pi, &[m]);
+        assert_eq!(
+            out[0]["content"][0]["text"],
+            json!("Ran `make`\n(no output)\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/o]")
+        );
+    }
+}

@@ -1,0 +1,126 @@
+//! What the model sees: each agent's `buildSessionContext()` (settings and messages along a path)
+//! and `convertToLlm()` (the provider-facing messages), per dialect, exact to the agents' output
+//! key for key. Input is the already-resolved path, root first, as JSON values; resolving the leaf
+//! and walking parents is the caller's job, and nothing here reads files or panics on odd entries
+//! (missing fields, wrong types and non-object values are skipped or defaulted as the agents do,
+//! or skipped where the agents would crash).
+//!
+//! `state` holds the settings, `pi`/`omp` the message emission rules, `emit` the synthesized
+//! messages, `llm`/`omp_llm` the LLM conversion, `template` omp's prompt rendering, `reduce` the fixture
+//! shapes, and `js` the JavaScript value semantics they share.
+
+mod emit;
+mod js;
+mod llm;
+mod omp;
+mod omp_llm;
+mod pi;
+mod reduce;
+mod state;
+mod template;
+
+pub use state::{ContextState, OmpState, PiModel, PiState};
+
+use crate::dialect::Dialect;
+use serde_json::Value;
+
+/// The context an agent builds for one path: settings plus messages.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SessionContext {
+    /// Which agent's rules produced this context.
+    pub dialect: Dialect,
+    /// Everything `buildSessionContext()` returns except `messages`.
+    pub state: ContextState,
+    /// The context messages exactly as the agent returns them (key order preserved).
+    pub messages: Vec<Value>,
+}
+
+/// Builds the context for `path` (the entries from root to leaf, root first) under `dialect`'s
+/// rules. An empty path gives the agents' empty context.
+pub fn build_context(dialect: Dialect, path: &[Value]) -> SessionContext {
+    match dialect {
+        Dialect::Pi => SessionContext {
+            dialect,
+            state: ContextState::Pi(state::pi_state(path)),
+            messages: pi::messages(path),
+        },
+        Dialect::Omp => SessionContext {
+            dialect,
+            state: ContextState::Omp(state::omp_state(path)),
+            messages: omp::messages(path),
+        },
+    }
+}
+
+impl SessionContext {
+    /// The messages after the dialect's `convertToLlm()`, in full (roles `user`, `assistant`,
+    /// `toolResult`, and for omp `developer`), wrapper texts included.
+    pub fn llm_messages(&self) -> Vec<Value> {
+        llm::convert(self.dialect, &self.messages)
+    }
+
+    /// The state as the agent's object (`undefined` fields left out).
+    pub fn state_json(&self) -> Value {
+        serde_json::to_value(&self.state).unwrap_or(Value::Null)
+    }
+
+    /// The messages in the fixtures' reduced `context.messages` shape.
+    pub fn reduced_messages(&self) -> Vec<Value> {
+        self.messages.iter().map(reduce::message).collect()
+    }
+
+    /// The LLM messages in the fixtures' reduced `context.llm` shape (`{role, text, toolCalls?, toolCallId?}`).
+    pub fn reduced_llm(&self) -> Vec<Value> {
+        self.llm_messages().iter().map(reduce::llm).collect()
+    }
+
+    /// `{state, messages, rawMessages, llm}` exactly as a fixture's `context` records it.
+    pub fn to_fixture_json(&self) -> Value {
+        let mut map = serde_json::Map::new();
+        map.insert("state".to_owned(), self.state_json());
+        map.insert("messages".to_owned(), Value::Array(self.reduced_messages()));
+        map.insert(
+            "rawMessages".to_owned(),
+            Value::Array(self.messages.clone()),
+        );
+        map.insert("llm".to_owned(), Value::Array(self.reduced_llm()));
+        Value::Object(map)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn empty_paths_give_the_agents_empty_contexts() {
+        assert_eq!(
+            build_context(Dialect::Pi, &[]).to_fixture_json(),
+            json!({"state":{"thinkingLevel":"off","model":null},"messages":[],"rawMessages":[],"llm":[]})
+        );
+        assert_eq!(
+            build_context(Dialect::Omp, &[]).state_json(),
+            json!({"thinkingLevel":"off","models":{},"injectedTtsrRules":[],"mode":"none"})
+        );
+    }
+
+    #[test]
+    fn odd_entries_do_not_panic() {
+        let path = vec![
+            json!(null),
+            json!([1, 2, 3]),
+            json!({"type":"message","message":"text"}),
+            json!({"type":"message","message":{"role":"assistant","content":"not blocks","stopReason":"error"}}),
+            json!({"type":"custom_message","content":7}),
+            json!({"type":"branch_summary","summary":{"x":1},"timestamp":12}),
+            json!({"type":"compaction","firstKeptEntryId":null}),
+            json!({"type":"ttsr_injection","injectedRules":5}),
+            json!({"type":"model_change","model":"a/b","role":{"weird":true}}),
+        ];
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let ctx = build_context(dialect, &path);
+            let _ = ctx.to_fixture_json();
+        }
+    }
+}
