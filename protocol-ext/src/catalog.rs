@@ -1,0 +1,297 @@
+//! Every method with an example of its params and result, built from the Rust types. The doc test
+//! (`tests/doc_drift.rs`) checks `docs/protocol.md` against this list, so a renamed field or a new
+//! method cannot go undocumented. Examples fill every optional field so each key appears.
+
+use crate::methods::*;
+use crate::types::*;
+use crate::{Direction, Notification, Request};
+use serde::Serialize;
+use serde_json::{json, Value};
+
+/// Request or notification.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum MethodKind {
+    /// Answered.
+    Request,
+    /// Not answered.
+    Notification,
+}
+
+/// One method as documented.
+#[derive(Debug, Clone)]
+pub struct MethodDoc {
+    /// `sessionTree/…`.
+    pub method: &'static str,
+    /// Who sends it.
+    pub direction: Direction,
+    /// Request or notification.
+    pub kind: MethodKind,
+    /// An example of the params.
+    pub params: Value,
+    /// An example of the result (requests only).
+    pub result: Option<Value>,
+}
+
+fn to_value<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or(Value::Null)
+}
+
+fn req<R: Request>(params: R::Params, result: R::Result) -> MethodDoc {
+    MethodDoc {
+        method: R::METHOD,
+        direction: R::DIRECTION,
+        kind: MethodKind::Request,
+        params: to_value(&params),
+        result: Some(to_value(&result)),
+    }
+}
+
+fn note<N: Notification>(params: N::Params) -> MethodDoc {
+    MethodDoc {
+        method: N::METHOD,
+        direction: N::DIRECTION,
+        kind: MethodKind::Notification,
+        params: to_value(&params),
+        result: None,
+    }
+}
+
+const URI: &str =
+    "file:///home/me/.omp/agent/sessions/-project/2025-01-01T00-00-00-000Z_01941f29.jsonl";
+
+fn s(text: &str) -> String {
+    text.to_owned()
+}
+
+fn mutation() -> MutationResult {
+    MutationResult {
+        revision: 8,
+        leaf: Some(s("9b1c2d3e")),
+        entry_id: Some(s("9b1c2d3e")),
+    }
+}
+
+/// Every method of the protocol, in documentation order.
+pub fn catalog() -> Vec<MethodDoc> {
+    vec![
+        req::<ListSessions>(
+            ListSessionsParams { folders: vec![s("file:///home/me/project")] },
+            ListSessionsResult {
+                sessions: vec![SessionInfo {
+                    uri: s(URI),
+                    path: s("/home/me/.omp/agent/sessions/-project/2025-01-01T00-00-00-000Z_01941f29.jsonl"),
+                    agent: Some(Dialect::Omp),
+                    dialect: Dialect::Omp,
+                    session_id: s("01941f29-7c00-7ed4-8931-786ba68ef677"),
+                    cwd: s("/home/me/project"),
+                    name: Some(s("Trip planning")),
+                    first_user_message: Some(s("Plan a trip")),
+                    entry_count: 6,
+                    modified: s("2025-01-01T00:00:06.000Z"),
+                    modified_ms: 1735689606000,
+                    live_writer: false,
+                }],
+            },
+        ),
+        req::<Open>(
+            OpenParams { uri: s(URI) },
+            OpenResult {
+                uri: s(URI),
+                session_id: s("01941f29-7c00-7ed4-8931-786ba68ef677"),
+                dialect: Dialect::Omp,
+                name: Some(s("Trip planning")),
+                cwd: s("/home/me/project"),
+                leaf: Some(s("7af3bc6f")),
+                revision: 0,
+                entry_count: 6,
+                diagnostics: vec![SessionDiagnostic {
+                    kind: s("orphan"),
+                    line: Some(9),
+                    message: s("parent 0badf00d does not exist; the entry is shown as an extra root"),
+                    severity: s("warning"),
+                }],
+            },
+        ),
+        req::<Close>(OpenParams { uri: s(URI) }, CloseResult { closed: true }),
+        req::<Rows>(
+            RowsParams {
+                uri: s(URI),
+                filter: FilterMode::Default,
+                search: s("paris"),
+                selection: Some(s("c498f61c")),
+                width: 80,
+                height: 20,
+            },
+            RowsResult {
+                revision: 7,
+                leaf: Some(s("7af3bc6f")),
+                rows: vec![Row {
+                    id: Some(s("c498f61c")),
+                    kind: s("message"),
+                    role: Some(s("user")),
+                    prefix: s("│  ├─ "),
+                    text: s("[dest] user: Paris"),
+                    label: Some(s("dest")),
+                    on_active_path: true,
+                    is_leaf: false,
+                    selected: true,
+                    matches: vec![CharRange { start: 13, end: 18 }],
+                }],
+                lines: vec![s("│  ├─ [dest] user: Paris")],
+                selection: Some(s("c498f61c")),
+                window_start: 0,
+                total_rows: 1,
+            },
+        ),
+        req::<Tree>(
+            TreeParams { uri: s(URI), offset: 0, limit: 100 },
+            TreeResult {
+                revision: 7,
+                leaf: Some(s("7af3bc6f")),
+                total: 6,
+                offset: 0,
+                nodes: vec![TreeNode {
+                    id: Some(s("2ececf0f")),
+                    parent_id: None,
+                    depth: 0,
+                    kind: s("message"),
+                    role: Some(s("user")),
+                    preview: s("Plan a trip"),
+                    label: Some(s("start")),
+                    timestamp: Some(s("2025-01-01T00:00:01.000Z")),
+                    line: 3,
+                    child_count: 1,
+                    on_active_path: true,
+                    is_leaf: false,
+                }],
+            },
+        ),
+        req::<GetEntry>(
+            EntryParams { uri: s(URI), id: s("c498f61c") },
+            EntryResult {
+                revision: 7,
+                entry: json!({"type":"message","id":"c498f61c","parentId":"42864a3e","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"Paris","timestamp":1735689603000_u64}}),
+                markdown: s("**user** · `c498f61c` · 2025-01-01T00:00:03.000Z\n\nParis\n"),
+                label: Some(s("dest")),
+                line: 5,
+                children: vec![s("7af3bc6f")],
+            },
+        ),
+        req::<Context>(
+            ContextParams { uri: s(URI), leaf: Some(s("7af3bc6f")) },
+            ContextResult {
+                revision: 7,
+                leaf: Some(s("7af3bc6f")),
+                state: json!({"thinkingLevel":"off","models":{"default":"anthropic/claude-test"},"mode":"none"}),
+                messages: vec![json!({"role":"user","content":"Paris","timestamp":1735689603000_u64})],
+                text: s("user: Paris\n"),
+            },
+        ),
+        req::<Navigate>(
+            NavigateParams {
+                uri: s(URI),
+                target_id: s("c498f61c"),
+                summarize: SummarizeChoice::Custom,
+                custom_instructions: Some(s("Focus on the hotels")),
+                base_revision: Some(7),
+            },
+            NavigateResult {
+                revision: 8,
+                decision: NavigateDecision::Parent,
+                old_leaf: Some(s("7af3bc6f")),
+                new_leaf: Some(s("42864a3e")),
+                editor_text: Some(s("Paris")),
+                already_at_this_point: false,
+                cancelled: false,
+                summary_entry_id: Some(s("5e6f7a8b")),
+            },
+        ),
+        req::<Branch>(
+            BranchParams { uri: s(URI), entry_id: s("c498f61c"), base_revision: Some(7) },
+            BranchResult {
+                new_uri: Some(s("file:///home/me/.omp/agent/sessions/-project/2025-01-02T10-00-00-000Z_01942a00.jsonl")),
+                new_path: Some(s("/home/me/.omp/agent/sessions/-project/2025-01-02T10-00-00-000Z_01942a00.jsonl")),
+                session_id: Some(s("01942a00-0000-7000-8000-000000000000")),
+                written: true,
+                editor_text: s("Paris"),
+                cancelled: false,
+                revision: 7,
+            },
+        ),
+        req::<SetLabel>(
+            SetLabelParams { uri: s(URI), target_id: s("c498f61c"), label: Some(s("dest")), base_revision: Some(7) },
+            mutation(),
+        ),
+        req::<Append>(
+            AppendParams {
+                uri: s(URI),
+                kind: AppendKind::Custom,
+                text: s("Remember the budget"),
+                custom_type: Some(s("note")),
+                display: true,
+                base_revision: Some(7),
+            },
+            mutation(),
+        ),
+        req::<SetName>(
+            SetNameParams { uri: s(URI), name: s("Trip planning"), base_revision: Some(7) },
+            NameResult {
+                revision: 8,
+                leaf: Some(s("9b1c2d3e")),
+                entry_id: Some(s("9b1c2d3e")),
+                name: Some(s("Trip planning")),
+                applied: true,
+            },
+        ),
+        req::<NameFromPlanTitle>(
+            NameFromPlanTitleParams { uri: s(URI), plan_title: s("plan-the_trip"), base_revision: Some(7) },
+            NameResult {
+                revision: 8,
+                leaf: Some(s("9b1c2d3e")),
+                entry_id: Some(s("9b1c2d3e")),
+                name: Some(s("Plan the trip")),
+                applied: true,
+            },
+        ),
+        note::<DidChange>(DidChangeParams {
+            uri: s(URI),
+            revision: 9,
+            leaf: Some(s("aa11bb22")),
+            reason: ChangeReason::Follow,
+            new_entry_ids: vec![s("aa11bb22")],
+        }),
+        note::<DidNavigate>(DidNavigateParams {
+            uri: s(URI),
+            revision: 8,
+            new_leaf: Some(s("42864a3e")),
+            old_leaf: Some(s("7af3bc6f")),
+            summary_entry_id: Some(s("5e6f7a8b")),
+            from_client: true,
+        }),
+        note::<DidBranch>(DidBranchParams {
+            uri: s(URI),
+            entry_id: s("c498f61c"),
+            new_uri: s("file:///home/me/.omp/agent/sessions/-project/2025-01-02T10-00-00-000Z_01942a00.jsonl"),
+            written: true,
+        }),
+        req::<BeforeTree>(
+            BeforeTreeParams {
+                uri: s(URI),
+                target_id: s("42864a3e"),
+                old_leaf: Some(s("7af3bc6f")),
+                common_ancestor: Some(s("42864a3e")),
+                entries_to_summarize: vec![s("c498f61c"), s("7af3bc6f")],
+                user_wants_summary: true,
+                custom_instructions: Some(s("Focus on the hotels")),
+            },
+            BeforeTreeResult {
+                cancel: false,
+                summary: Some(SuppliedSummary { summary: s("Discussed Paris."), details: Some(json!({"by":"vscode"})) }),
+            },
+        ),
+        req::<BeforeBranch>(
+            BeforeBranchParams { uri: s(URI), entry_id: s("c498f61c") },
+            BeforeBranchResult { cancel: false },
+        ),
+    ]
+}

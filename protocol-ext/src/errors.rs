@@ -1,0 +1,129 @@
+//! The error kinds: the `data.kind` string of every JSON-RPC error the server answers with, and
+//! the JSON-RPC code each kind travels under.
+
+use serde::{Deserialize, Serialize};
+
+/// Why a request failed (sent as `error.data.kind`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum ErrorKind {
+    /// No entry has this id.
+    EntryNotFound,
+    /// The session is not open (call `sessionTree/open` first).
+    SessionNotFound,
+    /// The file does not exist (any more).
+    FileNotFound,
+    /// The file does not start with a session header.
+    InvalidHeader,
+    /// A legacy file: run `sessiontree migrate` before writing.
+    NeedsMigration,
+    /// `baseRevision` is not the session's revision.
+    StaleRevision,
+    /// The params are malformed or inconsistent.
+    InvalidParams,
+    /// `/branch` needs a user message.
+    NotUserMessage,
+    /// Another process is mid-line; try again.
+    WriterBusy,
+    /// The file was truncated or replaced under the server.
+    FileReplaced,
+    /// A summary was asked for and no model is configured.
+    NoModel,
+    /// The operation does not exist in this session's dialect.
+    Unsupported,
+    /// Reading or writing failed.
+    Io,
+    /// A bug or an unexpected state in the server.
+    Internal,
+}
+
+impl ErrorKind {
+    /// Every kind, for docs and tests.
+    pub const ALL: &'static [ErrorKind] = &[
+        ErrorKind::EntryNotFound,
+        ErrorKind::SessionNotFound,
+        ErrorKind::FileNotFound,
+        ErrorKind::InvalidHeader,
+        ErrorKind::NeedsMigration,
+        ErrorKind::StaleRevision,
+        ErrorKind::InvalidParams,
+        ErrorKind::NotUserMessage,
+        ErrorKind::WriterBusy,
+        ErrorKind::FileReplaced,
+        ErrorKind::NoModel,
+        ErrorKind::Unsupported,
+        ErrorKind::Io,
+        ErrorKind::Internal,
+    ];
+
+    /// The wire string.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ErrorKind::EntryNotFound => "entryNotFound",
+            ErrorKind::SessionNotFound => "sessionNotFound",
+            ErrorKind::FileNotFound => "fileNotFound",
+            ErrorKind::InvalidHeader => "invalidHeader",
+            ErrorKind::NeedsMigration => "needsMigration",
+            ErrorKind::StaleRevision => "staleRevision",
+            ErrorKind::InvalidParams => "invalidParams",
+            ErrorKind::NotUserMessage => "notUserMessage",
+            ErrorKind::WriterBusy => "writerBusy",
+            ErrorKind::FileReplaced => "fileReplaced",
+            ErrorKind::NoModel => "noModel",
+            ErrorKind::Unsupported => "unsupported",
+            ErrorKind::Io => "io",
+            ErrorKind::Internal => "internal",
+        }
+    }
+
+    /// Reads a wire string (the engine's `Error::kind()` strings included; its `invalidInput`
+    /// is our `invalidParams`).
+    pub fn parse(s: &str) -> Option<ErrorKind> {
+        if s == "invalidInput" {
+            return Some(ErrorKind::InvalidParams);
+        }
+        ErrorKind::ALL.iter().copied().find(|k| k.as_str() == s)
+    }
+
+    /// The JSON-RPC error code: `-32602` (InvalidParams) for requests that name something wrong,
+    /// `-32801` (ContentModified) for a stale revision, `-32603` (InternalError) for bugs, and
+    /// `-32803` (RequestFailed) for everything the request was right to ask but could not get.
+    pub fn code(self) -> i64 {
+        match self {
+            ErrorKind::EntryNotFound
+            | ErrorKind::SessionNotFound
+            | ErrorKind::InvalidParams
+            | ErrorKind::NotUserMessage => -32602,
+            ErrorKind::StaleRevision => -32801,
+            ErrorKind::Internal => -32603,
+            _ => -32803,
+        }
+    }
+}
+
+/// The `data` member of a protocol error.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ErrorData {
+    /// What went wrong.
+    pub kind: ErrorKind,
+    /// The session's revision, when the error is about one.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub revision: Option<u64>,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn wire_strings_match_serde() {
+        for kind in ErrorKind::ALL {
+            assert_eq!(
+                serde_json::to_value(kind).ok(),
+                Some(serde_json::Value::from(kind.as_str()))
+            );
+            assert_eq!(ErrorKind::parse(kind.as_str()), Some(*kind));
+        }
+    }
+}
