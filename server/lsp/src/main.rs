@@ -24,6 +24,8 @@ enum Command {
     Tree(cli::tree::TreeArgs),
     /// Rewrite a legacy or damaged session file in the current format (keeps `<file>.bak`).
     Migrate(cli::migrate::MigrateArgs),
+    /// Write a realistic synthetic session (for benchmarks), deterministic by seed.
+    Generate(cli::generate::GenerateArgs),
 }
 
 fn main() -> ExitCode {
@@ -33,6 +35,7 @@ fn main() -> ExitCode {
         Command::Check(args) => cli::check::run(args),
         Command::Tree(args) => cli::tree::run(args),
         Command::Migrate(args) => cli::migrate::run(args),
+        Command::Generate(args) => cli::generate::run(args),
     };
     match result {
         Ok(code) => code,

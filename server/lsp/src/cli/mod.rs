@@ -2,6 +2,7 @@
 //! code; errors are reported on stderr by `main`.
 
 pub mod check;
+pub mod generate;
 pub mod inspect;
 pub mod migrate;
 pub mod tree;
