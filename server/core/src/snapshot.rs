@@ -1,6 +1,6 @@
 //! A session as the conformance fixtures record it: the `reloaded` object of `expected.json`
 //! (`sessionId`, `header`, `sessionName`, `leafId`, `entryIds`, `tree`, `branch`, `branchOf`,
-//! `children`, `labels`, `collectForBranchSummary`), in the fixtures' shapes, so that a
+//! `children`, `labels`, `context`, `collectForBranchSummary`), in the fixtures' shapes, so that a
 //! `serde_json::Value` comparison tells whether we answer exactly as the agents do.
 //!
 //! `sessiontree inspect --json` prints the same object. The nested `tree` is built without
@@ -25,7 +25,7 @@ const BRANCH_OF_LIMIT: usize = 12;
 /// The text the fixtures record when `collectEntriesForBranchSummary` would never return.
 pub const CYCLE_SKIP_REASON: &str = "parent cycle in file: collectEntriesForBranchSummary does not terminate";
 
-/// The fixture snapshot of a session (every field of `reloaded` except `context` and `treeRender`).
+/// The fixture snapshot of a session (every field of `reloaded` except `treeRender`).
 pub fn snapshot(session: &Session) -> Value {
     let mut out = Map::new();
     out.insert("sessionId".into(), session.session_id().into());
@@ -40,8 +40,17 @@ pub fn snapshot(session: &Session) -> Value {
     let labels: Map<String, Value> =
         session.labels().map(|(target, state)| (target.to_owned(), Value::from(state.label.as_str()))).collect();
     out.insert("labels".into(), Value::Object(js_key_order(labels)));
+    out.insert("context".into(), context_json(session));
     out.insert("collectForBranchSummary".into(), collect_json(session));
     Value::Object(out)
+}
+
+/// `buildSessionContext()` along the current branch, in the fixtures' `{state, messages,
+/// rawMessages, llm}` shape.
+pub fn context_json(session: &Session) -> Value {
+    let path: Vec<Value> =
+        session.branch_path(None).into_iter().filter_map(|i| session.entry_at(i)).map(|e| e.json()).collect();
+    crate::context::build_context(session.dialect(), &path).to_fixture_json()
 }
 
 fn opt(id: Option<&str>) -> Value {

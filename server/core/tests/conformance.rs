@@ -3,8 +3,8 @@
 //!
 //! (a) **load**: the agent-written `session.jsonl` / `branched.jsonl` are opened with the engine and
 //!     the snapshot is compared with `reloaded` / `branchedReloaded` (every field except
-//!     `treeRender`, which belongs to the `/tree` view, and `context` until the context builder
-//!     lands). `L*`/`M*` inputs are opened and compared with `reloaded`; `migrate_file` must write
+//!     `treeRender`, which belongs to the `/tree` view; `context` is the context builder's answer
+//!     along the reloaded branch). `L*`/`M*` inputs are opened and compared with `reloaded`; `migrate_file` must write
 //!     the fixture's `migrated.jsonl` where the agent rewrote the file, keep a `.bak` identical to
 //!     the input, and leave the file alone where the agent did not rewrite it.
 //!     v1 files: the agents give migrated entries random ids, we derive them from the session id and
@@ -36,7 +36,7 @@ use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// Whether the context builder's output is compared (switched on once `context` landed).
-const COMPARE_CONTEXT: bool = false;
+const COMPARE_CONTEXT: bool = true;
 
 fn conformance_dirs() -> Vec<PathBuf> {
     let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")];

@@ -125,7 +125,7 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                            "cost":{"input":0,"output":0,"cacheRead":0,"cacheWrite":0,"total":0}}),
                 );
                 m.insert("stopReason".into(), stop.into());
-                m.insert("timestamp".into(), now.into());
+                m.insert("timestamp".into(), now.clone());
                 if stop == "error" || stop == "aborted" {
                     m.insert("errorMessage".into(), s(op, "errorMessage").unwrap_or("error").into());
                 }
@@ -148,7 +148,7 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                 if let Some(x) = op.get("excludeFromContext") {
                     m.insert("excludeFromContext".into(), x.clone());
                 }
-                m.insert("timestamp".into(), now.into());
+                m.insert("timestamp".into(), now.clone());
                 session.append_message(Value::Object(m)).map_err(fail)?;
             }
             "customRoleMessage" => {
@@ -159,7 +159,7 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                         m.insert(key.into(), v.clone());
                     }
                 }
-                m.insert("timestamp".into(), now.into());
+                m.insert("timestamp".into(), now.clone());
                 session.append_message(Value::Object(m)).map_err(fail)?;
             }
             "model" => {
