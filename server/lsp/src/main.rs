@@ -16,6 +16,8 @@ struct Cli {
 
 #[derive(Debug, Subcommand)]
 enum Command {
+    /// Run the language server over stdio (the editors start this).
+    Lsp,
     /// Show a session: header, name, leaf, tree, branch, labels, context (`--json` for everything).
     Inspect(cli::inspect::InspectArgs),
     /// Print the problems found in a session file; exits non-zero when there are errors.
@@ -31,6 +33,16 @@ enum Command {
 fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
+        Command::Lsp => {
+            return match sessiontree_lsp::run_stdio() {
+                Ok(()) => ExitCode::SUCCESS,
+                Err(err) => {
+                    use std::io::Write as _;
+                    let _ = writeln!(std::io::stderr(), "sessiontree lsp: {err}");
+                    ExitCode::from(2)
+                }
+            };
+        }
         Command::Inspect(args) => cli::inspect::run(args),
         Command::Check(args) => cli::check::run(args),
         Command::Tree(args) => cli::tree::run(args),

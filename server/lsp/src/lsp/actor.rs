@@ -1,0 +1,475 @@
+//! One actor per open session: a tokio task that owns the [`Session`] and is its only writer.
+//! Client requests, watcher wake-ups and the periodic poll arrive through one queue and run in
+//! arrival order; every answer and notification carries the revision the session reached.
+//! The actor never talks to the editor except through the notifications it queues.
+
+use crate::errors::{ApiError, ApiResult};
+use crate::to_proto;
+use crate::Shared;
+use sessiontree_core::{Error as CoreError, OpenOptions, Session};
+use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+use tokio::sync::{mpsc, oneshot};
+
+/// A job that runs on the actor with exclusive access to the session.
+type Job = Box<dyn FnOnce(&mut Actor) + Send>;
+
+/// What the queue carries.
+pub enum Command {
+    /// A synchronous job (reads and mutations).
+    Run(Job),
+    /// The `/tree` flow (may wait for a client hook).
+    Navigate(
+        proto::NavigateParams,
+        oneshot::Sender<ApiResult<proto::NavigateResult>>,
+    ),
+    /// The `/branch` flow (may wait for a client hook); also hands back the new session.
+    Branch(
+        proto::BranchParams,
+        oneshot::Sender<ApiResult<(proto::BranchResult, Option<Session>)>>,
+    ),
+    /// The file changed on disk (watcher).
+    Follow,
+    /// Stop.
+    Close,
+}
+
+/// The sending side of an actor's queue.
+#[derive(Clone)]
+pub struct SessionHandle {
+    /// The session's URI.
+    pub uri: String,
+    /// The session's file.
+    pub path: PathBuf,
+    tx: mpsc::UnboundedSender<Command>,
+}
+
+impl std::fmt::Debug for SessionHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("SessionHandle")
+            .field("uri", &self.uri)
+            .finish_non_exhaustive()
+    }
+}
+
+impl SessionHandle {
+    /// Runs `f` on the actor, after everything queued before it.
+    pub async fn run<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&mut Actor) -> ApiResult<R> + Send + 'static,
+    ) -> ApiResult<R> {
+        let (tx, rx) = oneshot::channel();
+        let job: Job = Box::new(move |actor| {
+            let _ = tx.send(f(actor));
+        });
+        self.tx
+            .send(Command::Run(job))
+            .map_err(|_| ApiError::closed(&self.uri))?;
+        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+    }
+
+    /// The `/tree` flow.
+    pub async fn navigate(
+        &self,
+        params: proto::NavigateParams,
+    ) -> ApiResult<proto::NavigateResult> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Navigate(params, tx))
+            .map_err(|_| ApiError::closed(&self.uri))?;
+        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+    }
+
+    /// The `/branch` flow.
+    pub async fn branch(
+        &self,
+        params: proto::BranchParams,
+    ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
+        let (tx, rx) = oneshot::channel();
+        self.tx
+            .send(Command::Branch(params, tx))
+            .map_err(|_| ApiError::closed(&self.uri))?;
+        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+    }
+
+    /// Asks the actor to read what another process appended.
+    pub fn follow(&self) {
+        let _ = self.tx.send(Command::Follow);
+    }
+
+    /// Stops the actor (queued work runs first).
+    pub fn close(&self) {
+        let _ = self.tx.send(Command::Close);
+    }
+}
+
+/// A notification waiting to be sent.
+enum Outgoing {
+    Change(proto::DidChangeParams),
+    Navigate(proto::DidNavigateParams),
+    Branch(proto::DidBranchParams),
+}
+
+/// The owner of one session.
+pub struct Actor {
+    /// The session.
+    pub session: Session,
+    /// Its URI.
+    pub uri: String,
+    /// Its file.
+    pub path: PathBuf,
+    /// Added to the engine's revision so revisions keep growing across reloads.
+    rev_base: u64,
+    outbox: Vec<Outgoing>,
+    diagnostics_dirty: bool,
+    shared: Arc<Shared>,
+}
+
+/// How often the actor looks at its file even without a watcher event (network file systems,
+/// missed events).
+const POLL: Duration = Duration::from_secs(2);
+
+/// Starts the actor of an opened session.
+pub fn spawn(session: Session, uri: String, path: PathBuf, shared: Arc<Shared>) -> SessionHandle {
+    let (tx, rx) = mpsc::unbounded_channel();
+    let actor = Actor {
+        session,
+        uri: uri.clone(),
+        path: path.clone(),
+        rev_base: 0,
+        outbox: Vec::new(),
+        diagnostics_dirty: false,
+        shared,
+    };
+    tokio::spawn(actor.run_loop(rx));
+    SessionHandle { uri, path, tx }
+}
+
+impl Actor {
+    /// The revision clients see.
+    pub fn revision(&self) -> u64 {
+        self.rev_base + self.session.revision()
+    }
+
+    /// Refuses when the client's view is stale.
+    pub fn check_base(&self, base: Option<u64>) -> ApiResult<()> {
+        match base {
+            Some(base) if base != self.revision() => Err(ApiError::new(
+                ErrorKind::StaleRevision,
+                format!(
+                    "session {} is at revision {}, not {base}; refresh and try again (nothing was written)",
+                    self.uri,
+                    self.revision()
+                ),
+            )
+            .at(self.revision())),
+            _ => Ok(()),
+        }
+    }
+
+    /// Runs an engine mutation: checks `base`, announces what changed (lines other writers
+    /// appended that the engine indexed first included), reloads a replaced file.
+    pub fn mutate<T>(
+        &mut self,
+        base: Option<u64>,
+        reason: ChangeReason,
+        f: impl FnOnce(&mut Session) -> Result<T, CoreError>,
+    ) -> ApiResult<T> {
+        self.check_base(base)?;
+        let before_len = self.session.entries().len();
+        let before_rev = self.revision();
+        let result = f(&mut self.session);
+        if let Err(CoreError::FileReplaced { .. }) = &result {
+            self.reload();
+        } else if self.revision() != before_rev {
+            let reason = if result.is_ok() {
+                reason
+            } else {
+                ChangeReason::Follow
+            };
+            self.announce(reason, before_len);
+        }
+        result.map_err(|e| ApiError::from(e).at(self.revision()))
+    }
+
+    /// Queues a `didChange` for the entries from `from` on.
+    fn announce(&mut self, reason: ChangeReason, from: usize) {
+        let len = self.session.entries().len();
+        let new_entry_ids = to_proto::ids_of(&self.session, from.min(len)..len);
+        self.outbox.push(Outgoing::Change(proto::DidChangeParams {
+            uri: self.uri.clone(),
+            revision: self.revision(),
+            leaf: self.session.leaf_id().map(str::to_owned),
+            reason,
+            new_entry_ids,
+        }));
+        self.diagnostics_dirty = true;
+    }
+
+    /// Reads what other processes appended.
+    fn follow(&mut self) {
+        let before = self.session.entries().len();
+        match self.session.follow() {
+            Ok(outcome) if !outcome.new_entries.is_empty() => {
+                self.announce(ChangeReason::Follow, before)
+            }
+            Ok(_) => {}
+            Err(CoreError::FileReplaced { .. }) => self.reload(),
+            Err(err) => tracing::debug!(uri = %self.uri, "follow: {err}"),
+        }
+    }
+
+    /// Reopens a file that was rewritten, truncated or replaced.
+    fn reload(&mut self) {
+        match Session::open(&self.path, OpenOptions::default()) {
+            Ok(session) => {
+                self.rev_base = self.revision() + 1;
+                self.session = session;
+                tracing::info!(uri = %self.uri, "reloaded a replaced file");
+                let ids = to_proto::ids_of(&self.session, 0..self.session.entries().len());
+                self.outbox.push(Outgoing::Change(proto::DidChangeParams {
+                    uri: self.uri.clone(),
+                    revision: self.revision(),
+                    leaf: self.session.leaf_id().map(str::to_owned),
+                    reason: ChangeReason::Reload,
+                    new_entry_ids: ids,
+                }));
+                self.diagnostics_dirty = true;
+            }
+            Err(err) => tracing::warn!(uri = %self.uri, "cannot reload: {err}"),
+        }
+    }
+
+    async fn run_loop(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+        let mut poll = tokio::time::interval(POLL);
+        poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+        loop {
+            tokio::select! {
+                biased;
+                command = rx.recv() => {
+                    let Some(command) = command else { break };
+                    match command {
+                        Command::Run(job) => job(&mut self),
+                        Command::Navigate(params, reply) => {
+                            let result = self.navigate(params).await;
+                            let _ = reply.send(result);
+                        }
+                        Command::Branch(params, reply) => {
+                            let result = self.branch(params).await;
+                            let _ = reply.send(result);
+                        }
+                        Command::Follow => self.follow(),
+                        Command::Close => break,
+                    }
+                }
+                _ = poll.tick() => self.follow(),
+            }
+            self.flush().await;
+        }
+        tracing::debug!(uri = %self.uri, "actor stopped");
+    }
+
+    /// Sends the queued notifications in order, and fresh diagnostics when the file is open as a
+    /// text document.
+    async fn flush(&mut self) {
+        for out in std::mem::take(&mut self.outbox) {
+            match out {
+                Outgoing::Change(p) => self.shared.notify::<proto::DidChange>(p).await,
+                Outgoing::Navigate(p) => self.shared.notify::<proto::DidNavigate>(p).await,
+                Outgoing::Branch(p) => self.shared.notify::<proto::DidBranch>(p).await,
+            }
+        }
+        if std::mem::take(&mut self.diagnostics_dirty) && self.shared.is_document_open(&self.path) {
+            let diagnostics = crate::plain::diagnostics(&self.session);
+            self.shared
+                .publish_diagnostics(&self.path, diagnostics, self.revision())
+                .await;
+        }
+    }
+
+    /// The `/tree` flow: plan, ask the hook, apply.
+    async fn navigate(&mut self, p: proto::NavigateParams) -> ApiResult<proto::NavigateResult> {
+        self.check_base(p.base_revision)?;
+        if !self.session.contains(&p.target_id) {
+            return Err(ApiError::new(
+                ErrorKind::EntryNotFound,
+                format!("entry {} not found in {}", p.target_id, self.uri),
+            )
+            .at(self.revision()));
+        }
+        let old_leaf = self.session.leaf_id().map(str::to_owned);
+        let stay = |actor: &Actor, already: bool, cancelled: bool| proto::NavigateResult {
+            revision: actor.revision(),
+            decision: proto::NavigateDecision::Stay,
+            old_leaf: old_leaf.clone(),
+            new_leaf: old_leaf.clone(),
+            editor_text: None,
+            already_at_this_point: already,
+            cancelled,
+            summary_entry_id: None,
+        };
+        let Some(plan) = crate::flows::plan_navigate(&self.session, &p.target_id) else {
+            return Ok(stay(self, true, false));
+        };
+        let collected = self
+            .session
+            .collect_entries_for_branch_summary(old_leaf.as_deref(), &p.target_id);
+        let wants_summary = p.summarize != proto::SummarizeChoice::None;
+        let mut supplied = None;
+        if self.shared.hooks_enabled() {
+            let params = proto::BeforeTreeParams {
+                uri: self.uri.clone(),
+                target_id: p.target_id.clone(),
+                old_leaf: old_leaf.clone(),
+                common_ancestor: collected.common_ancestor.clone(),
+                entries_to_summarize: to_proto::ids_of(
+                    &self.session,
+                    collected.entries.iter().copied(),
+                ),
+                user_wants_summary: wants_summary,
+                custom_instructions: p.custom_instructions.clone(),
+            };
+            if let Some(answer) = self.shared.ask::<proto::BeforeTree>(params).await {
+                if answer.cancel {
+                    return Ok(stay(self, false, true));
+                }
+                supplied = answer.summary;
+            }
+        }
+        if supplied.is_none() && wants_summary && !collected.entries.is_empty() {
+            return Err(ApiError::new(
+                ErrorKind::NoModel,
+                "a summary was asked for but no summary model is configured (and no client supplied one); navigate without a summary or configure a model",
+            )
+            .at(self.revision()));
+        }
+        let before_len = self.session.entries().len();
+        let new_leaf = plan.new_leaf.clone();
+        let summary_entry_id = match &supplied {
+            Some(s) => Some(
+                self.session
+                    .branch_with_summary(
+                        new_leaf.as_deref(),
+                        &s.summary,
+                        s.details.clone(),
+                        Some(true),
+                    )
+                    .map_err(|e| ApiError::from(e).at(self.revision()))?,
+            ),
+            None => {
+                match &new_leaf {
+                    Some(id) => self
+                        .session
+                        .branch(id)
+                        .map_err(|e| ApiError::from(e).at(self.revision()))?,
+                    None => self.session.reset_leaf(),
+                }
+                None
+            }
+        };
+        self.announce(ChangeReason::Navigate, before_len);
+        let leaf_now = self.session.leaf_id().map(str::to_owned);
+        self.outbox
+            .push(Outgoing::Navigate(proto::DidNavigateParams {
+                uri: self.uri.clone(),
+                revision: self.revision(),
+                new_leaf: leaf_now.clone(),
+                old_leaf: old_leaf.clone(),
+                summary_entry_id: summary_entry_id.clone(),
+                from_client: supplied.is_some(),
+            }));
+        Ok(proto::NavigateResult {
+            revision: self.revision(),
+            decision: plan.decision,
+            old_leaf,
+            new_leaf: leaf_now,
+            editor_text: plan.editor_text,
+            already_at_this_point: false,
+            cancelled: false,
+            summary_entry_id,
+        })
+    }
+
+    /// The `/branch` flow: a user message → a new session holding the path before it.
+    async fn branch(
+        &mut self,
+        p: proto::BranchParams,
+    ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
+        self.check_base(p.base_revision)?;
+        let rev = self.revision();
+        let Some(entry) = self.session.entry(&p.entry_id) else {
+            return Err(ApiError::new(
+                ErrorKind::EntryNotFound,
+                format!("entry {} not found in {}", p.entry_id, self.uri),
+            )
+            .at(rev));
+        };
+        let parent = entry
+            .parent
+            .id()
+            .filter(|id| self.session.contains(id))
+            .map(str::to_owned);
+        let Some(text) = crate::flows::branch_text(&self.session, &p.entry_id) else {
+            return Err(ApiError::new(
+                ErrorKind::NotUserMessage,
+                format!(
+                    "entry {} is not a user message; /branch starts from a user message",
+                    p.entry_id
+                ),
+            )
+            .at(rev));
+        };
+        if self.shared.hooks_enabled() {
+            let params = proto::BeforeBranchParams {
+                uri: self.uri.clone(),
+                entry_id: p.entry_id.clone(),
+            };
+            if let Some(answer) = self.shared.ask::<proto::BeforeBranch>(params).await {
+                if answer.cancel {
+                    let result = proto::BranchResult {
+                        new_uri: None,
+                        new_path: None,
+                        session_id: None,
+                        written: false,
+                        editor_text: text,
+                        cancelled: true,
+                        revision: rev,
+                    };
+                    return Ok((result, None));
+                }
+            }
+        }
+        let ids = Box::new(sessiontree_core::ids::RandomIds);
+        let fork = match parent {
+            Some(parent) => self.session.create_branched_session(&parent, ids),
+            None => self.session.new_session_from(ids),
+        }
+        .map_err(|e| ApiError::from(e).at(rev))?;
+        let new_path = fork.path().map(std::path::Path::to_path_buf);
+        let written = matches!(
+            fork.file_state(),
+            sessiontree_core::session::FileState::Written { .. }
+        );
+        let new_uri = new_path.as_deref().map(to_proto::uri_of);
+        if let Some(new_uri) = &new_uri {
+            self.outbox.push(Outgoing::Branch(proto::DidBranchParams {
+                uri: self.uri.clone(),
+                entry_id: p.entry_id.clone(),
+                new_uri: new_uri.clone(),
+                written,
+            }));
+        }
+        let result = proto::BranchResult {
+            new_uri,
+            new_path: new_path.map(|p| p.to_string_lossy().into_owned()),
+            session_id: Some(fork.session_id().to_owned()),
+            written,
+            editor_text: text,
+            cancelled: false,
+            revision: self.revision(),
+        };
+        Ok((result, Some(fork)))
+    }
+}

@@ -1,0 +1,388 @@
+//! The `LanguageServer` implementation: `initialize` (capabilities, hooks, locations), text
+//! document routing for session files, the standard features of `plain`, `workspace/symbol`, and
+//! `workspace/executeCommand` for the code lenses and actions.
+
+use crate::discovery::Locations;
+use crate::errors::{ApiError, ApiResult};
+use crate::registry::Registry;
+use crate::symbols::SymbolIndex;
+use crate::{plain, Shared};
+use serde_json::Value;
+use sessiontree_protocol::{self as proto, commands, ErrorKind};
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use tower_lsp_server::jsonrpc;
+use tower_lsp_server::ls_types::*;
+use tower_lsp_server::{Client, LanguageServer};
+
+#[derive(Debug, Default)]
+struct Config {
+    locations: Locations,
+    folders: Vec<PathBuf>,
+}
+
+/// The server.
+#[derive(Debug)]
+pub struct Backend {
+    pub(crate) shared: Arc<Shared>,
+    pub(crate) registry: Registry,
+    config: RwLock<Config>,
+    symbols: Arc<SymbolIndex>,
+}
+
+impl Backend {
+    /// A server talking to `client`.
+    pub fn new(client: Client) -> Self {
+        let shared = Arc::new(Shared::new(client));
+        Backend {
+            registry: Registry::new(Arc::clone(&shared)),
+            shared,
+            config: RwLock::new(Config::default()),
+            symbols: Arc::new(SymbolIndex::default()),
+        }
+    }
+
+    pub(crate) fn locations(&self) -> Locations {
+        self.config
+            .read()
+            .map(|c| c.locations.clone())
+            .unwrap_or_default()
+    }
+
+    pub(crate) fn workspace_folders(&self) -> Vec<PathBuf> {
+        self.config
+            .read()
+            .map(|c| c.folders.clone())
+            .unwrap_or_default()
+    }
+
+    /// The actor of a session document, opening it when needed.
+    async fn document(&self, uri: &Uri) -> Option<crate::actor::SessionHandle> {
+        let path = uri.to_file_path()?.into_owned();
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            return None;
+        }
+        match self.registry.open(&path).await {
+            Ok(handle) => Some(handle),
+            Err(err) => {
+                tracing::debug!("{}: {}", uri.as_str(), err.message);
+                None
+            }
+        }
+    }
+
+    async fn publish_for(&self, uri: &Uri) {
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else {
+            return;
+        };
+        match self.registry.open(&path).await {
+            Ok(handle) => {
+                let got = handle
+                    .run(|a| Ok((plain::diagnostics(&a.session), a.revision())))
+                    .await;
+                if let Ok((diagnostics, revision)) = got {
+                    let version = i32::try_from(revision).ok();
+                    self.shared
+                        .client()
+                        .publish_diagnostics(uri.clone(), diagnostics, version)
+                        .await;
+                }
+            }
+            Err(err) => {
+                // Not a session file (or unreadable): say so on line 1 rather than stay silent.
+                let diagnostic = Diagnostic {
+                    range: Range::new(Position::new(0, 0), Position::new(0, 1000)),
+                    severity: Some(DiagnosticSeverity::ERROR),
+                    code: Some(NumberOrString::String(err.kind.as_str().to_owned())),
+                    source: Some("sessiontree".to_owned()),
+                    message: err.message,
+                    ..Default::default()
+                };
+                self.shared
+                    .client()
+                    .publish_diagnostics(uri.clone(), vec![diagnostic], None)
+                    .await;
+            }
+        }
+    }
+
+    async fn run_command(&self, params: ExecuteCommandParams) -> ApiResult<Value> {
+        let args = params.arguments;
+        let arg = |i: usize| -> ApiResult<String> {
+            args.get(i)
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+                .ok_or_else(|| {
+                    ApiError::invalid_params(format!(
+                        "{} needs argument {i} (a string: uri, entry id)",
+                        params.command
+                    ))
+                })
+        };
+        let to_value = |v: Result<Value, serde_json::Error>| {
+            v.map_err(|e| ApiError::new(ErrorKind::Internal, e.to_string()))
+        };
+        match params.command.as_str() {
+            commands::NAVIGATE => {
+                let p = proto::NavigateParams {
+                    uri: arg(0)?,
+                    target_id: arg(1)?,
+                    summarize: proto::SummarizeChoice::None,
+                    custom_instructions: None,
+                    base_revision: None,
+                };
+                to_value(serde_json::to_value(self.navigate(p).await?))
+            }
+            commands::BRANCH => {
+                let p = proto::BranchParams {
+                    uri: arg(0)?,
+                    entry_id: arg(1)?,
+                    base_revision: None,
+                };
+                let result = self.branch(p).await?;
+                if let Some(uri) = result
+                    .new_uri
+                    .as_deref()
+                    .and_then(|u| u.parse::<Uri>().ok())
+                {
+                    if result.written {
+                        let show = ShowDocumentParams {
+                            uri,
+                            external: None,
+                            take_focus: Some(true),
+                            selection: None,
+                        };
+                        let client = self.shared.client().clone();
+                        tokio::spawn(async move {
+                            let _ = client.show_document(show).await;
+                        });
+                    }
+                }
+                to_value(serde_json::to_value(result))
+            }
+            commands::LABEL => {
+                let label = args.get(2).and_then(Value::as_str).map(str::to_owned);
+                let p = proto::SetLabelParams {
+                    uri: arg(0)?,
+                    target_id: arg(1)?,
+                    label,
+                    base_revision: None,
+                };
+                to_value(serde_json::to_value(self.set_label(p).await?))
+            }
+            other => Err(ApiError::invalid_params(format!(
+                "unknown command `{other}`"
+            ))),
+        }
+    }
+}
+
+impl LanguageServer for Backend {
+    async fn initialize(&self, params: InitializeParams) -> jsonrpc::Result<InitializeResult> {
+        let hooks = params
+            .capabilities
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get(proto::EXPERIMENTAL_KEY))
+            .and_then(|v| serde_json::from_value::<proto::ClientExperimental>(v.clone()).ok())
+            .is_some_and(|c| c.hooks);
+        self.shared.set_hooks(hooks);
+        let options: proto::InitializationOptions = match params.initialization_options {
+            Some(Value::Null) | None => proto::InitializationOptions::default(),
+            Some(v) => serde_json::from_value(v).map_err(|e| {
+                jsonrpc::Error::from(ApiError::invalid_params(format!(
+                    "invalid initializationOptions: {e}"
+                )))
+            })?,
+        };
+        let mut folders: Vec<PathBuf> = params
+            .workspace_folders
+            .unwrap_or_default()
+            .iter()
+            .filter_map(|f| f.uri.to_file_path().map(|p| p.into_owned()))
+            .collect();
+        #[allow(deprecated)] // Older clients still send only `rootUri`.
+        if folders.is_empty() {
+            if let Some(root) = params.root_uri.as_ref().and_then(|u| u.to_file_path()) {
+                folders.push(root.into_owned());
+            }
+        }
+        if let Ok(mut config) = self.config.write() {
+            config.locations = Locations::resolve(&options);
+            config.folders = folders;
+        }
+        let experimental = serde_json::json!({
+            proto::EXPERIMENTAL_KEY: proto::ServerExperimental {
+                version: proto::PROTOCOL_VERSION,
+                features: proto::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+            }
+        });
+        Ok(InitializeResult {
+            server_info: Some(ServerInfo {
+                name: "sessiontree".to_owned(),
+                version: Some(env!("CARGO_PKG_VERSION").to_owned()),
+            }),
+            capabilities: ServerCapabilities {
+                text_document_sync: Some(TextDocumentSyncCapability::Options(
+                    TextDocumentSyncOptions {
+                        open_close: Some(true),
+                        change: Some(TextDocumentSyncKind::NONE),
+                        save: Some(TextDocumentSyncSaveOptions::Supported(true)),
+                        ..Default::default()
+                    },
+                )),
+                document_symbol_provider: Some(OneOf::Left(true)),
+                hover_provider: Some(HoverProviderCapability::Simple(true)),
+                code_lens_provider: Some(CodeLensOptions {
+                    resolve_provider: Some(false),
+                }),
+                code_action_provider: Some(CodeActionProviderCapability::Simple(true)),
+                execute_command_provider: Some(ExecuteCommandOptions {
+                    commands: commands::ALL.iter().map(|c| (*c).to_owned()).collect(),
+                    ..Default::default()
+                }),
+                definition_provider: Some(OneOf::Left(true)),
+                workspace_symbol_provider: Some(OneOf::Left(true)),
+                experimental: Some(experimental),
+                ..Default::default()
+            },
+            ..Default::default()
+        })
+    }
+
+    async fn initialized(&self, _: InitializedParams) {
+        tracing::info!(hooks = self.shared.hooks_enabled(), "initialized");
+    }
+
+    async fn shutdown(&self) -> jsonrpc::Result<()> {
+        for handle in self.registry.all() {
+            handle.close();
+        }
+        Ok(())
+    }
+
+    async fn did_open(&self, params: DidOpenTextDocumentParams) {
+        let uri = params.text_document.uri;
+        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else {
+            return;
+        };
+        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
+            return;
+        }
+        self.shared
+            .set_document_open(&crate::registry::key_of(&path), true);
+        self.publish_for(&uri).await;
+    }
+
+    async fn did_save(&self, params: DidSaveTextDocumentParams) {
+        if let Some(handle) = self.document(&params.text_document.uri).await {
+            handle.follow();
+        }
+    }
+
+    async fn did_close(&self, params: DidCloseTextDocumentParams) {
+        let uri = params.text_document.uri;
+        if let Some(path) = uri.to_file_path().map(|p| p.into_owned()) {
+            self.shared
+                .set_document_open(&crate::registry::key_of(&path), false);
+            self.shared
+                .client()
+                .publish_diagnostics(uri, Vec::new(), None)
+                .await;
+        }
+    }
+
+    async fn document_symbol(
+        &self,
+        params: DocumentSymbolParams,
+    ) -> jsonrpc::Result<Option<DocumentSymbolResponse>> {
+        let Some(handle) = self.document(&params.text_document.uri).await else {
+            return Ok(None);
+        };
+        let symbols = handle
+            .run(|a| Ok(plain::document_symbols(&a.session)))
+            .await?;
+        Ok(Some(DocumentSymbolResponse::Nested(symbols)))
+    }
+
+    async fn hover(&self, params: HoverParams) -> jsonrpc::Result<Option<Hover>> {
+        let pos = params.text_document_position_params;
+        let Some(handle) = self.document(&pos.text_document.uri).await else {
+            return Ok(None);
+        };
+        Ok(handle
+            .run(move |a| Ok(plain::hover(&a.session, pos.position.line)))
+            .await?)
+    }
+
+    async fn goto_definition(
+        &self,
+        params: GotoDefinitionParams,
+    ) -> jsonrpc::Result<Option<GotoDefinitionResponse>> {
+        let pos = params.text_document_position_params;
+        let uri = pos.text_document.uri.clone();
+        let Some(handle) = self.document(&uri).await else {
+            return Ok(None);
+        };
+        let location = handle
+            .run(move |a| Ok(plain::parent_location(&a.session, &uri, pos.position.line)))
+            .await?;
+        Ok(location.map(GotoDefinitionResponse::Scalar))
+    }
+
+    async fn code_lens(&self, params: CodeLensParams) -> jsonrpc::Result<Option<Vec<CodeLens>>> {
+        let Some(handle) = self.document(&params.text_document.uri).await else {
+            return Ok(None);
+        };
+        Ok(Some(
+            handle
+                .run(|a| Ok(plain::code_lenses(&a.session, &a.uri)))
+                .await?,
+        ))
+    }
+
+    async fn code_action(
+        &self,
+        params: CodeActionParams,
+    ) -> jsonrpc::Result<Option<CodeActionResponse>> {
+        let Some(handle) = self.document(&params.text_document.uri).await else {
+            return Ok(None);
+        };
+        let line = params.range.start.line;
+        Ok(Some(
+            handle
+                .run(move |a| Ok(plain::code_actions(&a.session, &a.uri, line)))
+                .await?,
+        ))
+    }
+
+    async fn execute_command(
+        &self,
+        params: ExecuteCommandParams,
+    ) -> jsonrpc::Result<Option<LSPAny>> {
+        Ok(Some(self.run_command(params).await?))
+    }
+
+    async fn symbol(
+        &self,
+        params: WorkspaceSymbolParams,
+    ) -> jsonrpc::Result<Option<WorkspaceSymbolResponse>> {
+        let locations = self.locations();
+        let folders = self.workspace_folders();
+        let mut files: Vec<PathBuf> = self.registry.all().into_iter().map(|h| h.path).collect();
+        let index = Arc::clone(&self.symbols);
+        let query = params.query;
+        let found = tokio::task::spawn_blocking(move || {
+            for info in crate::discovery::list(&locations, &folders) {
+                let path = PathBuf::from(info.path);
+                if !files.contains(&path) {
+                    files.push(path);
+                }
+            }
+            index.search(&files, &query, 200)
+        })
+        .await
+        .map_err(|e| jsonrpc::Error::from(ApiError::new(ErrorKind::Internal, e.to_string())))?;
+        Ok(Some(WorkspaceSymbolResponse::Flat(found)))
+    }
+}

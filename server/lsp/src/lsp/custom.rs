@@ -1,0 +1,293 @@
+//! The `sessionTree/*` requests: params parsed here (malformed params become `invalidParams`
+//! errors with `data.kind`), work routed to the session's actor, results returned typed.
+
+use crate::backend::Backend;
+use crate::errors::{ApiError, ApiResult};
+use crate::{discovery, registry, rows, to_proto};
+use serde_json::{json, Value};
+use sessiontree_core::session::CustomMessageArgs;
+use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind, Request as _};
+use tower_lsp_server::jsonrpc;
+use tower_lsp_server::LspServiceBuilder;
+
+fn parse<P: serde::de::DeserializeOwned>(method: &str, params: Value) -> ApiResult<P> {
+    serde_json::from_value(params)
+        .map_err(|e| ApiError::invalid_params(format!("invalid params for {method}: {e}")))
+}
+
+macro_rules! handlers {
+    ($($handler:ident => $marker:ty, $imp:ident;)*) => {
+        impl Backend {
+            $(
+                async fn $handler(&self, params: Value) -> jsonrpc::Result<<$marker as proto::Request>::Result> {
+                    let params = parse(<$marker>::METHOD, params)?;
+                    Ok(self.$imp(params).await?)
+                }
+            )*
+        }
+
+        /// Registers every `sessionTree/*` request on the service.
+        pub fn register(builder: LspServiceBuilder<Backend>) -> LspServiceBuilder<Backend> {
+            builder $(.custom_method(<$marker>::METHOD, Backend::$handler))*
+        }
+    };
+}
+
+handlers! {
+    h_list_sessions => proto::ListSessions, list_sessions;
+    h_open => proto::Open, open;
+    h_close => proto::Close, close;
+    h_rows => proto::Rows, rows;
+    h_tree => proto::Tree, tree;
+    h_entry => proto::GetEntry, entry;
+    h_context => proto::Context, context;
+    h_navigate => proto::Navigate, navigate;
+    h_branch => proto::Branch, branch;
+    h_set_label => proto::SetLabel, set_label;
+    h_append => proto::Append, append;
+    h_set_name => proto::SetName, set_name;
+    h_name_from_plan_title => proto::NameFromPlanTitle, name_from_plan_title;
+}
+
+fn now_ms() -> i64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| i64::try_from(d.as_millis()).unwrap_or(0))
+        .unwrap_or(0)
+}
+
+fn mutation(actor: &crate::actor::Actor, entry_id: Option<String>) -> proto::MutationResult {
+    proto::MutationResult {
+        revision: actor.revision(),
+        leaf: actor.session.leaf_id().map(str::to_owned),
+        entry_id,
+    }
+}
+
+fn name_result(actor: &crate::actor::Actor, entry_id: Option<String>) -> proto::NameResult {
+    proto::NameResult {
+        revision: actor.revision(),
+        leaf: actor.session.leaf_id().map(str::to_owned),
+        applied: entry_id.is_some(),
+        entry_id,
+        name: actor.session.session_name().map(str::to_owned),
+    }
+}
+
+impl Backend {
+    pub(crate) async fn list_sessions(
+        &self,
+        p: proto::ListSessionsParams,
+    ) -> ApiResult<proto::ListSessionsResult> {
+        let folders = if p.folders.is_empty() {
+            self.workspace_folders()
+        } else {
+            p.folders
+                .iter()
+                .map(|f| to_proto::path_of(f))
+                .collect::<ApiResult<Vec<_>>>()?
+        };
+        let locations = self.locations();
+        let sessions = tokio::task::spawn_blocking(move || discovery::list(&locations, &folders))
+            .await
+            .map_err(|e| ApiError::new(ErrorKind::Internal, format!("listing failed: {e}")))?;
+        Ok(proto::ListSessionsResult { sessions })
+    }
+
+    pub(crate) async fn open(&self, p: proto::OpenParams) -> ApiResult<proto::OpenResult> {
+        let path = to_proto::path_of(&p.uri)?;
+        let handle = self.registry.open(&path).await?;
+        handle
+            .run(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
+            .await
+    }
+
+    pub(crate) async fn close(&self, p: proto::OpenParams) -> ApiResult<proto::CloseResult> {
+        let path = to_proto::path_of(&p.uri)?;
+        Ok(proto::CloseResult {
+            closed: self.registry.close(&path),
+        })
+    }
+
+    pub(crate) async fn rows(&self, p: proto::RowsParams) -> ApiResult<proto::RowsResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| Ok(rows::compute_rows(&a.session, &p, a.revision())))
+            .await
+    }
+
+    pub(crate) async fn tree(&self, p: proto::TreeParams) -> ApiResult<proto::TreeResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| Ok(rows::tree_page(&a.session, &p, a.revision())))
+            .await
+    }
+
+    pub(crate) async fn entry(&self, p: proto::EntryParams) -> ApiResult<proto::EntryResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                let s = &a.session;
+                let Some(index) = s.index_of(&p.id) else {
+                    return Err(ApiError::new(
+                        ErrorKind::EntryNotFound,
+                        format!("entry {} not found in {}", p.id, a.uri),
+                    )
+                    .at(a.revision()));
+                };
+                let entry = s
+                    .entry_at(index)
+                    .ok_or_else(|| ApiError::new(ErrorKind::Internal, "index out of range"))?;
+                let label = s.label(&p.id);
+                let tree = s.tree();
+                let children = to_proto::ids_of(s, tree.children(index).iter().copied());
+                Ok(proto::EntryResult {
+                    revision: a.revision(),
+                    entry: entry.json(),
+                    markdown: crate::render::markdown(entry, label),
+                    label: label.map(str::to_owned),
+                    line: to_proto::u32_of(entry.line),
+                    children,
+                })
+            })
+            .await
+    }
+
+    pub(crate) async fn context(&self, p: proto::ContextParams) -> ApiResult<proto::ContextResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                let s = &a.session;
+                let leaf = match &p.leaf {
+                    Some(id) if !s.contains(id) => {
+                        return Err(ApiError::new(
+                            ErrorKind::EntryNotFound,
+                            format!("entry {id} not found in {}", a.uri),
+                        )
+                        .at(a.revision()))
+                    }
+                    Some(id) => Some(id.clone()),
+                    None => s.leaf_id().map(str::to_owned),
+                };
+                let path: Vec<Value> = match &leaf {
+                    Some(id) => s
+                        .branch_path(Some(id))
+                        .into_iter()
+                        .filter_map(|i| s.entry_at(i))
+                        .map(|e| e.json())
+                        .collect(),
+                    None => Vec::new(),
+                };
+                let ctx = sessiontree_core::context::build_context(s.dialect(), &path);
+                let text = ctx
+                    .reduced_llm()
+                    .iter()
+                    .map(|m| {
+                        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
+                        let body = m.get("text").and_then(Value::as_str).unwrap_or("");
+                        format!("{role}: {body}\n")
+                    })
+                    .collect::<Vec<_>>()
+                    .join("\n");
+                Ok(proto::ContextResult {
+                    revision: a.revision(),
+                    leaf,
+                    state: ctx.state_json(),
+                    messages: ctx.messages.clone(),
+                    text,
+                })
+            })
+            .await
+    }
+
+    pub(crate) async fn navigate(
+        &self,
+        p: proto::NavigateParams,
+    ) -> ApiResult<proto::NavigateResult> {
+        self.registry.get(&p.uri)?.navigate(p).await
+    }
+
+    pub(crate) async fn branch(&self, p: proto::BranchParams) -> ApiResult<proto::BranchResult> {
+        let (result, fork) = self.registry.get(&p.uri)?.branch(p).await?;
+        if let (Some(fork), Some(path)) = (fork, result.new_path.as_deref()) {
+            self.registry
+                .adopt(fork, registry::key_of(std::path::Path::new(path)));
+        }
+        Ok(result)
+    }
+
+    pub(crate) async fn set_label(
+        &self,
+        p: proto::SetLabelParams,
+    ) -> ApiResult<proto::MutationResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                if !a.session.contains(&p.target_id) {
+                    a.check_base(p.base_revision)?;
+                    return Err(ApiError::new(
+                        ErrorKind::EntryNotFound,
+                        format!("entry {} not found in {}", p.target_id, a.uri),
+                    )
+                    .at(a.revision()));
+                }
+                let id = a.mutate(p.base_revision, ChangeReason::Label, |s| {
+                    s.append_label_change(&p.target_id, p.label.as_deref())
+                })?;
+                Ok(mutation(a, Some(id)))
+            })
+            .await
+    }
+
+    pub(crate) async fn append(&self, p: proto::AppendParams) -> ApiResult<proto::MutationResult> {
+        if p.kind == proto::AppendKind::User && p.text.trim().is_empty() {
+            return Err(ApiError::invalid_params("a user message needs some text"));
+        }
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                let id = a.mutate(p.base_revision, ChangeReason::Append, |s| match p.kind {
+                    proto::AppendKind::User => s.append_message(
+                        json!({"role": "user", "content": p.text, "timestamp": now_ms()}),
+                    ),
+                    proto::AppendKind::Custom => s.append_custom_message(CustomMessageArgs {
+                        custom_type: Some(Value::from(
+                            p.custom_type
+                                .clone()
+                                .unwrap_or_else(|| "sessiontree".to_owned()),
+                        )),
+                        content: Some(Value::from(p.text.clone())),
+                        display: Some(Value::from(p.display)),
+                        ..Default::default()
+                    }),
+                })?;
+                Ok(mutation(a, Some(id)))
+            })
+            .await
+    }
+
+    pub(crate) async fn set_name(&self, p: proto::SetNameParams) -> ApiResult<proto::NameResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                let id = a.mutate(p.base_revision, ChangeReason::Name, |s| s.set_name(&p.name))?;
+                Ok(name_result(a, id))
+            })
+            .await
+    }
+
+    pub(crate) async fn name_from_plan_title(
+        &self,
+        p: proto::NameFromPlanTitleParams,
+    ) -> ApiResult<proto::NameResult> {
+        let handle = self.registry.get(&p.uri)?;
+        handle
+            .run(move |a| {
+                let id = a.mutate(p.base_revision, ChangeReason::Name, |s| {
+                    s.name_from_plan_title(&p.plan_title)
+                })?;
+                Ok(name_result(a, id))
+            })
+            .await
+    }
+}

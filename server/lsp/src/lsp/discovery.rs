@@ -1,0 +1,296 @@
+//! Finding a workspace's sessions: each agent's session folder for each workspace folder (omp:
+//! `<agent dir>/sessions/<encoded cwd>`, agent dir = `$PI_CODING_AGENT_DIR` or `~/.omp/agent`; pi:
+//! `~/.pi/agent/sessions/--<cwd>--`), plus extra roots. Each file is summarized by a light line
+//! scan, never a full load, so listing stays quick on huge sessions.
+
+use crate::to_proto;
+use serde_json::Value;
+use sessiontree_protocol::{Dialect, InitializationOptions, SessionInfo};
+use std::io::{BufRead, BufReader};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// Where the agents keep their sessions, resolved once from options and environment.
+#[derive(Debug, Clone, Default)]
+pub struct Locations {
+    /// The home folder.
+    pub home: Option<PathBuf>,
+    /// The temp folder (omp names folders under it `-tmp-…`).
+    pub tmp: PathBuf,
+    /// omp's `sessions` folder.
+    pub omp_sessions: Option<PathBuf>,
+    /// pi's `sessions` folder.
+    pub pi_sessions: Option<PathBuf>,
+    /// Extra folders to list.
+    pub extra_roots: Vec<PathBuf>,
+    /// "Live writer" window.
+    pub live_writer: Duration,
+}
+
+impl Locations {
+    /// From `initializationOptions` and the environment.
+    pub fn resolve(options: &InitializationOptions) -> Self {
+        let home = options
+            .home
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(PathBuf::from));
+        let omp_agent = options
+            .omp_agent_dir
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| {
+                std::env::var_os("PI_CODING_AGENT_DIR")
+                    .filter(|v| !v.is_empty())
+                    .map(PathBuf::from)
+            })
+            .or_else(|| home.as_ref().map(|h| h.join(".omp").join("agent")));
+        let pi_agent = options
+            .pi_agent_dir
+            .as_ref()
+            .map(PathBuf::from)
+            .or_else(|| home.as_ref().map(|h| h.join(".pi").join("agent")));
+        Locations {
+            home,
+            tmp: std::env::temp_dir(),
+            omp_sessions: omp_agent.map(|a| a.join("sessions")),
+            pi_sessions: pi_agent.map(|a| a.join("sessions")),
+            extra_roots: options.extra_roots.iter().map(PathBuf::from).collect(),
+            live_writer: Duration::from_secs(options.live_writer_seconds.unwrap_or(10)),
+        }
+    }
+
+    /// Every folder to list for a workspace folder, with the agent it belongs to.
+    pub fn folders_for(&self, cwd: &Path) -> Vec<(PathBuf, Option<Dialect>)> {
+        let mut out = Vec::new();
+        if let Some(root) = &self.omp_sessions {
+            out.push((
+                root.join(omp_dir_name(cwd, self.home.as_deref(), &self.tmp)),
+                Some(Dialect::Omp),
+            ));
+        }
+        if let Some(root) = &self.pi_sessions {
+            out.push((root.join(pi_dir_name(cwd)), Some(Dialect::Pi)));
+        }
+        out
+    }
+}
+
+fn dashes(s: &str) -> String {
+    s.replace(['/', '\\', ':'], "-")
+}
+
+/// pi: `--<cwd without its leading slash, "/", "\" and ":" as "-">--`.
+pub fn pi_dir_name(cwd: &Path) -> String {
+    let s = cwd.to_string_lossy();
+    let trimmed = s.strip_prefix('/').unwrap_or(&s);
+    format!("--{}--", dashes(trimmed))
+}
+
+/// omp: `-<home-relative path>` under the home folder (`-` for home itself), `-tmp-<relative>`
+/// under the temp folder, else pi's `--<path>--`.
+pub fn omp_dir_name(cwd: &Path, home: Option<&Path>, tmp: &Path) -> String {
+    if let Some(home) = home {
+        if cwd == home {
+            return "-".to_owned();
+        }
+        if let Ok(rel) = cwd.strip_prefix(home) {
+            return format!("-{}", dashes(&rel.to_string_lossy()));
+        }
+    }
+    if let Ok(rel) = cwd.strip_prefix(tmp) {
+        if !rel.as_os_str().is_empty() {
+            return format!("-tmp-{}", dashes(&rel.to_string_lossy()));
+        }
+    }
+    pi_dir_name(cwd)
+}
+
+/// Lists the sessions for the given workspace folders, newest first.
+pub fn list(locations: &Locations, folders: &[PathBuf]) -> Vec<SessionInfo> {
+    let mut dirs: Vec<(PathBuf, Option<Dialect>)> = Vec::new();
+    for folder in folders {
+        dirs.extend(locations.folders_for(folder));
+    }
+    for root in &locations.extra_roots {
+        dirs.push((root.clone(), None));
+        if let Ok(read) = std::fs::read_dir(root) {
+            for sub in read.flatten() {
+                if sub.file_type().is_ok_and(|t| t.is_dir()) {
+                    dirs.push((sub.path(), None));
+                }
+            }
+        }
+    }
+    let mut seen = std::collections::HashSet::new();
+    let mut out = Vec::new();
+    for (dir, agent) in dirs {
+        let Ok(read) = std::fs::read_dir(&dir) else {
+            continue;
+        };
+        for file in read.flatten() {
+            let path = file.path();
+            if path.extension().and_then(|e| e.to_str()) != Some("jsonl")
+                || !seen.insert(path.clone())
+            {
+                continue;
+            }
+            if let Some(info) = summarize(&path, agent, locations.live_writer) {
+                out.push(info);
+            }
+        }
+    }
+    out.sort_by(|a, b| {
+        b.modified_ms
+            .cmp(&a.modified_ms)
+            .then_with(|| a.path.cmp(&b.path))
+    });
+    out
+}
+
+/// A session file's summary from a line scan; `None` when it is not a session file.
+pub fn summarize(
+    path: &Path,
+    agent: Option<Dialect>,
+    live_writer: Duration,
+) -> Option<SessionInfo> {
+    let file = std::fs::File::open(path).ok()?;
+    let meta = file.metadata().ok()?;
+    let modified = meta.modified().unwrap_or(UNIX_EPOCH);
+    let modified_ms = u64::try_from(
+        modified
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_millis(),
+    )
+    .unwrap_or(0);
+    let live = SystemTime::now()
+        .duration_since(modified)
+        .map(|age| age <= live_writer)
+        .unwrap_or(true);
+    let mut reader = BufReader::new(file);
+    let mut line = Vec::new();
+    let mut dialect = Dialect::Pi;
+    let mut header: Option<Value> = None;
+    let mut title: Option<String> = None;
+    let mut pi_name: Option<String> = None;
+    let mut first_user: Option<String> = None;
+    let mut entries = 0u32;
+    loop {
+        line.clear();
+        match reader.read_until(b'\n', &mut line) {
+            Ok(0) | Err(_) => break,
+            Ok(_) => {}
+        }
+        let text = String::from_utf8_lossy(&line);
+        let text = text.trim();
+        if text.is_empty() {
+            continue;
+        }
+        if header.is_none() {
+            let value: Value = serde_json::from_str(text).ok()?;
+            match value.get("type").and_then(Value::as_str) {
+                Some("title") if title.is_none() && dialect == Dialect::Pi => {
+                    dialect = Dialect::Omp;
+                    title = value
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                        .map(str::to_owned);
+                    continue;
+                }
+                Some("session") => {
+                    if let Some(t) = value
+                        .get("title")
+                        .and_then(Value::as_str)
+                        .filter(|t| !t.is_empty())
+                    {
+                        title.get_or_insert_with(|| t.to_owned());
+                    }
+                    header = Some(value);
+                    continue;
+                }
+                _ => return None,
+            }
+        }
+        entries += 1;
+        if first_user.is_none() && text.contains("\"user\"") {
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                let message = value.get("message");
+                if message.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("user") {
+                    let body = crate::render::content_text(message.and_then(|m| m.get("content")));
+                    first_user = Some(crate::render::one_line(&body, 120));
+                }
+            }
+        }
+        if text.contains("\"session_info\"") {
+            if let Ok(value) = serde_json::from_str::<Value>(text) {
+                if value.get("type").and_then(Value::as_str) == Some("session_info") {
+                    pi_name = value
+                        .get("name")
+                        .and_then(Value::as_str)
+                        .map(|n| n.trim().to_owned())
+                        .filter(|n| !n.is_empty());
+                }
+            }
+        }
+    }
+    let header = header?;
+    let name = match dialect {
+        Dialect::Omp => title,
+        Dialect::Pi => pi_name,
+    };
+    let s = |k: &str| {
+        header
+            .get(k)
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned()
+    };
+    Some(SessionInfo {
+        uri: to_proto::uri_of(path),
+        path: path.to_string_lossy().into_owned(),
+        agent,
+        dialect,
+        session_id: s("id"),
+        cwd: s("cwd"),
+        name,
+        first_user_message: first_user,
+        entry_count: entries,
+        modified: sessiontree_core::time::format_iso(i64::try_from(modified_ms).unwrap_or(0)),
+        modified_ms,
+        live_writer: live,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folder_names_follow_each_agent() {
+        let home = Path::new("/home/me");
+        let tmp = Path::new("/tmp");
+        assert_eq!(
+            pi_dir_name(Path::new("/home/me/project")),
+            "--home-me-project--"
+        );
+        assert_eq!(
+            omp_dir_name(Path::new("/home/me/project"), Some(home), tmp),
+            "-project"
+        );
+        assert_eq!(
+            omp_dir_name(Path::new("/home/me/a/b"), Some(home), tmp),
+            "-a-b"
+        );
+        assert_eq!(omp_dir_name(home, Some(home), tmp), "-");
+        assert_eq!(
+            omp_dir_name(Path::new("/tmp/x/y"), Some(home), tmp),
+            "-tmp-x-y"
+        );
+        assert_eq!(
+            omp_dir_name(Path::new("/srv/p"), Some(home), tmp),
+            "--srv-p--"
+        );
+    }
+}

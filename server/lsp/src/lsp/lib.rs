@@ -1,0 +1,73 @@
+//! `sessiontree lsp`: the language server. The custom `sessionTree/*` protocol (defined in
+//! `sessiontree-protocol`) for rich clients, and standard LSP (outline, hover, lenses, actions,
+//! diagnostics, go-to-parent, workspace symbols) for any editor that opens a session `.jsonl`.
+//!
+//! Layout: `backend` (the `LanguageServer` impl), `custom` (the `sessionTree/*` requests),
+//! `actor` (one task per open session, its only writer), `registry` (open sessions), `watcher`
+//! (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
+//! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors).
+//! Nothing here writes to stdout except the protocol itself.
+
+mod actor;
+mod backend;
+mod custom;
+mod discovery;
+mod errors;
+mod flows;
+mod plain;
+mod registry;
+mod render;
+mod rows;
+mod shared;
+mod symbols;
+mod to_proto;
+mod watcher;
+
+pub use backend::Backend;
+pub use discovery::{omp_dir_name, pi_dir_name};
+pub(crate) use shared::Shared;
+
+use tower_lsp_server::{ClientSocket, LspService, Server};
+
+/// The service with every custom method registered (for stdio, tests, or any transport).
+pub fn service() -> (LspService<Backend>, ClientSocket) {
+    custom::register(LspService::build(Backend::new)).finish()
+}
+
+/// Serves LSP on any byte streams until the client sends `exit`.
+pub async fn serve<I, O>(input: I, output: O)
+where
+    I: tokio::io::AsyncRead + Unpin,
+    O: tokio::io::AsyncWrite,
+{
+    let (service, socket) = service();
+    Server::new(input, output, socket).serve(service).await;
+}
+
+/// Logs to stderr (never stdout, which carries the protocol); `SESSIONTREE_LOG` or `RUST_LOG`
+/// set the filter (default `info`).
+pub fn init_logging() {
+    let filter = std::env::var("SESSIONTREE_LOG")
+        .ok()
+        .or_else(|| std::env::var("RUST_LOG").ok())
+        .unwrap_or_else(|| "info".to_owned());
+    let _ = tracing_subscriber::fmt()
+        .with_writer(std::io::stderr)
+        .with_ansi(false)
+        .with_env_filter(tracing_subscriber::EnvFilter::new(filter))
+        .try_init();
+}
+
+/// Runs the server over stdin/stdout on a fresh tokio runtime. Returns when the client exits.
+pub fn run_stdio() -> std::io::Result<()> {
+    init_logging();
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        serve(tokio::io::stdin(), tokio::io::stdout()).await;
+    });
+    // Actors and blocking reads may still be parked; do not wait for them after `exit`.
+    runtime.shutdown_timeout(std::time::Duration::from_millis(200));
+    Ok(())
+}

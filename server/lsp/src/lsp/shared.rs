@@ -1,0 +1,112 @@
+//! State every part of the server shares: the editor connection, what the client declared, which
+//! session files are open as text documents. Sending to the editor goes through here so that the
+//! protocol marker types are bridged to `tower-lsp-server` in one place.
+
+use dashmap::DashSet;
+use sessiontree_protocol as proto;
+use std::marker::PhantomData;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+use tower_lsp_server::ls_types as lsp;
+use tower_lsp_server::Client;
+
+/// Bridges a protocol marker type to `tower-lsp-server`'s request and notification traits.
+pub struct Lsp<M>(PhantomData<M>);
+
+impl<M: proto::Request> lsp::request::Request for Lsp<M> {
+    type Params = M::Params;
+    type Result = M::Result;
+    const METHOD: &'static str = M::METHOD;
+}
+
+impl<M: proto::Notification> lsp::notification::Notification for Lsp<M> {
+    type Params = M::Params;
+    const METHOD: &'static str = M::METHOD;
+}
+
+/// How long a hook may take before the server goes on as if the client had not answered.
+const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
+
+/// Shared server state.
+#[derive(Debug)]
+pub struct Shared {
+    client: Client,
+    hooks: AtomicBool,
+    open_documents: DashSet<PathBuf>,
+}
+
+impl Shared {
+    /// State for a new connection.
+    pub fn new(client: Client) -> Self {
+        Shared {
+            client,
+            hooks: AtomicBool::new(false),
+            open_documents: DashSet::new(),
+        }
+    }
+
+    /// The editor connection.
+    pub fn client(&self) -> &Client {
+        &self.client
+    }
+
+    /// Records whether the client answers hooks (from `initialize`).
+    pub fn set_hooks(&self, on: bool) {
+        self.hooks.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the client declared `experimental.sessionTree.hooks`.
+    pub fn hooks_enabled(&self) -> bool {
+        self.hooks.load(Ordering::Relaxed)
+    }
+
+    /// Marks a session file as open (or closed) as a text document.
+    pub fn set_document_open(&self, path: &Path, open: bool) {
+        if open {
+            self.open_documents.insert(path.to_path_buf());
+        } else {
+            self.open_documents.remove(path);
+        }
+    }
+
+    /// Whether the file is open as a text document.
+    pub fn is_document_open(&self, path: &Path) -> bool {
+        self.open_documents.contains(path)
+    }
+
+    /// Sends a protocol notification.
+    pub async fn notify<N: proto::Notification>(&self, params: N::Params) {
+        self.client.send_notification::<Lsp<N>>(params).await;
+    }
+
+    /// Sends a protocol request to the client; `None` when it failed or took too long.
+    pub async fn ask<R: proto::Request>(&self, params: R::Params) -> Option<R::Result> {
+        match tokio::time::timeout(HOOK_TIMEOUT, self.client.send_request::<Lsp<R>>(params)).await {
+            Ok(Ok(answer)) => Some(answer),
+            Ok(Err(err)) => {
+                tracing::warn!("{} failed: {err}", R::METHOD);
+                None
+            }
+            Err(_) => {
+                tracing::warn!("{} got no answer in {HOOK_TIMEOUT:?}", R::METHOD);
+                None
+            }
+        }
+    }
+
+    /// Publishes diagnostics for a session file.
+    pub async fn publish_diagnostics(
+        &self,
+        path: &Path,
+        diagnostics: Vec<lsp::Diagnostic>,
+        revision: u64,
+    ) {
+        if let Some(uri) = crate::to_proto::lsp_uri(path) {
+            let version = i32::try_from(revision).ok();
+            self.client
+                .publish_diagnostics(uri, diagnostics, version)
+                .await;
+        }
+    }
+}

@@ -1,0 +1,138 @@
+//! `workspace/symbol`: fuzzy search (nucleo-matcher, ranked) over every entry of the workspace's
+//! sessions. Each file's entries are summarized once and cached until the file changes.
+
+use crate::render;
+use crate::to_proto;
+use dashmap::DashMap;
+use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+use sessiontree_core::{OpenOptions, Session};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::SystemTime;
+use tower_lsp_server::ls_types as lsp;
+
+/// One searchable entry.
+#[derive(Debug, Clone)]
+pub struct Item {
+    /// The entry's preview (what is matched and shown).
+    pub name: String,
+    /// The entry id.
+    pub id: String,
+    /// 1-based line.
+    pub line: usize,
+    /// Width of the line in UTF-16 units.
+    pub width: u32,
+}
+
+/// The entries of one file, with the file state they were read at.
+#[derive(Debug)]
+struct Indexed {
+    stamp: (Option<SystemTime>, u64),
+    container: String,
+    items: Arc<Vec<Item>>,
+}
+
+/// Per-file cache of searchable entries.
+#[derive(Debug, Default)]
+pub struct SymbolIndex {
+    files: DashMap<PathBuf, Indexed>,
+}
+
+fn stamp(path: &Path) -> Option<(Option<SystemTime>, u64)> {
+    let meta = std::fs::metadata(path).ok()?;
+    Some((meta.modified().ok(), meta.len()))
+}
+
+impl SymbolIndex {
+    fn items(&self, path: &Path) -> Option<(String, Arc<Vec<Item>>)> {
+        let now = stamp(path)?;
+        if let Some(hit) = self.files.get(path) {
+            if hit.stamp == now {
+                return Some((hit.container.clone(), Arc::clone(&hit.items)));
+            }
+        }
+        let session = Session::open(path, OpenOptions::default()).ok()?;
+        let items: Vec<Item> = session
+            .entries()
+            .iter()
+            .filter(|e| e.line > 0)
+            .filter_map(|e| {
+                Some(Item {
+                    name: render::preview(e),
+                    id: e.id()?.to_owned(),
+                    line: e.line,
+                    width: to_proto::u32_of(e.raw.encode_utf16().count()),
+                })
+            })
+            .collect();
+        let container = session
+            .session_name()
+            .map(str::to_owned)
+            .unwrap_or_else(|| {
+                path.file_name()
+                    .map(|f| f.to_string_lossy().into_owned())
+                    .unwrap_or_default()
+            });
+        let items = Arc::new(items);
+        self.files.insert(
+            path.to_path_buf(),
+            Indexed {
+                stamp: now,
+                container: container.clone(),
+                items: Arc::clone(&items),
+            },
+        );
+        Some((container, items))
+    }
+
+    /// The best matches for `query` over the files, best first, at most `limit`.
+    #[allow(deprecated)] // `SymbolInformation::deprecated` must still be filled in.
+    pub fn search(
+        &self,
+        files: &[PathBuf],
+        query: &str,
+        limit: usize,
+    ) -> Vec<lsp::SymbolInformation> {
+        let mut matcher = Matcher::new(Config::DEFAULT);
+        let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
+        let mut buf = Vec::new();
+        let mut scored: Vec<(u32, lsp::SymbolInformation)> = Vec::new();
+        for path in files {
+            let Some((container, items)) = self.items(path) else {
+                continue;
+            };
+            let Some(uri) = to_proto::lsp_uri(path) else {
+                continue;
+            };
+            for item in items.iter() {
+                let score = if query.is_empty() {
+                    Some(0)
+                } else {
+                    pattern.score(Utf32Str::new(&item.name, &mut buf), &mut matcher)
+                };
+                let Some(score) = score else { continue };
+                let l = to_proto::u32_of(item.line - 1);
+                scored.push((
+                    score,
+                    lsp::SymbolInformation {
+                        name: item.name.clone(),
+                        kind: lsp::SymbolKind::EVENT,
+                        tags: None,
+                        deprecated: None,
+                        location: lsp::Location::new(
+                            uri.clone(),
+                            lsp::Range::new(
+                                lsp::Position::new(l, 0),
+                                lsp::Position::new(l, item.width),
+                            ),
+                        ),
+                        container_name: Some(format!("{container} · {}", item.id)),
+                    },
+                ));
+            }
+        }
+        scored.sort_by_key(|b| std::cmp::Reverse(b.0));
+        scored.into_iter().take(limit).map(|(_, s)| s).collect()
+    }
+}

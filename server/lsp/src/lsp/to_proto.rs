@@ -1,0 +1,116 @@
+//! The one place engine values become protocol and LSP values: dialects, diagnostics, tree nodes,
+//! URIs. Everything the engine returns crosses into the wire format here.
+
+use crate::errors::{ApiError, ApiResult};
+use sessiontree_core::diagnostics::{Diagnostic, Severity};
+use sessiontree_core::{Entry, Session};
+use sessiontree_protocol as proto;
+use std::path::{Path, PathBuf};
+use tower_lsp_server::ls_types::{self as lsp, Uri};
+
+/// Engine dialect → protocol dialect.
+pub fn dialect(d: sessiontree_core::Dialect) -> proto::Dialect {
+    match d {
+        sessiontree_core::Dialect::Omp => proto::Dialect::Omp,
+        sessiontree_core::Dialect::Pi => proto::Dialect::Pi,
+    }
+}
+
+/// A `file://` URI string → a path.
+pub fn path_of(uri: &str) -> ApiResult<PathBuf> {
+    let parsed: Uri = uri
+        .parse()
+        .map_err(|_| ApiError::invalid_params(format!("`{uri}` is not a URI")))?;
+    parsed
+        .to_file_path()
+        .map(|p| p.into_owned())
+        .ok_or_else(|| ApiError::invalid_params(format!("`{uri}` is not a file:// URI")))
+}
+
+/// A path → its `file://` URI string (lossy for paths no URI can hold).
+pub fn uri_of(path: &Path) -> String {
+    Uri::from_file_path(path)
+        .map(|u| u.as_str().to_owned())
+        .unwrap_or_else(|| format!("file://{}", path.display()))
+}
+
+/// A path → an LSP URI.
+pub fn lsp_uri(path: &Path) -> Option<Uri> {
+    Uri::from_file_path(path)
+}
+
+fn severity_str(s: Severity) -> &'static str {
+    match s {
+        Severity::Error => "error",
+        Severity::Warning => "warning",
+        Severity::Information => "information",
+    }
+}
+
+/// Engine diagnostic → protocol diagnostic.
+pub fn session_diagnostic(d: &Diagnostic) -> proto::SessionDiagnostic {
+    let kind = serde_json::to_value(d.kind)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default();
+    proto::SessionDiagnostic {
+        kind,
+        line: d.line.and_then(|l| u32::try_from(l).ok()),
+        message: d.message.clone(),
+        severity: severity_str(d.severity).to_owned(),
+    }
+}
+
+/// Engine diagnostic → LSP diagnostic on its line (line 1 when it has none).
+pub fn lsp_diagnostic(d: &Diagnostic, line_len: impl Fn(usize) -> u32) -> lsp::Diagnostic {
+    let line = d.line.unwrap_or(1).max(1);
+    let l = u32::try_from(line - 1).unwrap_or(0);
+    let kind = session_diagnostic(d).kind;
+    lsp::Diagnostic {
+        range: lsp::Range::new(
+            lsp::Position::new(l, 0),
+            lsp::Position::new(l, line_len(line)),
+        ),
+        severity: Some(match d.severity {
+            Severity::Error => lsp::DiagnosticSeverity::ERROR,
+            Severity::Warning => lsp::DiagnosticSeverity::WARNING,
+            Severity::Information => lsp::DiagnosticSeverity::INFORMATION,
+        }),
+        code: Some(lsp::NumberOrString::String(kind)),
+        source: Some("sessiontree".to_owned()),
+        message: d.message.clone(),
+        ..Default::default()
+    }
+}
+
+/// The open answer for a session.
+pub fn open_result(uri: &str, session: &Session, revision: u64) -> proto::OpenResult {
+    proto::OpenResult {
+        uri: uri.to_owned(),
+        session_id: session.session_id().to_owned(),
+        dialect: dialect(session.dialect()),
+        name: session.session_name().map(str::to_owned),
+        cwd: session.cwd().to_owned(),
+        leaf: session.leaf_id().map(str::to_owned),
+        revision,
+        entry_count: u32::try_from(session.entries().len()).unwrap_or(u32::MAX),
+        diagnostics: session
+            .diagnostics()
+            .iter()
+            .map(session_diagnostic)
+            .collect(),
+    }
+}
+
+/// The ids of entries at the given indices (id-less ones skipped).
+pub fn ids_of(session: &Session, indices: impl IntoIterator<Item = usize>) -> Vec<String> {
+    indices
+        .into_iter()
+        .filter_map(|i| session.entry_at(i).and_then(Entry::id).map(str::to_owned))
+        .collect()
+}
+
+/// Saturating `usize` → `u32`.
+pub fn u32_of(n: usize) -> u32 {
+    u32::try_from(n).unwrap_or(u32::MAX)
+}
