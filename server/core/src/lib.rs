@@ -21,6 +21,7 @@ pub mod synth;
 pub mod time;
 pub mod title_slot;
 pub mod tree;
+pub mod view;
 
 pub use dialect::Dialect;
 pub use entry::{Entry, Parent};

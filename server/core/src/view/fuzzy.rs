@@ -1,0 +1,432 @@
+//! omp's word-aware fuzzy matcher (`pi-tui src/fuzzy.ts`), rule for rule: text and query are
+//! normalized (camelCase split, lower-cased, runs of non-letters/digits → one space); a token
+//! matches when it starts a word in the space-less text, equals / prefixes / nearly-prefixes /
+//! is contained in a word, is a tight subsequence of a word, is the initials of nearby words, or
+//! does any of that after swapping one adjacent letter–digit pair. Lower score = better.
+//! Positions are counted in characters (omp counts UTF-16 units; only tie-break scores differ).
+
+/// Result of matching one query against one text.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct FuzzyMatch {
+    /// Whether every token matched.
+    pub matches: bool,
+    /// Lower is better.
+    pub score: f64,
+}
+
+const NO: FuzzyMatch = FuzzyMatch {
+    matches: false,
+    score: 0.0,
+};
+const ALPHANUMERIC_SWAP_PENALTY: f64 = 5.0;
+const COMPACT_PHRASE_BONUS: f64 = 1200.0;
+const PHRASE_BONUS: f64 = 1000.0;
+const MIN_SHADOW_RESCAN_LENGTH: usize = 3;
+
+fn is_mark(c: char) -> bool {
+    matches!(c as u32,
+        0x0300..=0x036f | 0x0483..=0x0489 | 0x0591..=0x05bd | 0x05bf | 0x05c1..=0x05c2 | 0x05c4..=0x05c5
+        | 0x0610..=0x061a | 0x064b..=0x065f | 0x0670 | 0x06d6..=0x06dc | 0x0900..=0x0903 | 0x093a..=0x094f
+        | 0x0e31 | 0x0e34..=0x0e3a | 0x0e47..=0x0e4e | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x20d0..=0x20ff
+        | 0x302a..=0x302f | 0x3099..=0x309a | 0xfe00..=0xfe0f | 0xfe20..=0xfe2f)
+}
+
+/// `normalizeForSearch`.
+pub fn normalize(value: &str) -> String {
+    let chars: Vec<char> = value.chars().collect();
+    // /([A-Z]+)([A-Z][a-z])/g → "$1 $2"
+    let mut step1: Vec<char> = Vec::with_capacity(chars.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0
+            && c.is_ascii_uppercase()
+            && chars[i - 1].is_ascii_uppercase()
+            && chars.get(i + 1).is_some_and(char::is_ascii_lowercase)
+        {
+            step1.push(' ');
+        }
+        step1.push(c);
+    }
+    // /([a-z0-9])([A-Z])/g → "$1 $2"
+    let mut step2 = String::with_capacity(step1.len() + 4);
+    for (i, &c) in step1.iter().enumerate() {
+        if i > 0
+            && c.is_ascii_uppercase()
+            && (step1[i - 1].is_ascii_lowercase() || step1[i - 1].is_ascii_digit())
+        {
+            step2.push(' ');
+        }
+        step2.push(c);
+    }
+    let lower = step2.to_lowercase();
+    let mut out = String::with_capacity(lower.len());
+    let mut gap = false;
+    for c in lower.chars() {
+        if c.is_alphanumeric() || is_mark(c) {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c);
+        } else {
+            gap = true;
+        }
+    }
+    out
+}
+
+struct Word {
+    text: Vec<char>,
+    index: usize,
+    ordinal: usize,
+}
+
+/// A text prepared for repeated matching (`FuzzyText`).
+pub struct SearchIndex {
+    normalized: Vec<char>,
+    compact: Vec<char>,
+    compact_word_starts: std::collections::HashSet<usize>,
+    words: Vec<Word>,
+}
+
+impl SearchIndex {
+    /// Builds the index of a text.
+    pub fn new(text: &str) -> SearchIndex {
+        let normalized: Vec<char> = normalize(text).chars().collect();
+        let mut words = Vec::new();
+        let mut compact_word_starts = std::collections::HashSet::new();
+        let mut compact = Vec::with_capacity(normalized.len());
+        if !normalized.is_empty() {
+            let (mut index, mut ordinal) = (0, 0);
+            for word in normalized.split(|&c| c == ' ') {
+                compact_word_starts.insert(compact.len());
+                compact.extend_from_slice(word);
+                words.push(Word {
+                    text: word.to_vec(),
+                    index,
+                    ordinal,
+                });
+                index += word.len() + 1;
+                ordinal += 1;
+            }
+        }
+        SearchIndex {
+            normalized,
+            compact,
+            compact_word_starts,
+            words,
+        }
+    }
+
+    /// Matches a query (space-separated tokens; all must match).
+    pub fn matches(&self, query: &str) -> FuzzyMatch {
+        let q = normalize(query);
+        if q.is_empty() {
+            return FuzzyMatch {
+                matches: true,
+                score: 0.0,
+            };
+        }
+        self.match_prepared(&q)
+    }
+
+    fn match_prepared(&self, normalized_query: &str) -> FuzzyMatch {
+        if self.words.is_empty() {
+            return NO;
+        }
+        let q: Vec<char> = normalized_query.chars().collect();
+        let compact_q: Vec<char> = q.iter().copied().filter(|&c| c != ' ').collect();
+        let mut total = 0.0;
+        if let Some(at) = find_word_boundary_phrase(&self.normalized, &q) {
+            total -= PHRASE_BONUS;
+            total += at as f64 * 0.01;
+        }
+        if let Some(at) = self.find_compact_word_start(&compact_q) {
+            total -= COMPACT_PHRASE_BONUS;
+            total += at as f64 * 0.01;
+        }
+        for token in q.split(|&c| c == ' ') {
+            let m = self.score_token(token);
+            if !m.matches {
+                return NO;
+            }
+            total += m.score;
+        }
+        FuzzyMatch {
+            matches: true,
+            score: total,
+        }
+    }
+
+    fn find_compact_word_start(&self, needle: &[char]) -> Option<usize> {
+        if needle.is_empty() {
+            return None;
+        }
+        let first = find(&self.compact, needle, 0)?;
+        if self.compact_word_starts.contains(&first) {
+            return Some(first);
+        }
+        if needle.len() < MIN_SHADOW_RESCAN_LENGTH {
+            return None;
+        }
+        let mut at = find(&self.compact, needle, first + 1);
+        while let Some(a) = at {
+            if self.compact_word_starts.contains(&a) {
+                return Some(a);
+            }
+            at = find(&self.compact, needle, a + 1);
+        }
+        None
+    }
+
+    fn score_token(&self, token: &[char]) -> FuzzyMatch {
+        let best = self.score_token_direct(token);
+        if best.matches {
+            return best;
+        }
+        let mut best = best;
+        for variant in swap_variants(token) {
+            let m = self.score_token_direct(&variant);
+            if !m.matches {
+                continue;
+            }
+            let score = m.score + ALPHANUMERIC_SWAP_PENALTY;
+            if !best.matches || score < best.score {
+                best = FuzzyMatch {
+                    matches: true,
+                    score,
+                };
+            }
+        }
+        best
+    }
+
+    fn score_token_direct(&self, token: &[char]) -> FuzzyMatch {
+        if token.is_empty() {
+            return FuzzyMatch {
+                matches: true,
+                score: 0.0,
+            };
+        }
+        let mut best: Option<FuzzyMatch> =
+            self.find_compact_word_start(token).map(|i| FuzzyMatch {
+                matches: true,
+                score: with_position(-140.0, i),
+            });
+        for word in &self.words {
+            if let Some(m) = score_against_word(token, word) {
+                if best.is_none_or(|b| m.score < b.score) {
+                    best = Some(m);
+                }
+            }
+        }
+        if let Some(m) = self.score_acronym(token) {
+            if best.is_none_or(|b| m.score < b.score) {
+                best = Some(m);
+            }
+        }
+        best.unwrap_or(NO)
+    }
+
+    fn score_acronym(&self, token: &[char]) -> Option<FuzzyMatch> {
+        if token.len() < 2 || token.len() > 4 || self.words.is_empty() {
+            return None;
+        }
+        let mut qi = 0;
+        let mut first: Option<(usize, usize)> = None;
+        let mut last = 0;
+        for word in &self.words {
+            if word.text.first() != Some(&token[qi]) {
+                continue;
+            }
+            if first.is_none() {
+                first = Some((word.ordinal, word.index));
+            }
+            last = word.ordinal;
+            qi += 1;
+            if qi == token.len() {
+                break;
+            }
+        }
+        let (first_ordinal, first_index) = first?;
+        if qi < token.len() {
+            return None;
+        }
+        let span = last - first_ordinal + 1;
+        if span > token.len() + 2 {
+            return None;
+        }
+        Some(FuzzyMatch {
+            matches: true,
+            score: with_position(
+                -30.0 + span as f64 * 4.0 - token.len() as f64 * 2.0,
+                first_index,
+            ),
+        })
+    }
+}
+
+fn with_position(score: f64, index: usize) -> f64 {
+    score + index as f64 * 0.01
+}
+
+fn find(hay: &[char], needle: &[char], from: usize) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(from.min(hay.len()));
+    }
+    if needle.len() > hay.len() {
+        return None;
+    }
+    (from..=hay.len() - needle.len()).find(|&i| hay[i..i + needle.len()] == *needle)
+}
+
+fn is_boundary_phrase(normalized: &[char], index: usize, len: usize) -> bool {
+    let before = index == 0 || normalized[index - 1] == ' ';
+    let after = index + len == normalized.len() || normalized.get(index + len) == Some(&' ');
+    before && after
+}
+
+fn find_word_boundary_phrase(normalized: &[char], phrase: &[char]) -> Option<usize> {
+    if phrase.is_empty() {
+        return None;
+    }
+    let first = find(normalized, phrase, 0)?;
+    if is_boundary_phrase(normalized, first, phrase.len()) {
+        return Some(first);
+    }
+    if first == 0 || normalized[first - 1] == ' ' || phrase.len() < MIN_SHADOW_RESCAN_LENGTH {
+        return None;
+    }
+    let mut at = find(normalized, phrase, first + 1);
+    while let Some(a) = at {
+        if is_boundary_phrase(normalized, a, phrase.len()) {
+            return Some(a);
+        }
+        at = find(normalized, phrase, a + 1);
+    }
+    None
+}
+
+fn score_characters(query: &[char], text: &[char]) -> Option<(f64, usize)> {
+    if query.is_empty() {
+        return Some((0.0, 0));
+    }
+    if query.len() > text.len() {
+        return None;
+    }
+    let (mut qi, mut score) = (0, 0.0);
+    let (mut first, mut last): (Option<usize>, Option<usize>) = (None, None);
+    let mut consecutive = 0.0;
+    for (i, &c) in text.iter().enumerate() {
+        if qi >= query.len() {
+            break;
+        }
+        if c == query[qi] {
+            if first.is_none() {
+                first = Some(i);
+            }
+            if last.is_some() && last == i.checked_sub(1) {
+                consecutive += 1.0;
+                score -= consecutive * 5.0;
+            } else {
+                consecutive = 0.0;
+                if let Some(l) = last {
+                    score += (i - l - 1) as f64 * 2.0;
+                }
+            }
+            score += i as f64 * 0.1;
+            last = Some(i);
+            qi += 1;
+        }
+    }
+    if qi < query.len() {
+        return None;
+    }
+    let span = match (first, last) {
+        (Some(f), Some(l)) => l - f + 1,
+        _ => 0,
+    };
+    Some((score, span))
+}
+
+fn score_against_word(token: &[char], word: &Word) -> Option<FuzzyMatch> {
+    let w = &word.text;
+    let hit = |score: f64| {
+        Some(FuzzyMatch {
+            matches: true,
+            score: with_position(score, word.index),
+        })
+    };
+    if w.as_slice() == token {
+        return hit(-200.0);
+    }
+    if w.starts_with(token) {
+        return hit(-170.0 + (w.len() - token.len()) as f64 * 0.5);
+    }
+    if token.starts_with(w) && token.len() - w.len() <= 2 {
+        return hit(-150.0 + (token.len() - w.len()) as f64);
+    }
+    if let Some(i) = find(w, token, 0) {
+        return hit(-20.0 + i as f64);
+    }
+    let (score, span) = score_characters(token, w)?;
+    let max_span = (token.len() + 2).max((token.len() as f64 * 1.8).ceil() as usize);
+    if span > max_span {
+        return None;
+    }
+    hit(-40.0 + score)
+}
+
+fn swap_variants(token: &[char]) -> Vec<Vec<char>> {
+    let mut out: Vec<Vec<char>> = Vec::new();
+    for i in 0..token.len().saturating_sub(1) {
+        let (a, b) = (token[i], token[i + 1]);
+        let swap = (a.is_ascii_lowercase() && b.is_ascii_digit())
+            || (a.is_ascii_digit() && b.is_ascii_lowercase());
+        if !swap {
+            continue;
+        }
+        let mut v = token.to_vec();
+        v.swap(i, i + 1);
+        if !out.contains(&v) {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// `fuzzyMatch(query, text)`.
+pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
+    let q = normalize(query);
+    if q.is_empty() {
+        return FuzzyMatch {
+            matches: true,
+            score: 0.0,
+        };
+    }
+    SearchIndex::new(text).match_prepared(&q)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn normalizes_like_omp() {
+        assert_eq!(normalize("HTMLParser fooBar"), "html parser foo bar");
+        assert_eq!(normalize("  a--b__c  "), "a b c");
+        assert_eq!(normalize("file2Name"), "file2 name");
+    }
+
+    #[test]
+    fn word_rules() {
+        assert!(fuzzy_match("numb", "question number 3").matches);
+        assert!(fuzzy_match("3", "question number 3").matches);
+        assert!(fuzzy_match("3", "question number 13").matches);
+        assert!(fuzzy_match("qn", "question number").matches); // initials
+        assert!(fuzzy_match("numbr", "number").matches); // tight subsequence
+        assert!(fuzzy_match("!!!", "anything").matches);
+        assert!(!fuzzy_match("a", "...").matches);
+        assert!(fuzzy_match("a1", "1a").matches); // swapped letter/digit
+        assert!(!fuzzy_match("zzz", "question").matches);
+    }
+}

@@ -1,0 +1,197 @@
+//! The small pieces of JavaScript string semantics the agents' tree selectors lean on: UTF-16
+//! lengths and slices, truthiness, `String(x)` and template-literal conversion of JSON values,
+//! `trim`, and terminal cell widths with each agent's truncation (`...` for pi, `…` for omp).
+
+use serde_json::Value;
+
+/// `s.length` in UTF-16 code units.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// `s.slice(0, n)` in UTF-16 code units (a surrogate pair that would be split is dropped whole).
+pub fn slice_utf16(s: &str, n: usize) -> &str {
+    let mut units = 0;
+    for (i, c) in s.char_indices() {
+        units += c.len_utf16();
+        if units > n {
+            return &s[..i];
+        }
+    }
+    s
+}
+
+/// JavaScript truthiness of a JSON value (absent = `undefined` = falsy).
+pub fn truthy(value: Option<&Value>) -> bool {
+    match value {
+        None | Some(Value::Null) => false,
+        Some(Value::Bool(b)) => *b,
+        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
+        Some(Value::String(s)) => !s.is_empty(),
+        Some(Value::Array(_) | Value::Object(_)) => true,
+    }
+}
+
+/// `String(x)` / `${x}` of a JSON value (`undefined` for absent).
+pub fn to_js_string(value: Option<&Value>) -> String {
+    match value {
+        None => "undefined".to_owned(),
+        Some(Value::Null) => "null".to_owned(),
+        Some(Value::Bool(b)) => b.to_string(),
+        Some(Value::Number(n)) => n
+            .as_f64()
+            .map_or_else(|| n.to_string(), crate::json::js_number),
+        Some(Value::String(s)) => s.clone(),
+        Some(Value::Array(items)) => items
+            .iter()
+            .map(|v| match v {
+                Value::Null => String::new(),
+                other => to_js_string(Some(other)),
+            })
+            .collect::<Vec<_>>()
+            .join(","),
+        Some(Value::Object(_)) => "[object Object]".to_owned(),
+    }
+}
+
+/// `a || b` over JSON values: the first truthy one, else the last.
+pub fn or<'a>(values: &[Option<&'a Value>]) -> Option<&'a Value> {
+    for v in values {
+        if truthy(*v) {
+            return *v;
+        }
+    }
+    values.last().copied().flatten()
+}
+
+/// `String.prototype.trim`.
+pub fn trim(s: &str) -> &str {
+    crate::naming::js_trim(s)
+}
+
+/// The agents' `normalize`: `\n` and `\t` become spaces, then trim.
+pub fn normalize(s: &str) -> String {
+    let replaced: String = s
+        .chars()
+        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+        .collect();
+    trim(&replaced).to_owned()
+}
+
+/// `Math.round(x)` (halves round up).
+pub fn round(x: f64) -> f64 {
+    (x + 0.5).floor()
+}
+
+/// Terminal cells taken by one character (0 for controls and combining marks, 2 for wide ones).
+pub fn char_width(c: char) -> usize {
+    let cp = c as u32;
+    if cp < 0x20 || (0x7f..0xa0).contains(&cp) {
+        return 0;
+    }
+    if is_zero_width(cp) {
+        return 0;
+    }
+    if is_wide(cp) {
+        2
+    } else {
+        1
+    }
+}
+
+fn is_zero_width(cp: u32) -> bool {
+    matches!(cp,
+        0x0300..=0x036f | 0x0483..=0x0489 | 0x0591..=0x05bd | 0x0610..=0x061a | 0x064b..=0x065f
+        | 0x0e31 | 0x0e34..=0x0e3a | 0x1ab0..=0x1aff | 0x1dc0..=0x1dff | 0x200b..=0x200f
+        | 0x20d0..=0x20ff | 0xfe00..=0xfe0f | 0xfe20..=0xfe2f | 0xfeff | 0xe0100..=0xe01ef)
+}
+
+fn is_wide(cp: u32) -> bool {
+    matches!(cp,
+        0x1100..=0x115f | 0x231a..=0x231b | 0x2329..=0x232a | 0x23e9..=0x23ec | 0x23f0 | 0x23f3
+        | 0x25fd..=0x25fe | 0x2614..=0x2615 | 0x2648..=0x2653 | 0x267f | 0x2693 | 0x26a1
+        | 0x26aa..=0x26ab | 0x26bd..=0x26be | 0x26c4..=0x26c5 | 0x26ce | 0x26d4 | 0x26ea
+        | 0x26f2..=0x26f3 | 0x26f5 | 0x26fa | 0x26fd | 0x2705 | 0x270a..=0x270b | 0x2728 | 0x274c
+        | 0x274e | 0x2753..=0x2755 | 0x2757 | 0x2795..=0x2797 | 0x27b0 | 0x27bf | 0x2b1b..=0x2b1c
+        | 0x2b50 | 0x2b55 | 0x2e80..=0x303e | 0x3041..=0x33ff | 0x3400..=0x4dbf | 0x4e00..=0x9fff
+        | 0xa000..=0xa4cf | 0xa960..=0xa97f | 0xac00..=0xd7a3 | 0xf900..=0xfaff | 0xfe10..=0xfe19
+        | 0xfe30..=0xfe6f | 0xff00..=0xff60 | 0xffe0..=0xffe6 | 0x16fe0..=0x16fe4 | 0x17000..=0x18cff
+        | 0x1b000..=0x1b2ff | 0x1f004 | 0x1f0cf | 0x1f18e | 0x1f191..=0x1f19a | 0x1f200..=0x1f251
+        | 0x1f300..=0x1f64f | 0x1f680..=0x1f6ff | 0x1f7e0..=0x1f7eb | 0x1f90c..=0x1f9ff
+        | 0x1fa70..=0x1faff | 0x20000..=0x3fffd)
+}
+
+/// Visible width of a plain (ANSI-free) string.
+pub fn visible_width(s: &str) -> usize {
+    s.chars().map(char_width).sum()
+}
+
+/// `truncateToWidth(text, width, ellipsis)`: the text when it fits, otherwise the longest prefix
+/// that leaves room for the ellipsis, then the ellipsis.
+pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
+    if width == 0 {
+        return String::new();
+    }
+    if visible_width(text) <= width {
+        return text.to_owned();
+    }
+    let ellipsis_width = visible_width(ellipsis);
+    if ellipsis_width >= width {
+        let mut out = String::new();
+        let mut used = 0;
+        for c in ellipsis.chars() {
+            let w = char_width(c);
+            if used + w > width {
+                break;
+            }
+            used += w;
+            out.push(c);
+        }
+        return out;
+    }
+    let target = width - ellipsis_width;
+    let mut out = String::new();
+    let mut used = 0;
+    for c in text.chars() {
+        let w = char_width(c);
+        if used + w > target {
+            break;
+        }
+        used += w;
+        out.push(c);
+    }
+    out.push_str(ellipsis);
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn utf16_slicing_and_lengths() {
+        assert_eq!(utf16_len("a😀"), 3);
+        assert_eq!(slice_utf16("a😀b", 2), "a");
+        assert_eq!(slice_utf16("abc", 5), "abc");
+    }
+
+    #[test]
+    fn js_conversions() {
+        assert_eq!(to_js_string(None), "undefined");
+        assert_eq!(to_js_string(Some(&json!(5))), "5");
+        assert_eq!(to_js_string(Some(&json!([1, null, "a"]))), "1,,a");
+        assert!(!truthy(Some(&json!(""))));
+        assert!(truthy(Some(&json!([]))));
+        assert_eq!(round(2.5), 3.0);
+        assert_eq!(round(-2.5), -2.0);
+    }
+
+    #[test]
+    fn truncation_by_cells() {
+        assert_eq!(truncate_to_width("hello world", 8, "..."), "hello...");
+        assert_eq!(truncate_to_width("hello world", 8, "…"), "hello w…");
+        assert_eq!(truncate_to_width("日本語テキスト", 7, "…"), "日本語…");
+        assert_eq!(truncate_to_width("short", 8, "…"), "short");
+    }
+}

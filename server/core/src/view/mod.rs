@@ -1,0 +1,391 @@
+//! The `/tree` view: what each agent's tree selector shows for a session and a view state (filter,
+//! search, selection, size), as structured rows for rich clients and as the exact text lines of the
+//! agent's `/tree`; plus the navigation and /branch decisions taken when a row is picked.
+//!
+//! `flatten` orders the tree, `visibility` filters it, `text` builds each row's text, `search`
+//! and `fuzzy` match queries, `window` sizes and moves the window, `render` draws the lines,
+//! `navigate` and `branch_pick` decide what picking a row does.
+
+pub mod branch_pick;
+mod flatten;
+pub mod fuzzy;
+pub mod js;
+pub mod navigate;
+mod render;
+pub mod search;
+pub mod text;
+mod visibility;
+pub mod window;
+
+pub use visibility::FilterMode;
+pub use window::{Move, Window};
+
+use crate::dialect::Dialect;
+use crate::session::Session;
+use flatten::Model;
+use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+use std::path::Path;
+
+/// What the selector is showing: filter, search query, selected entry, size.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ViewState {
+    /// The filter mode.
+    pub filter: FilterMode,
+    /// The search query as typed.
+    pub search: String,
+    /// The selected entry id (`None`: the leaf, as the selector opens).
+    pub selected: Option<String>,
+    /// Terminal width in cells.
+    pub width: usize,
+    /// Terminal height in rows.
+    pub height: usize,
+}
+
+impl Default for ViewState {
+    fn default() -> Self {
+        ViewState {
+            filter: FilterMode::Default,
+            search: String::new(),
+            selected: None,
+            width: 120,
+            height: 40,
+        }
+    }
+}
+
+/// One gutter column of a row (three terminal cells wide).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum GutterCell {
+    /// Nothing.
+    Space,
+    /// `│`: an ancestor's siblings continue below.
+    Line,
+    /// `├─`: this row's connector, more siblings follow.
+    Branch,
+    /// `└─`: this row's connector, the last sibling.
+    Last,
+    /// `…`: omp compressed older levels.
+    Ellipsis,
+}
+
+/// One visible row.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Row {
+    /// Entry id (`None` for id-less lines).
+    pub id: Option<String>,
+    /// Index of the entry in the session.
+    pub entry_index: usize,
+    /// Entry `type`.
+    pub kind: String,
+    /// `message.role` for messages.
+    pub role: Option<String>,
+    /// Indentation level as the agent draws it.
+    pub depth: usize,
+    /// Row index of the nearest visible ancestor.
+    pub parent_row: Option<usize>,
+    /// This row's connector, when its parent branches.
+    pub connector: Option<GutterCell>,
+    /// pi: the connector shows `⊟` (a foldable branch start).
+    pub foldable: bool,
+    /// The gutter as drawn (one cell per level); filled for rows inside the window.
+    pub gutter: Vec<GutterCell>,
+    /// The gutter prefix text as drawn; filled for rows inside the window.
+    pub prefix: Option<String>,
+    /// On the path from the root to the leaf (drawn with `• `).
+    pub on_active_path: bool,
+    /// The session's leaf.
+    pub is_leaf: bool,
+    /// The label in effect.
+    pub label: Option<String>,
+    /// The row text after the label.
+    pub text: String,
+    /// Character ranges of `text` hit by the search.
+    pub matched: Vec<(usize, usize)>,
+    /// Has visible children.
+    pub has_children: bool,
+    /// The selected row.
+    pub selected: bool,
+}
+
+/// The computed view.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct RowsView {
+    /// Whose selector this is.
+    pub dialect: Dialect,
+    /// The state it was computed for (with the selection resolved).
+    pub state: ViewState,
+    /// Every visible row, in order.
+    pub rows: Vec<Row>,
+    /// The selected row.
+    pub selected: Option<usize>,
+    /// The rows shown.
+    pub window: Window,
+    /// Rows before filtering (entries in the tree).
+    pub total: usize,
+    lines: Vec<String>,
+}
+
+impl RowsView {
+    /// The lines of the agent's `/tree` list at the state's width and height.
+    pub fn text_lines(&self) -> &[String] {
+        &self.lines
+    }
+
+    /// The selected entry id.
+    pub fn selected_id(&self) -> Option<&str> {
+        self.selected
+            .and_then(|s| self.rows.get(s))
+            .and_then(|r| r.id.as_deref())
+    }
+
+    /// The entry id selected after a move (Up/Down wrap; page moves stop at the ends).
+    pub fn moved(&self, how: Move) -> Option<&str> {
+        window::move_selection(self.selected, self.rows.len(), self.window.max_rows, how)
+            .and_then(|s| self.rows.get(s))
+            .and_then(|r| r.id.as_deref())
+    }
+}
+
+fn cells_of(prefix: &str) -> Vec<GutterCell> {
+    prefix
+        .chars()
+        .step_by(3)
+        .map(|c| match c {
+            '│' => GutterCell::Line,
+            '├' => GutterCell::Branch,
+            '└' => GutterCell::Last,
+            '…' => GutterCell::Ellipsis,
+            _ => GutterCell::Space,
+        })
+        .collect()
+}
+
+/// Computes the view of a session for a state. `home` shortens tool-call paths to `~`.
+pub fn compute_rows(session: &Session, state: &ViewState, home: Option<&Path>) -> RowsView {
+    let model = Model::build(session, home);
+    compute_with(
+        &model,
+        state,
+        state.selected.as_deref().or(session.leaf_id()),
+    )
+}
+
+fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsView {
+    let dialect = model.dialect;
+    let query = search::Query::new(&state.search, dialect);
+    let visible = visibility::visible(model, state.filter, &query);
+    let row_of: HashMap<usize, usize> = visible
+        .iter()
+        .enumerate()
+        .map(|(row, &pos)| (pos, row))
+        .collect();
+    let selected = model.nearest_visible(anchor, &row_of, visible.len());
+    let max_rows = window::window_size(dialect, state.height);
+    let win = window::centered(selected, visible.len(), max_rows);
+
+    let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
+    let parent_rows = match &pi {
+        Some(s) => s.parent_row.clone(),
+        None => flatten::visible_parents(model, &visible, &row_of),
+    };
+    let mut child_rows = vec![0usize; visible.len()];
+    for p in parent_rows.iter().flatten() {
+        child_rows[*p] += 1;
+    }
+    let deepest = visible[win.start..win.end]
+        .iter()
+        .map(|&p| model.nodes[p].depth)
+        .max()
+        .unwrap_or(0);
+
+    let mut rows = Vec::with_capacity(visible.len());
+    for (row, &pos) in visible.iter().enumerate() {
+        let node = &model.nodes[pos];
+        let in_window = row >= win.start && row < win.end;
+        let (depth, connector, foldable) = match &pi {
+            Some(s) => {
+                let r = s.rows[row];
+                let depth = if s.multiple_roots {
+                    r.indent.saturating_sub(1)
+                } else {
+                    r.indent
+                };
+                let connector =
+                    (r.show_connector && !r.is_virtual_root_child).then_some(if r.is_last {
+                        GutterCell::Last
+                    } else {
+                        GutterCell::Branch
+                    });
+                (depth, connector, r.foldable && connector.is_some())
+            }
+            None => {
+                let connector =
+                    (node.parent.is_some() && node.sibling_count > 1).then_some(if node.is_last {
+                        GutterCell::Last
+                    } else {
+                        GutterCell::Branch
+                    });
+                (node.depth, connector, false)
+            }
+        };
+        let prefix = in_window.then(|| match &pi {
+            Some(s) => render::pi_prefix(s, row),
+            None => render::omp_prefix(model, pos, state.width, deepest),
+        });
+        rows.push(Row {
+            id: node.id.clone(),
+            entry_index: node.entry,
+            kind: node.kind.clone(),
+            role: node.role.clone(),
+            depth,
+            parent_row: parent_rows[row],
+            connector,
+            foldable,
+            gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
+            prefix,
+            on_active_path: node.on_active_path,
+            is_leaf: node.is_leaf,
+            label: node.label.clone(),
+            text: node.text.clone(),
+            matched: search::match_ranges(&query, &node.text),
+            has_children: child_rows[row] > 0,
+            selected: Some(row) == selected,
+        });
+    }
+
+    let line_rows: Vec<render::LineRow<'_>> = rows[win.start..win.end]
+        .iter()
+        .map(|r| render::LineRow {
+            selected: r.selected,
+            prefix: r.prefix.as_deref().unwrap_or(""),
+            body: render::row_body(r.on_active_path, r.label.as_deref(), &r.text),
+        })
+        .collect();
+    let lines = match dialect {
+        Dialect::Pi => render::pi_lines(
+            &line_rows,
+            selected,
+            visible.len(),
+            state.filter,
+            state.width,
+        ),
+        Dialect::Omp => render::omp_lines(
+            &line_rows,
+            win,
+            visible.len(),
+            model.nodes.len(),
+            state.filter,
+            &state.search,
+            state.width,
+        ),
+    };
+    drop(line_rows);
+    let mut resolved = state.clone();
+    resolved.selected = selected
+        .and_then(|s| rows.get(s))
+        .and_then(|r| r.id.clone())
+        .or(resolved.selected);
+    RowsView {
+        dialect,
+        state: resolved,
+        rows,
+        selected,
+        window: win,
+        total: model.nodes.len(),
+        lines,
+    }
+}
+
+/// The lines the agent shows after the query is typed one character at a time into a freshly
+/// opened selector (each keystroke keeps the selection on its nearest visible ancestor).
+fn typed_search_lines(
+    model: &Model,
+    session: &Session,
+    filter: FilterMode,
+    query: &str,
+    width: usize,
+    height: usize,
+) -> Vec<String> {
+    let mut state = ViewState {
+        filter,
+        search: String::new(),
+        selected: None,
+        width,
+        height,
+    };
+    let mut anchor: Option<String> = session.leaf_id().map(str::to_owned);
+    let first = compute_with(model, &state, anchor.as_deref());
+    if let Some(id) = first.selected_id() {
+        anchor = Some(id.to_owned());
+    }
+    let mut view = first;
+    for (i, c) in query.char_indices() {
+        state.search = query[..i + c.len_utf8()].to_owned();
+        view = compute_with(model, &state, anchor.as_deref());
+        if let Some(id) = view.selected_id() {
+            anchor = Some(id.to_owned());
+        }
+    }
+    view.lines
+}
+
+/// The fixtures' `treeRender` object: `{width, terminalHeight, filters: {mode: [lines]},
+/// searches: {query: [lines]}}` — every filter mode with no search, and each query typed into the
+/// default mode.
+pub fn tree_render_fixture(
+    session: &Session,
+    searches: &[String],
+    width: usize,
+    height: usize,
+    home: Option<&Path>,
+) -> serde_json::Value {
+    let model = Model::build(session, home);
+    let mut filters = serde_json::Map::new();
+    for mode in FilterMode::ALL {
+        let state = ViewState {
+            filter: mode,
+            search: String::new(),
+            selected: None,
+            width,
+            height,
+        };
+        let view = compute_with(&model, &state, session.leaf_id());
+        filters.insert(
+            mode.as_str().to_owned(),
+            serde_json::Value::from(view.lines),
+        );
+    }
+    let mut by_query = serde_json::Map::new();
+    for q in searches {
+        let lines = typed_search_lines(&model, session, FilterMode::Default, q, width, height);
+        by_query.insert(q.clone(), serde_json::Value::from(lines));
+    }
+    serde_json::json!({
+        "width": width,
+        "terminalHeight": height,
+        "filters": filters,
+        "searches": by_query,
+    })
+}
+
+/// What `inspect --json` adds as `treeRender`: [`tree_render_fixture`] at the given size (the
+/// fixtures use 120×40) with `$HOME` taken from the environment.
+pub fn tree_render_for_inspect(
+    session: &Session,
+    searches: &[String],
+    width: Option<usize>,
+    height: Option<usize>,
+) -> serde_json::Value {
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    tree_render_fixture(
+        session,
+        searches,
+        width.unwrap_or(120),
+        height.unwrap_or(40),
+        home.as_deref(),
+    )
+}

@@ -1,0 +1,237 @@
+//! The text lines of each agent's `/tree` list, ANSI removed: cursor, gutter prefix (pi's fold
+//! markers, omp's `…` compression of deep gutters), active-path bullet, `[label] `, row text,
+//! truncation to the width, and the footer (pi `(n/m)` + filter tag; omp the filter tag, its
+//! scrollbar column and its empty-state lines).
+
+use super::flatten::{Model, PiStructure};
+use super::js;
+use super::window::{thumb_range, Window};
+use super::FilterMode;
+
+/// pi's gutter prefix for a visible row.
+pub(crate) fn pi_prefix(structure: &PiStructure, row: usize) -> String {
+    let r = structure.rows[row];
+    let display_indent = if structure.multiple_roots {
+        r.indent.saturating_sub(1)
+    } else {
+        r.indent
+    };
+    let connector = r.show_connector && !r.is_virtual_root_child;
+    let connector_level = if connector {
+        display_indent.checked_sub(1)
+    } else {
+        None
+    };
+    let mut out = String::with_capacity(display_indent * 3);
+    for level in 0..display_indent {
+        if let Some(show) = structure.gutter_at(row, level) {
+            out.push(if show { '│' } else { ' ' });
+            out.push_str("  ");
+        } else if connector_level == Some(level) {
+            out.push(if r.is_last { '└' } else { '├' });
+            out.push(if r.foldable { '⊟' } else { '─' });
+            out.push(' ');
+        } else {
+            out.push_str("   ");
+        }
+    }
+    out
+}
+
+/// omp's gutter prefix for a node, given the deepest depth in the window.
+pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize) -> String {
+    let node = &model.nodes[pos];
+    let reserve = 24usize.max(width / 2);
+    let max_levels = (width.saturating_sub(reserve).saturating_sub(4) / 3).max(1);
+    let window_offset = deepest.saturating_sub(max_levels);
+    let depth = node.depth;
+    let has_connector = node.parent.is_some() && node.sibling_count > 1;
+    let scroll = window_offset.min(depth);
+    let rendered = depth - scroll;
+    let connector_level = if has_connector {
+        rendered.checked_sub(1)
+    } else {
+        None
+    };
+    // The branch ancestors by depth (one per level at most), nearest first.
+    let mut gutters: Vec<(usize, bool)> = Vec::new();
+    let mut cursor = node.branch_up;
+    while let Some(a) = cursor {
+        let an = &model.nodes[a];
+        if an.depth == 0 || an.depth - 1 < scroll {
+            break;
+        }
+        gutters.push((an.depth - 1, an.is_last));
+        cursor = an.branch_up;
+    }
+    let mut cells: Vec<char> = Vec::with_capacity(rendered * 3);
+    for level in 0..rendered {
+        let original = level + scroll;
+        if let Some(&(_, is_last)) = gutters.iter().rev().find(|(d, _)| *d == original) {
+            cells.push(if is_last { ' ' } else { '│' });
+            cells.push(' ');
+            cells.push(' ');
+        } else if connector_level == Some(level) {
+            cells.push(if node.is_last { '└' } else { '├' });
+            cells.push('─');
+            cells.push(' ');
+        } else {
+            cells.extend([' ', ' ', ' ']);
+        }
+    }
+    if scroll > 0 {
+        if let Some(first) = cells.first_mut() {
+            *first = '…';
+        }
+    }
+    cells.into_iter().collect()
+}
+
+/// The part of a row after the gutter: bullet, label, text.
+pub(crate) fn row_body(on_path: bool, label: Option<&str>, text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 16);
+    if on_path {
+        out.push_str("• ");
+    }
+    if let Some(label) = label.filter(|l| !l.is_empty()) {
+        out.push('[');
+        out.push_str(label);
+        out.push_str("] ");
+    }
+    out.push_str(text);
+    out
+}
+
+/// What a list render needs for each window row.
+pub(crate) struct LineRow<'a> {
+    pub selected: bool,
+    pub prefix: &'a str,
+    pub body: String,
+}
+
+/// pi's list lines.
+pub(crate) fn pi_lines(
+    rows: &[LineRow<'_>],
+    selected: Option<usize>,
+    visible: usize,
+    filter: FilterMode,
+    width: usize,
+) -> Vec<String> {
+    let mut lines = Vec::with_capacity(rows.len() + 1);
+    if visible == 0 {
+        lines.push(js::truncate_to_width("  No entries found", width, "..."));
+        lines.push(js::truncate_to_width(
+            &format!("  (0/0){}", filter.tag()),
+            width,
+            "...",
+        ));
+        return lines;
+    }
+    for row in rows {
+        let cursor = if row.selected { "› " } else { "  " };
+        lines.push(js::truncate_to_width(
+            &format!("{cursor}{}{}", row.prefix, row.body),
+            width,
+            "...",
+        ));
+    }
+    let sel = selected.map_or(0, |s| s + 1);
+    lines.push(js::truncate_to_width(
+        &format!("  ({sel}/{visible}){}", filter.tag()),
+        width,
+        "...",
+    ));
+    lines
+}
+
+/// omp's list lines.
+pub(crate) fn omp_lines(
+    rows: &[LineRow<'_>],
+    window: Window,
+    visible: usize,
+    total: usize,
+    filter: FilterMode,
+    search: &str,
+    width: usize,
+) -> Vec<String> {
+    let ell = "\u{2026}";
+    let mut lines = Vec::with_capacity(rows.len() + 1);
+    let tag = filter.tag();
+    if visible == 0 {
+        if total == 0 {
+            lines.push(js::truncate_to_width("No entries found", width, ell));
+            lines.push(js::truncate_to_width(&format!("(0/0){tag}"), width, ell));
+        } else if !search.is_empty() {
+            lines.push(js::truncate_to_width(
+                &format!("No entries match search \"{search}\""),
+                width,
+                ell,
+            ));
+            lines.push(js::truncate_to_width(
+                "Press Backspace to clear the search",
+                width,
+                ell,
+            ));
+            lines.push(js::truncate_to_width(
+                &format!("(0/{total}){tag}"),
+                width,
+                ell,
+            ));
+        } else {
+            let label = if tag.is_empty() {
+                "[default]"
+            } else {
+                tag.trim()
+            };
+            lines.push(js::truncate_to_width(
+                &format!("{total} entries hidden by the current filter {label}"),
+                width,
+                ell,
+            ));
+            lines.push(js::truncate_to_width(
+                "Press Alt+A to show all, Alt+D for default",
+                width,
+                ell,
+            ));
+            lines.push(js::truncate_to_width(
+                &format!("(0/{total}){tag}"),
+                width,
+                ell,
+            ));
+        }
+        return lines;
+    }
+    let mut body: Vec<String> = rows
+        .iter()
+        .map(|row| {
+            let cursor = if row.selected { "› " } else { "  " };
+            let text = format!("{cursor}{}{}", row.prefix, row.body).replace('\t', "   ");
+            js::truncate_to_width(&text, width, ell)
+        })
+        .collect();
+    if window.max_rows < visible && !body.is_empty() && width > 0 {
+        let height = body.len();
+        let content_width = width - 1;
+        let (thumb_start, thumb_end) = thumb_range(height, visible, window.start);
+        body = body
+            .into_iter()
+            .enumerate()
+            .map(|(i, line)| {
+                let mut cut = js::truncate_to_width(&line, content_width, ell);
+                let pad = content_width.saturating_sub(js::visible_width(&cut));
+                cut.extend(std::iter::repeat_n(' ', pad));
+                cut.push(if i >= thumb_start && i < thumb_end {
+                    '█'
+                } else {
+                    '│'
+                });
+                cut
+            })
+            .collect();
+    }
+    lines.extend(body);
+    if !tag.is_empty() {
+        lines.push(js::truncate_to_width(tag.trim(), width, ell));
+    }
+    lines
+}

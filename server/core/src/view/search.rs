@@ -1,0 +1,224 @@
+//! Tree search: the query is lower-cased and split on whitespace and every token must match the
+//! entry's searchable text — pi by plain substring, omp by its word-aware fuzzy rule
+//! ([`super::fuzzy`]). `nucleo-matcher` supplies the matched character positions that rich clients
+//! highlight, and the ranking of pickers (the /branch user-message list, session and workspace
+//! search).
+
+use super::fuzzy;
+use crate::dialect::Dialect;
+use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
+use nucleo_matcher::{Config, Matcher, Utf32Str};
+
+/// A parsed tree-search query.
+#[derive(Debug, Clone)]
+pub struct Query {
+    dialect: Dialect,
+    tokens: Vec<String>,
+}
+
+fn is_js_space(c: char) -> bool {
+    c.is_whitespace() || c == '\u{feff}'
+}
+
+impl Query {
+    /// `query.toLowerCase().split(/\s+/).filter(Boolean)`.
+    pub fn new(query: &str, dialect: Dialect) -> Query {
+        let lower = query.to_lowercase();
+        let tokens = lower
+            .split(is_js_space)
+            .filter(|t| !t.is_empty())
+            .map(str::to_owned)
+            .collect();
+        Query { dialect, tokens }
+    }
+
+    /// No tokens: everything matches.
+    pub fn is_empty(&self) -> bool {
+        self.tokens.is_empty()
+    }
+
+    /// The tokens, lower-cased.
+    pub fn tokens(&self) -> &[String] {
+        &self.tokens
+    }
+
+    /// Whether a searchable text matches every token, by the dialect's rule.
+    pub fn matches(&self, text: &str) -> bool {
+        if self.tokens.is_empty() {
+            return true;
+        }
+        match self.dialect {
+            Dialect::Pi => {
+                let lower = text.to_lowercase();
+                self.tokens.iter().all(|t| lower.contains(t.as_str()))
+            }
+            Dialect::Omp => {
+                let index = fuzzy::SearchIndex::new(text);
+                self.tokens.iter().all(|t| index.matches(t).matches)
+            }
+        }
+    }
+}
+
+/// Merges sorted character positions into half-open `[start, end)` ranges.
+fn to_ranges(mut positions: Vec<u32>) -> Vec<(usize, usize)> {
+    positions.sort_unstable();
+    positions.dedup();
+    let mut out: Vec<(usize, usize)> = Vec::new();
+    for p in positions {
+        let p = p as usize;
+        match out.last_mut() {
+            Some(last) if last.1 == p => last.1 = p + 1,
+            _ => out.push((p, p + 1)),
+        }
+    }
+    out
+}
+
+/// Character ranges of `text` that the query's tokens hit, for highlighting: substring hits for
+/// pi (every occurrence of each token), fuzzy positions from `nucleo-matcher` for omp.
+pub fn match_ranges(query: &Query, text: &str) -> Vec<(usize, usize)> {
+    if query.is_empty() || text.is_empty() {
+        return Vec::new();
+    }
+    let chars: Vec<char> = text.chars().collect();
+    let lower: Vec<char> = chars
+        .iter()
+        .map(|c| c.to_lowercase().next().unwrap_or(*c))
+        .collect();
+    let mut positions: Vec<u32> = Vec::new();
+    let mut matcher = Matcher::new(Config::DEFAULT);
+    let mut buf = Vec::new();
+    for token in &query.tokens {
+        let needle: Vec<char> = token.chars().collect();
+        let mut found = false;
+        if !needle.is_empty() && needle.len() <= lower.len() {
+            for start in 0..=lower.len() - needle.len() {
+                if lower[start..start + needle.len()] == needle[..] {
+                    found = true;
+                    positions.extend((start..start + needle.len()).map(|p| p as u32));
+                }
+            }
+        }
+        if !found && query.dialect == Dialect::Omp {
+            let atom = Atom::new(
+                token,
+                CaseMatching::Ignore,
+                Normalization::Smart,
+                AtomKind::Fuzzy,
+                false,
+            );
+            let mut hits = Vec::new();
+            if atom
+                .indices(Utf32Str::new(text, &mut buf), &mut matcher, &mut hits)
+                .is_some()
+            {
+                positions.extend(hits);
+            }
+        }
+    }
+    to_ranges(positions)
+}
+
+/// One ranked item: its position in the input and its score (higher is better).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Ranked {
+    /// Index into the items given.
+    pub index: usize,
+    /// Higher is better.
+    pub score: f64,
+}
+
+/// Ranks texts against a query with `nucleo-matcher` (fuzzy, smart case), best first; ties keep
+/// input order. An empty query keeps every item in order.
+pub fn rank_nucleo<S: AsRef<str>>(texts: &[S], query: &str) -> Vec<Ranked> {
+    if query.trim().is_empty() {
+        return (0..texts.len())
+            .map(|index| Ranked { index, score: 0.0 })
+            .collect();
+    }
+    let pattern = Pattern::parse(query, CaseMatching::Smart, Normalization::Smart);
+    let mut matcher = Matcher::new(Config::DEFAULT);
+    let mut buf = Vec::new();
+    let mut out: Vec<Ranked> = texts
+        .iter()
+        .enumerate()
+        .filter_map(|(index, t)| {
+            pattern
+                .score(Utf32Str::new(t.as_ref(), &mut buf), &mut matcher)
+                .map(|s| Ranked {
+                    index,
+                    score: f64::from(s),
+                })
+        })
+        .collect();
+    out.sort_by(|a, b| {
+        b.score
+            .partial_cmp(&a.score)
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    out
+}
+
+/// Ranks texts as the dialect's pickers do: omp's `fuzzyRank` (lower omp score first, reported
+/// negated so higher is better), nucleo for pi.
+pub fn rank<S: AsRef<str>>(texts: &[S], query: &str, dialect: Dialect) -> Vec<Ranked> {
+    match dialect {
+        Dialect::Pi => rank_nucleo(texts, query),
+        Dialect::Omp => {
+            if query.trim().is_empty() {
+                return (0..texts.len())
+                    .map(|index| Ranked { index, score: 0.0 })
+                    .collect();
+            }
+            let mut out: Vec<Ranked> = texts
+                .iter()
+                .enumerate()
+                .filter_map(|(index, t)| {
+                    let m = fuzzy::fuzzy_match(query, t.as_ref());
+                    m.matches.then_some(Ranked {
+                        index,
+                        score: -m.score,
+                    })
+                })
+                .collect();
+            out.sort_by(|a, b| {
+                b.score
+                    .partial_cmp(&a.score)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            out
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pi_is_substring_and_omp_is_fuzzy() {
+        let pi = Query::new("Number  3", Dialect::Pi);
+        assert_eq!(pi.tokens(), ["number", "3"]);
+        assert!(pi.matches("question number 13"));
+        assert!(!pi.matches("question numbr 3"));
+        let omp = Query::new("numbr 3", Dialect::Omp);
+        assert!(omp.matches("question number 3"));
+        assert!(Query::new("   ", Dialect::Pi).matches("anything"));
+    }
+
+    #[test]
+    fn ranges_and_ranking() {
+        let q = Query::new("num", Dialect::Pi);
+        assert_eq!(
+            match_ranges(&q, "a number, a Numeral"),
+            vec![(2, 5), (12, 15)]
+        );
+        let q = Query::new("nbr", Dialect::Omp);
+        assert!(!match_ranges(&q, "number").is_empty());
+        let ranked = rank_nucleo(&["fix the parser", "unrelated", "parser"], "parser");
+        assert_eq!(ranked.len(), 2);
+        let ranked = rank(&["alpha beta", "beta"], "beta", Dialect::Omp);
+        assert_eq!(ranked.first().map(|r| r.index), Some(1));
+    }
+}

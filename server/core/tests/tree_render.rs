@@ -1,0 +1,147 @@
+//! Conformance of the `/tree` view: for every scenario and dialect whose expected.json has a
+//! `treeRender`, open the file that produced it and compare every filter mode and search, line for
+//! line, with what the real agent drew (width 120, height 40, HOME=/tmp/refgen-home).
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+use serde_json::Value;
+use sessiontree_core::view::tree_render_fixture;
+use sessiontree_core::{Dialect, OpenOptions, Session};
+use std::path::{Path, PathBuf};
+
+fn conformance_dir() -> PathBuf {
+    match std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
+        Some(dir) => PathBuf::from(dir),
+        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
+    }
+}
+
+fn read_json(path: &Path) -> Option<Value> {
+    serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
+}
+
+/// Compares one expected `treeRender` with ours; returns the differences.
+fn compare(file: &Path, dialect: Dialect, expected: &Value, searches: &[String]) -> Vec<String> {
+    let session = match Session::open(file, OpenOptions::with_dialect(dialect)) {
+        Ok(s) => s,
+        Err(e) => return vec![format!("cannot open {}: {e}", file.display())],
+    };
+    let width = expected.get("width").and_then(Value::as_u64).unwrap_or(120) as usize;
+    let height = expected
+        .get("terminalHeight")
+        .and_then(Value::as_u64)
+        .unwrap_or(40) as usize;
+    let ours = tree_render_fixture(
+        &session,
+        searches,
+        width,
+        height,
+        Some(Path::new("/tmp/refgen-home")),
+    );
+    let mut diffs = Vec::new();
+    for group in ["filters", "searches"] {
+        let Some(want) = expected.get(group).and_then(Value::as_object) else {
+            continue;
+        };
+        for (key, lines) in want {
+            let got = ours.get(group).and_then(|g| g.get(key));
+            let want_lines: Vec<&str> = lines
+                .as_array()
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            let got_lines: Vec<&str> = got
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            if want_lines != got_lines {
+                let mut msg = format!("{group}.{key}:");
+                for i in 0..want_lines.len().max(got_lines.len()) {
+                    let (w, g) = (want_lines.get(i), got_lines.get(i));
+                    if w != g {
+                        msg.push_str(&format!(
+                            "\n    line {i}\n      want {w:?}\n      got  {g:?}"
+                        ));
+                    }
+                }
+                diffs.push(msg);
+            }
+        }
+    }
+    diffs
+}
+
+#[test]
+fn tree_render_matches_the_agents() {
+    let dir = conformance_dir();
+    let Ok(read) = std::fs::read_dir(&dir) else {
+        println!("no conformance folder at {}; skipped", dir.display());
+        return;
+    };
+    let mut scenarios: Vec<PathBuf> = read
+        .filter_map(|e| e.ok().map(|e| e.path()))
+        .filter(|p| p.is_dir())
+        .collect();
+    scenarios.sort();
+    let mut failures = Vec::new();
+    for dialect in [Dialect::Pi, Dialect::Omp] {
+        let (mut passed, mut failed) = (0, 0);
+        for scenario in &scenarios {
+            let name = scenario
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            let Some(expected) = read_json(&scenario.join(dialect.as_str()).join("expected.json"))
+            else {
+                continue;
+            };
+            if expected.get("skipped").is_some() {
+                continue;
+            }
+            let searches: Vec<String> = read_json(&scenario.join("scenario.json"))
+                .and_then(|s| s.get("searches").and_then(Value::as_array).cloned())
+                .unwrap_or_default()
+                .iter()
+                .filter_map(|v| v.as_str().map(str::to_owned))
+                .collect();
+            let legacy = name.starts_with('L') || name.starts_with('M');
+            let main_file = if legacy {
+                scenario.join("input.jsonl")
+            } else {
+                scenario.join(dialect.as_str()).join("session.jsonl")
+            };
+            let cases = [
+                ("reloaded", main_file),
+                (
+                    "branchedReloaded",
+                    scenario.join(dialect.as_str()).join("branched.jsonl"),
+                ),
+            ];
+            for (snapshot, file) in cases {
+                let Some(render) = expected.get(snapshot).and_then(|s| s.get("treeRender")) else {
+                    continue;
+                };
+                if !file.exists() {
+                    continue;
+                }
+                let diffs = compare(&file, dialect, render, &searches);
+                if diffs.is_empty() {
+                    passed += 1;
+                } else {
+                    failed += 1;
+                    failures.push(format!(
+                        "{name} {dialect} {snapshot}:\n  {}",
+                        diffs.join("\n  ")
+                    ));
+                }
+            }
+        }
+        println!("treeRender {dialect}: {passed} passed, {failed} failed");
+    }
+    for f in &failures {
+        println!("{f}");
+    }
+    assert!(
+        failures.is_empty(),
+        "{} treeRender mismatches",
+        failures.len()
+    );
+}
