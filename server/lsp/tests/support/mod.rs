@@ -5,6 +5,9 @@ use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::path::{Path, PathBuf};
 
+/// The in-process client.
+pub mod inproc;
+
 /// The shared conformance fixtures.
 pub fn fixture(rel: &str) -> PathBuf {
     let shared = std::env::var("SESSIONTREE_SHARED").unwrap_or_else(|_| "/work/shared".to_owned());
