@@ -65,10 +65,17 @@ impl Diagnostic {
     /// A diagnostic with the kind's usual severity.
     pub fn new(kind: DiagnosticKind, line: Option<usize>, message: impl Into<String>) -> Self {
         let severity = match kind {
-            DiagnosticKind::InvalidHeader | DiagnosticKind::ParentCycle | DiagnosticKind::NullLine => Severity::Error,
+            DiagnosticKind::InvalidHeader
+            | DiagnosticKind::ParentCycle
+            | DiagnosticKind::NullLine => Severity::Error,
             DiagnosticKind::LegacyVersion => Severity::Information,
             _ => Severity::Warning,
         };
-        Diagnostic { kind, line, message: message.into(), severity }
+        Diagnostic {
+            kind,
+            line,
+            message: message.into(),
+            severity,
+        }
     }
 }

@@ -139,7 +139,9 @@ impl Entry {
     fn from_value_at(value: &Value, raw: Box<str>, line: usize) -> Entry {
         let obj = value.as_object();
         let str_field = |key: &str| -> Option<Box<str>> {
-            obj.and_then(|o| o.get(key)).and_then(Value::as_str).map(Into::into)
+            obj.and_then(|o| o.get(key))
+                .and_then(Value::as_str)
+                .map(Into::into)
         };
         let parent = match obj.and_then(|o| o.get("parentId")) {
             Some(Value::Null) => Parent::Null,
@@ -194,7 +196,9 @@ impl Entry {
 
     /// The timestamp as epoch milliseconds, as JavaScript's `Date.parse` would read it (`None` = NaN).
     pub fn timestamp_ms(&self) -> Option<f64> {
-        self.timestamp.as_deref().and_then(crate::time::parse_iso_ms)
+        self.timestamp
+            .as_deref()
+            .and_then(crate::time::parse_iso_ms)
     }
 }
 
@@ -222,7 +226,10 @@ mod tests {
         assert!(!e.is_object);
         assert_eq!(e.id(), None);
         assert_eq!(Entry::parse("null", 1), Err(LineError::Null));
-        assert!(matches!(Entry::parse("not json", 1), Err(LineError::Invalid(_))));
+        assert!(matches!(
+            Entry::parse("not json", 1),
+            Err(LineError::Invalid(_))
+        ));
     }
 
     #[test]

@@ -60,7 +60,9 @@ impl Error {
     /// A stable, machine-readable kind (camelCase), sent to clients as `data.kind`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => "fileNotFound",
+            Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound => {
+                "fileNotFound"
+            }
             Error::Io { .. } => "io",
             Error::InvalidHeader { .. } => "invalidHeader",
             Error::EntryNotFound(_) => "entryNotFound",
@@ -72,8 +74,16 @@ impl Error {
         }
     }
 
-    pub(crate) fn io(action: &'static str, path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        Error::Io { action, path: path.into(), source }
+    pub(crate) fn io(
+        action: &'static str,
+        path: impl Into<PathBuf>,
+        source: std::io::Error,
+    ) -> Self {
+        Error::Io {
+            action,
+            path: path.into(),
+            source,
+        }
     }
 }
 

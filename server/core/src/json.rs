@@ -87,6 +87,9 @@ mod tests {
     #[test]
     fn lines_are_compact_and_ordered() {
         let v = json!({"type":"x","b":1.0,"a":"é\u{1b}\n","n":null});
-        assert_eq!(to_line(&v), "{\"type\":\"x\",\"b\":1,\"a\":\"é\\u001b\\n\",\"n\":null}");
+        assert_eq!(
+            to_line(&v),
+            "{\"type\":\"x\",\"b\":1,\"a\":\"é\\u001b\\n\",\"n\":null}"
+        );
     }
 }

@@ -13,7 +13,11 @@ use std::path::{Path, PathBuf};
 
 /// Applies the migrations the header's version calls for; `entries` are the values after the
 /// header, in file order.
-pub fn migrate_entries(header: &mut Map<String, Value>, entries: Vec<Entry>, session_id: String) -> Vec<Entry> {
+pub fn migrate_entries(
+    header: &mut Map<String, Value>,
+    entries: Vec<Entry>,
+    session_id: String,
+) -> Vec<Entry> {
     let version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
     if version >= 3 {
         return entries;
@@ -33,20 +37,27 @@ pub fn migrate_entries(header: &mut Map<String, Value>, entries: Vec<Entry>, ses
             let id = stable_id(&session_id, n, &mut used);
             assigned[n] = Some(id.clone());
             let parent_value = prev.as_deref().map_or(Value::Null, Value::from);
-            let first_kept = if values[n].0.get("type").and_then(Value::as_str) == Some("compaction") {
-                values[n].0.get("firstKeptEntryIndex").filter(|ix| ix.is_number()).map(|ix| {
-                    ix.as_f64().filter(|f| f.fract() == 0.0 && *f >= 1.0).and_then(|f| {
-                        let target = f as usize - 1;
-                        let t = values.get(target)?;
-                        if t.0.get("type").and_then(Value::as_str) == Some("session") {
-                            return None;
-                        }
-                        assigned.get(target).cloned().flatten()
-                    })
-                })
-            } else {
-                None
-            };
+            let first_kept =
+                if values[n].0.get("type").and_then(Value::as_str) == Some("compaction") {
+                    values[n]
+                        .0
+                        .get("firstKeptEntryIndex")
+                        .filter(|ix| ix.is_number())
+                        .map(|ix| {
+                            ix.as_f64()
+                                .filter(|f| f.fract() == 0.0 && *f >= 1.0)
+                                .and_then(|f| {
+                                    let target = f as usize - 1;
+                                    let t = values.get(target)?;
+                                    if t.0.get("type").and_then(Value::as_str) == Some("session") {
+                                        return None;
+                                    }
+                                    assigned.get(target).cloned().flatten()
+                                })
+                        })
+                } else {
+                    None
+                };
             if let Value::Object(map) = &mut values[n].0 {
                 map.insert("id".into(), id.as_str().into());
                 map.insert("parentId".into(), parent_value);
@@ -89,7 +100,10 @@ fn stable_id(session_id: &str, n: usize, used: &mut HashSet<String>) -> String {
     let mut salt = 0u32;
     loop {
         let name = format!("{session_id}:{n}:{salt}");
-        let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes()).simple().to_string()[..8].to_owned();
+        let id = uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes())
+            .simple()
+            .to_string()[..8]
+            .to_owned();
         if used.insert(id.clone()) {
             return id;
         }
@@ -118,7 +132,10 @@ pub struct MigrateReport {
 /// to open such a file). Anything else is reported as already current and left byte-identical.
 pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateReport> {
     use crate::diagnostics::DiagnosticKind as K;
-    let options = crate::session::OpenOptions { dialect, ..Default::default() };
+    let options = crate::session::OpenOptions {
+        dialect,
+        ..Default::default()
+    };
     let session = crate::Session::open(path, options)?;
     let original = std::fs::read(path).map_err(|e| Error::io("cannot read", path, e))?;
     let dropping = |kind: K| match kind {
@@ -126,10 +143,15 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
         K::MalformedLine => session.dialect() == Dialect::Omp,
         _ => false,
     };
-    let needed = session.file_version() < 3 || session.diagnostics().iter().any(|d| dropping(d.kind));
+    let needed =
+        session.file_version() < 3 || session.diagnostics().iter().any(|d| dropping(d.kind));
     let contents = session.canonical_contents();
     if !needed || contents.as_bytes() == original.as_slice() {
-        return Ok(MigrateReport { rewritten: false, backup: None, dropped_lines: Vec::new() });
+        return Ok(MigrateReport {
+            rewritten: false,
+            backup: None,
+            dropped_lines: Vec::new(),
+        });
     }
     let dropped_lines: Vec<usize> = session
         .diagnostics()
@@ -138,7 +160,8 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
         .filter_map(|d| d.line)
         .collect();
     let backup = sibling(path, ".bak");
-    std::fs::write(&backup, &original).map_err(|e| Error::io("cannot write the backup", &backup, e))?;
+    std::fs::write(&backup, &original)
+        .map_err(|e| Error::io("cannot write the backup", &backup, e))?;
     sync_path(&backup)?;
     let temp = sibling(path, ".migrating");
     std::fs::write(&temp, contents.as_bytes()).map_err(|e| Error::io("cannot write", &temp, e))?;
@@ -149,15 +172,24 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
             let _ = d.sync_all();
         }
     }
-    Ok(MigrateReport { rewritten: true, backup: Some(backup), dropped_lines })
+    Ok(MigrateReport {
+        rewritten: true,
+        backup: Some(backup),
+        dropped_lines,
+    })
 }
 
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
-    let mut name = path.file_name().map(|n| n.to_os_string()).unwrap_or_default();
+    let mut name = path
+        .file_name()
+        .map(|n| n.to_os_string())
+        .unwrap_or_default();
     name.push(suffix);
     path.with_file_name(name)
 }
 
 fn sync_path(path: &Path) -> Result<()> {
-    std::fs::File::open(path).and_then(|f| f.sync_all()).map_err(|e| Error::io("cannot sync", path, e))
+    std::fs::File::open(path)
+        .and_then(|f| f.sync_all())
+        .map_err(|e| Error::io("cannot sync", path, e))
 }

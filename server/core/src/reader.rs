@@ -29,7 +29,11 @@ pub struct ReadOutcome {
 
 /// Streams complete lines from `input`. `first_line` is the 1-based number of the first line read
 /// (1 for a whole file); `detect_slot` tests that first line for an omp title slot.
-pub fn read_lines<R: Read>(input: R, first_line: usize, detect_slot: bool) -> std::io::Result<ReadOutcome> {
+pub fn read_lines<R: Read>(
+    input: R,
+    first_line: usize,
+    detect_slot: bool,
+) -> std::io::Result<ReadOutcome> {
     let mut reader = BufReader::with_capacity(1 << 20, input);
     let mut out = ReadOutcome::default();
     let mut buf = Vec::with_capacity(4096);

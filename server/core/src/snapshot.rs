@@ -3,42 +3,61 @@
 //! `children`, `labels`, `context`, `collectForBranchSummary`), in the fixtures' shapes, so that a
 //! `serde_json::Value` comparison tells whether we answer exactly as the agents do.
 //!
-//! `sessiontree inspect --json` prints the same object. The nested `tree` is built without
-//! recursion, and nesting deeper than [`MAX_TREE_DEPTH`] is cut (the node says how many children
-//! it lost), so a 100k-long chain cannot overflow the stack when the value is serialized,
-//! compared or dropped.
+//! The nested `tree` is built without recursion. A `serde_json::Value` is serialized, compared and
+//! dropped recursively, though, and a linear conversation of N entries nests N levels deep, so
+//! [`snapshot`] cuts the tree at [`MAX_TREE_DEPTH`] levels (the deepest node then says how many
+//! children it lost) — safe on any thread. `sessiontree inspect --json` wants the whole tree: it
+//! uses [`snapshot_with_depth`] without a limit, writes with [`write_json`] and frees with
+//! [`drop_deep`], both of which walk the value with an explicit stack.
 
 use crate::dialect::Dialect;
 use crate::entry::Parent;
 use crate::session::Session;
 use serde_json::{Map, Value};
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
-/// Nesting depth of `tree` nodes beyond which children are left out (marked with
-/// `"omittedChildren": <count>`). Far deeper than any real conversation's branching, and shallow
-/// enough for the recursive serializer, comparison and drop of `serde_json::Value`.
-pub const MAX_TREE_DEPTH: usize = 1000;
+/// Nesting depth of `tree` nodes beyond which [`snapshot`] leaves children out (marked with
+/// `"omittedChildren": <count>`): shallow enough for serde_json's recursive serializer,
+/// comparison and drop on a 2 MiB thread in a debug build.
+pub const MAX_TREE_DEPTH: usize = 200;
 
 /// How many childless entries `branchOf` covers (the fixtures' harness takes the first 12).
 const BRANCH_OF_LIMIT: usize = 12;
 
 /// The text the fixtures record when `collectEntriesForBranchSummary` would never return.
-pub const CYCLE_SKIP_REASON: &str = "parent cycle in file: collectEntriesForBranchSummary does not terminate";
+pub const CYCLE_SKIP_REASON: &str =
+    "parent cycle in file: collectEntriesForBranchSummary does not terminate";
 
-/// The fixture snapshot of a session (every field of `reloaded` except `treeRender`).
+/// The fixture snapshot of a session (every field of `reloaded` except `treeRender`), with the
+/// tree cut at [`MAX_TREE_DEPTH`] levels.
 pub fn snapshot(session: &Session) -> Value {
+    snapshot_with_depth(session, MAX_TREE_DEPTH)
+}
+
+/// [`snapshot`] with another depth limit for `tree` (`usize::MAX`: none). A deeper value must be
+/// written with [`write_json`] and freed with [`drop_deep`].
+pub fn snapshot_with_depth(session: &Session, max_tree_depth: usize) -> Value {
     let mut out = Map::new();
     out.insert("sessionId".into(), session.session_id().into());
     out.insert("header".into(), Value::Object(session.header().clone()));
-    out.insert("sessionName".into(), session.session_name().map_or(Value::Null, Value::from));
+    out.insert(
+        "sessionName".into(),
+        session.session_name().map_or(Value::Null, Value::from),
+    );
     out.insert("leafId".into(), opt(session.leaf_id()));
-    out.insert("entryIds".into(), Value::Array(session.entries().iter().map(|e| opt(e.id())).collect()));
-    out.insert("tree".into(), tree_json(session));
+    out.insert(
+        "entryIds".into(),
+        Value::Array(session.entries().iter().map(|e| opt(e.id())).collect()),
+    );
+    out.insert("tree".into(), tree_json(session, max_tree_depth.max(1)));
     out.insert("branch".into(), ids_json(session.branch_ids(None)));
-    out.insert("branchOf".into(), branch_of(session));
-    out.insert("children".into(), children_json(session));
-    let labels: Map<String, Value> =
-        session.labels().map(|(target, state)| (target.to_owned(), Value::from(state.label.as_str()))).collect();
+    let lists = session.children_lists();
+    out.insert("branchOf".into(), branch_of(session, &lists));
+    out.insert("children".into(), children_json(session, &lists));
+    let labels: Map<String, Value> = session
+        .labels()
+        .map(|(target, state)| (target.to_owned(), Value::from(state.label.as_str())))
+        .collect();
     out.insert("labels".into(), Value::Object(js_key_order(labels)));
     out.insert("context".into(), context_json(session));
     out.insert("collectForBranchSummary".into(), collect_json(session));
@@ -48,8 +67,12 @@ pub fn snapshot(session: &Session) -> Value {
 /// `buildSessionContext()` along the current branch, in the fixtures' `{state, messages,
 /// rawMessages, llm}` shape.
 pub fn context_json(session: &Session) -> Value {
-    let path: Vec<Value> =
-        session.branch_path(None).into_iter().filter_map(|i| session.entry_at(i)).map(|e| e.json()).collect();
+    let path: Vec<Value> = session
+        .branch_path(None)
+        .into_iter()
+        .filter_map(|i| session.entry_at(i))
+        .map(|e| e.json())
+        .collect();
     crate::context::build_context(session.dialect(), &path).to_fixture_json()
 }
 
@@ -64,46 +87,69 @@ fn ids_json(ids: Vec<Option<&str>>) -> Value {
 /// Whether following parent ids can come back to an entry (a self-parent counts: the agents'
 /// upward walks that do not treat it as a root loop on it).
 pub fn has_parent_cycle(session: &Session) -> bool {
-    if session.diagnostics().iter().any(|d| d.kind == crate::diagnostics::DiagnosticKind::ParentCycle) {
+    if session
+        .diagnostics()
+        .iter()
+        .any(|d| d.kind == crate::diagnostics::DiagnosticKind::ParentCycle)
+    {
         return true;
     }
-    session.entries().iter().any(|e| matches!((&e.parent, e.id()), (Parent::Id(p), Some(id)) if &**p == id))
+    session
+        .entries()
+        .iter()
+        .any(|e| matches!((&e.parent, e.id()), (Parent::Id(p), Some(id)) if &**p == id))
 }
 
 /// Ids in file order, each once (the order a JavaScript object built from `entryIds` keeps).
 fn unique_ids(session: &Session) -> Vec<&str> {
     let mut seen = HashSet::new();
-    session.entries().iter().filter_map(|e| e.id()).filter(|id| seen.insert(*id)).collect()
+    session
+        .entries()
+        .iter()
+        .filter_map(|e| e.id())
+        .filter(|id| seen.insert(*id))
+        .collect()
 }
 
-fn branch_of(session: &Session) -> Value {
+fn children_of(lists: &HashMap<Parent, Vec<usize>>, parent: Parent) -> &[usize] {
+    lists.get(&parent).map_or(&[], Vec::as_slice)
+}
+
+fn branch_of(session: &Session, lists: &HashMap<Parent, Vec<usize>>) -> Value {
     let mut out = Map::new();
     for id in unique_ids(session) {
         if out.len() == BRANCH_OF_LIMIT {
             break;
         }
-        if session.children(Some(id)).is_empty() {
+        if children_of(lists, Parent::Id(id.into())).is_empty() {
             out.insert(id.to_owned(), ids_json(session.branch_ids(Some(id))));
         }
     }
     Value::Object(js_key_order(out))
 }
 
-fn children_json(session: &Session) -> Value {
+fn children_json(session: &Session, lists: &HashMap<Parent, Vec<usize>>) -> Value {
     let entries = session.entries();
-    let list = |indices: Vec<usize>| Value::Array(indices.into_iter().map(|i| opt(entries[i].id())).collect());
+    let list =
+        |indices: &[usize]| Value::Array(indices.iter().map(|&i| opt(entries[i].id())).collect());
     let mut out = Map::new();
-    out.insert("null".into(), list(session.children(None)));
+    out.insert("null".into(), list(children_of(lists, Parent::Null)));
     let mut idless_done = false;
     for entry in entries {
         match entry.id() {
             Some(id) if !out.contains_key(id) => {
-                out.insert(id.to_owned(), list(session.children(Some(id))));
+                out.insert(
+                    id.to_owned(),
+                    list(children_of(lists, Parent::Id(id.into()))),
+                );
             }
             Some(_) => {}
             None if !idless_done => {
                 idless_done = true;
-                out.insert("undefined".into(), list(session.children_of_undefined()));
+                out.insert(
+                    "undefined".into(),
+                    list(children_of(lists, Parent::Missing)),
+                );
             }
             None => {}
         }
@@ -137,10 +183,19 @@ fn collect_json(session: &Session) -> Value {
             let mut m = Map::new();
             m.insert("oldLeafId".into(), opt(leaf));
             m.insert("targetId".into(), target.into());
-            m.insert("commonAncestorId".into(), opt(collected.common_ancestor.as_deref()));
+            m.insert(
+                "commonAncestorId".into(),
+                opt(collected.common_ancestor.as_deref()),
+            );
             m.insert(
                 "entries".into(),
-                Value::Array(collected.entries.into_iter().map(|i| opt(entries[i].id())).collect()),
+                Value::Array(
+                    collected
+                        .entries
+                        .into_iter()
+                        .map(|i| opt(entries[i].id()))
+                        .collect(),
+                ),
             );
             Value::Object(m)
         })
@@ -160,7 +215,12 @@ fn node_head(session: &Session, index: usize) -> Map<String, Value> {
             m.insert("type".into(), kind.into());
         }
         if entry.kind() == "message" {
-            if let Some(role) = entry.json().get("message").and_then(|msg| msg.get("role")).filter(|r| !r.is_null()) {
+            if let Some(role) = entry
+                .json()
+                .get("message")
+                .and_then(|msg| msg.get("role"))
+                .filter(|r| !r.is_null())
+            {
                 m.insert("role".into(), role.clone());
             }
         }
@@ -176,7 +236,7 @@ fn node_head(session: &Session, index: usize) -> Map<String, Value> {
 
 /// `getTree()` as nested JSON, built bottom-up with an explicit stack. A node reached again on its
 /// own path (possible only through duplicated ids) is emitted without children instead of looping.
-fn tree_json(session: &Session) -> Value {
+fn tree_json(session: &Session, max_depth: usize) -> Value {
     let tree = session.tree();
     // Frames: (node, depth, next child position, children built so far).
     struct Frame {
@@ -188,11 +248,16 @@ fn tree_json(session: &Session) -> Value {
     let mut roots_out = Vec::with_capacity(tree.roots.len());
     let mut on_path: HashSet<usize> = HashSet::new();
     for &root in &tree.roots {
-        let mut stack = vec![Frame { node: root, depth: 1, next: 0, built: Vec::new() }];
+        let mut stack = vec![Frame {
+            node: root,
+            depth: 1,
+            next: 0,
+            built: Vec::new(),
+        }];
         on_path.insert(root);
         while let Some(top) = stack.last_mut() {
             let kids = tree.children(top.node);
-            if top.depth >= MAX_TREE_DEPTH && !kids.is_empty() {
+            if top.depth >= max_depth && !kids.is_empty() {
                 top.next = kids.len();
             }
             if top.next < kids.len() {
@@ -205,7 +270,12 @@ fn tree_json(session: &Session) -> Value {
                     top.built.push(Value::Object(head));
                 } else {
                     on_path.insert(child);
-                    stack.push(Frame { node: child, depth, next: 0, built: Vec::new() });
+                    stack.push(Frame {
+                        node: child,
+                        depth,
+                        next: 0,
+                        built: Vec::new(),
+                    });
                 }
                 continue;
             }
@@ -215,7 +285,7 @@ fn tree_json(session: &Session) -> Value {
             let total = tree.children(done.node).len();
             let omitted = total.saturating_sub(done.built.len());
             head.insert("children".into(), Value::Array(done.built));
-            if omitted > 0 && done.depth >= MAX_TREE_DEPTH {
+            if omitted > 0 && done.depth >= max_depth {
                 head.insert("omittedChildren".into(), omitted.into());
             }
             match stack.last_mut() {
@@ -227,12 +297,84 @@ fn tree_json(session: &Session) -> Value {
     Value::Array(roots_out)
 }
 
+/// Writes a value as compact JSON (JavaScript number formatting, as `crate::json::to_line`)
+/// without recursion, whatever its depth.
+pub fn write_json<W: std::io::Write>(value: &Value, out: &mut W) -> std::io::Result<()> {
+    enum Frame<'a> {
+        Array(std::slice::Iter<'a, Value>, bool),
+        Object(serde_json::map::Iter<'a>, bool),
+    }
+    let mut stack: Vec<Frame<'_>> = Vec::new();
+    let mut next: Option<&Value> = Some(value);
+    loop {
+        if let Some(v) = next.take() {
+            match v {
+                Value::Array(items) => {
+                    out.write_all(b"[")?;
+                    stack.push(Frame::Array(items.iter(), true));
+                }
+                Value::Object(map) => {
+                    out.write_all(b"{")?;
+                    stack.push(Frame::Object(map.iter(), true));
+                }
+                scalar => out.write_all(crate::json::to_line(scalar).as_bytes())?,
+            }
+        }
+        let Some(top) = stack.last_mut() else {
+            return Ok(());
+        };
+        match top {
+            Frame::Array(items, first) => match items.next() {
+                Some(item) => {
+                    if !std::mem::replace(first, false) {
+                        out.write_all(b",")?;
+                    }
+                    next = Some(item);
+                }
+                None => {
+                    out.write_all(b"]")?;
+                    stack.pop();
+                }
+            },
+            Frame::Object(entries, first) => match entries.next() {
+                Some((key, item)) => {
+                    if !std::mem::replace(first, false) {
+                        out.write_all(b",")?;
+                    }
+                    out.write_all(crate::json::to_line(key).as_bytes())?;
+                    out.write_all(b":")?;
+                    next = Some(item);
+                }
+                None => {
+                    out.write_all(b"}")?;
+                    stack.pop();
+                }
+            },
+        }
+    }
+}
+
+/// Frees a value of any depth without recursion (serde_json's own drop recurses per level).
+pub fn drop_deep(value: Value) {
+    let mut pending = vec![value];
+    while let Some(v) = pending.pop() {
+        match v {
+            Value::Array(items) => pending.extend(items),
+            Value::Object(map) => pending.extend(map.into_iter().map(|(_, v)| v)),
+            _ => {}
+        }
+    }
+}
+
 /// Reorders keys as a JavaScript object holds them: array-index keys (canonical numbers below
 /// 2³² − 1) first in ascending order, then the others in insertion order. The fixtures' objects
 /// were made by JavaScript, so ids such as `"46995939"` come first there.
 pub fn js_key_order(map: Map<String, Value>) -> Map<String, Value> {
     fn index_of(key: &str) -> Option<u32> {
-        if key.is_empty() || (key.len() > 1 && key.starts_with('0')) || !key.bytes().all(|b| b.is_ascii_digit()) {
+        if key.is_empty()
+            || (key.len() > 1 && key.starts_with('0'))
+            || !key.bytes().all(|b| b.is_ascii_digit())
+        {
             return None;
         }
         key.parse::<u32>().ok().filter(|&n| n != u32::MAX)
@@ -249,12 +391,60 @@ pub fn js_key_order(map: Map<String, Value>) -> Map<String, Value> {
         }
     }
     numeric.sort_by_key(|(n, _, _)| *n);
-    numeric.into_iter().map(|(_, k, v)| (k, v)).chain(rest).collect()
+    numeric
+        .into_iter()
+        .map(|(_, k, v)| (k, v))
+        .chain(rest)
+        .collect()
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_100k_chain_snapshots_without_overflowing_the_stack() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("chain.jsonl");
+        let mut text = String::from(
+            r#"{"type":"session","version":3,"id":"deep","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#,
+        );
+        text.push('\n');
+        let n = 100_000;
+        for i in 0..n {
+            let parent = if i == 0 {
+                "null".to_owned()
+            } else {
+                format!("\"{:08x}\"", i - 1)
+            };
+            text.push_str(&format!(
+                r#"{{"type":"custom","customType":"x","id":"{i:08x}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z"}}"#
+            ));
+            text.push('\n');
+        }
+        std::fs::write(&path, text).unwrap();
+        let session = Session::open(&path, crate::OpenOptions::with_dialect(Dialect::Pi)).unwrap();
+        let snap = snapshot(&session);
+        let line = crate::json::to_line(&snap);
+        assert!(line.contains("\"omittedChildren\":1"));
+        assert_eq!(snap["branch"].as_array().map(Vec::len), Some(n));
+        assert_eq!(snap, snap.clone());
+        let mut written = Vec::new();
+        write_json(&snap, &mut written).unwrap();
+        assert_eq!(String::from_utf8(written).unwrap(), line);
+        drop(snap);
+        // The whole tree, written and freed without recursion.
+        let full = snapshot_with_depth(&session, usize::MAX);
+        let mut written = Vec::new();
+        write_json(&full, &mut written).unwrap();
+        let text = String::from_utf8(written).unwrap();
+        assert!(!text.contains("omittedChildren"));
+        assert!(text.contains(&format!(
+            "{{\"id\":\"{:08x}\",\"type\":\"custom\",\"children\":[]}}",
+            n - 1
+        )));
+        drop_deep(full);
+    }
 
     #[test]
     fn javascript_key_order() {

@@ -22,7 +22,9 @@ pub fn parse_iso_ms(text: &str) -> Option<f64> {
         }
     }
     if let Ok(d) = NaiveDate::parse_from_str(text, "%Y-%m-%d") {
-        return d.and_hms_opt(0, 0, 0).map(|t| t.and_utc().timestamp_millis() as f64);
+        return d
+            .and_hms_opt(0, 0, 0)
+            .map(|t| t.and_utc().timestamp_millis() as f64);
     }
     None
 }
@@ -75,7 +77,10 @@ mod tests {
     #[test]
     fn iso_round_trip() {
         assert_eq!(format_iso(1735689601000), "2025-01-01T00:00:01.000Z");
-        assert_eq!(parse_iso_ms("2025-01-01T00:00:01.000Z"), Some(1735689601000.0));
+        assert_eq!(
+            parse_iso_ms("2025-01-01T00:00:01.000Z"),
+            Some(1735689601000.0)
+        );
         assert_eq!(parse_iso_ms("2025-01-01"), Some(1735689600000.0));
         assert_eq!(parse_iso_ms("garbage"), None);
     }

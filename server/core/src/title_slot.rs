@@ -34,7 +34,11 @@ impl TitleSlot {
             Some(Value::String(s)) if s == "user" || s == "auto" => Some(s.clone()),
             Some(_) => return None,
         };
-        Some(TitleSlot { title, source, updated_at })
+        Some(TitleSlot {
+            title,
+            source,
+            updated_at,
+        })
     }
 
     /// The slot line, exactly [`SLOT_BYTES`] bytes including the newline. A title too long for the
@@ -92,7 +96,11 @@ mod tests {
 
     #[test]
     fn long_titles_are_cut_by_code_points() {
-        let slot = TitleSlot { title: "é".repeat(300), source: None, updated_at: "2025-01-01T00:00:00.000Z".into() };
+        let slot = TitleSlot {
+            title: "é".repeat(300),
+            source: None,
+            updated_at: "2025-01-01T00:00:00.000Z".into(),
+        };
         let line = slot.to_line();
         assert_eq!(line.len(), SLOT_BYTES);
         let parsed = TitleSlot::parse(line.trim_end()).unwrap();
@@ -101,8 +109,14 @@ mod tests {
 
     #[test]
     fn rejects_lookalikes() {
-        assert!(TitleSlot::parse(r#"{"type":"title","v":2,"title":"","updatedAt":"x","pad":""}"#).is_none());
-        assert!(TitleSlot::parse(r#"{"type":"title","v":1,"title":"","source":"bot","updatedAt":"x","pad":""}"#).is_none());
+        assert!(
+            TitleSlot::parse(r#"{"type":"title","v":2,"title":"","updatedAt":"x","pad":""}"#)
+                .is_none()
+        );
+        assert!(TitleSlot::parse(
+            r#"{"type":"title","v":1,"title":"","source":"bot","updatedAt":"x","pad":""}"#
+        )
+        .is_none());
         assert!(TitleSlot::parse(r#"{"type":"session","id":"x"}"#).is_none());
     }
 }

@@ -51,7 +51,12 @@ fn conformance_dirs() -> Vec<PathBuf> {
 
 fn scenarios(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("scenario.json").is_file()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.join("scenario.json").is_file())
+                .collect()
+        })
         .unwrap_or_default();
     out.sort();
     out
@@ -101,27 +106,49 @@ fn open(path: &Path, dialect: Dialect) -> Result<Session, Error> {
 
 /// Positional id map from the agent's entry ids to ours (v1 migrations).
 fn id_map(theirs: &Value, ours: &Session) -> Result<HashMap<String, String>, String> {
-    let theirs: Vec<Option<&str>> =
-        theirs.get("entryIds").and_then(Value::as_array).ok_or("no entryIds")?.iter().map(Value::as_str).collect();
+    let theirs: Vec<Option<&str>> = theirs
+        .get("entryIds")
+        .and_then(Value::as_array)
+        .ok_or("no entryIds")?
+        .iter()
+        .map(Value::as_str)
+        .collect();
     let ours: Vec<Option<&str>> = ours.entries().iter().map(|e| e.id()).collect();
     if theirs.len() != ours.len() {
-        return Err(format!("entryIds: {} entries, expected {}", ours.len(), theirs.len()));
+        return Err(format!(
+            "entryIds: {} entries, expected {}",
+            ours.len(),
+            theirs.len()
+        ));
     }
-    Ok(theirs.into_iter().zip(ours).filter_map(|(t, o)| Some((t?.to_owned(), o?.to_owned()))).collect())
+    Ok(theirs
+        .into_iter()
+        .zip(ours)
+        .filter_map(|(t, o)| Some((t?.to_owned(), o?.to_owned())))
+        .collect())
 }
 
 fn is_v1(input: &str) -> bool {
-    let Some(first) = input.lines().find(|l| !l.trim().is_empty()) else { return false };
-    let Ok(v) = serde_json::from_str::<Value>(first) else { return false };
+    let Some(first) = input.lines().find(|l| !l.trim().is_empty()) else {
+        return false;
+    };
+    let Ok(v) = serde_json::from_str::<Value>(first) else {
+        return false;
+    };
     v.get("type").and_then(Value::as_str) == Some("session")
         && v.get("version").and_then(Value::as_u64).unwrap_or(1) < 2
 }
 
 /// (a) for a scripted scenario: the agent's files, reloaded.
 fn load_scripted(dialect: Dialect, dir: &Path, expected: &Value) -> Result<(), String> {
-    for (file, key) in [("session.jsonl", "reloaded"), ("branched.jsonl", "branchedReloaded")] {
+    for (file, key) in [
+        ("session.jsonl", "reloaded"),
+        ("branched.jsonl", "branchedReloaded"),
+    ] {
         let path = dir.join(file);
-        let Some(want) = expected.get(key) else { continue };
+        let Some(want) = expected.get(key) else {
+            continue;
+        };
         if !path.exists() {
             return Err(format!("{key} present but {file} missing"));
         }
@@ -187,12 +214,23 @@ fn load_input(dialect: Dialect, scenario_dir: &Path, expected: &Value) -> Result
                 let in_file: Vec<String> = input
                     .lines()
                     .filter_map(|l| serde_json::from_str::<Value>(l).ok())
-                    .filter(|v| !matches!(v.get("type").and_then(Value::as_str), Some("session" | "title")))
+                    .filter(|v| {
+                        !matches!(
+                            v.get("type").and_then(Value::as_str),
+                            Some("session" | "title")
+                        )
+                    })
                     .filter_map(|v| v.get("id").and_then(Value::as_str).map(str::to_owned))
                     .collect();
-                let ours: Vec<String> = session.entries().iter().filter_map(|e| e.id().map(str::to_owned)).collect();
+                let ours: Vec<String> = session
+                    .entries()
+                    .iter()
+                    .filter_map(|e| e.id().map(str::to_owned))
+                    .collect();
                 if ours != in_file {
-                    return Err(format!("loaded entries {ours:?}, the file holds {in_file:?}"));
+                    return Err(format!(
+                        "loaded entries {ours:?}, the file holds {in_file:?}"
+                    ));
                 }
             }
         }
@@ -200,7 +238,10 @@ fn load_input(dialect: Dialect, scenario_dir: &Path, expected: &Value) -> Result
         let _ = migrate_file(&copy, Some(dialect));
         if let Ok(now) = std::fs::read_to_string(&copy) {
             if now != input
-                && std::fs::read_to_string(tmp.path().join("input.jsonl.bak")).ok().as_deref() != Some(&input)
+                && std::fs::read_to_string(tmp.path().join("input.jsonl.bak"))
+                    .ok()
+                    .as_deref()
+                    != Some(&input)
             {
                 return Err("migrate changed the file without an identical backup".into());
             }
@@ -210,12 +251,18 @@ fn load_input(dialect: Dialect, scenario_dir: &Path, expected: &Value) -> Result
 
     let session = open(&copy, dialect).map_err(|e| format!("open failed: {e}"))?;
     untouched("open")?;
-    let ids = if is_v1(&input) { Some(id_map(reloaded, &session)?) } else { None };
+    let ids = if is_v1(&input) {
+        Some(id_map(reloaded, &session)?)
+    } else {
+        None
+    };
     compare_snapshot("reloaded", &session, reloaded, ids.as_ref())?;
 
     // The explicit migrate.
     let migrated_path = scenario_dir.join(dialect.as_str()).join("migrated.jsonl");
-    let Ok(mut want) = std::fs::read_to_string(&migrated_path) else { return Ok(()) };
+    let Ok(mut want) = std::fs::read_to_string(&migrated_path) else {
+        return Ok(());
+    };
     if let Some(map) = &ids {
         for (theirs, ours) in map {
             want = want.replace(&format!("\"{theirs}\""), &format!("\"{ours}\""));
@@ -248,11 +295,19 @@ fn load_input(dialect: Dialect, scenario_dir: &Path, expected: &Value) -> Result
 fn safe_on_cycle(dialect: Dialect, scenario_dir: &Path) -> Result<(), String> {
     let input = scenario_dir.join("input.jsonl");
     let session = open(&input, dialect).map_err(|e| format!("open failed: {e}"))?;
-    if !session.diagnostics().iter().any(|d| d.kind == DiagnosticKind::ParentCycle) {
+    if !session
+        .diagnostics()
+        .iter()
+        .any(|d| d.kind == DiagnosticKind::ParentCycle)
+    {
         return Err("no parentCycle diagnostic".into());
     }
     let snap = snapshot(&session);
-    if snap.get("collectForBranchSummary").and_then(|c| c.get("skipped")).is_none() {
+    if snap
+        .get("collectForBranchSummary")
+        .and_then(|c| c.get("skipped"))
+        .is_none()
+    {
         return Err("collectForBranchSummary not marked skipped on a cycle".into());
     }
     if session.branch_path(None).is_empty() {
@@ -273,12 +328,18 @@ struct Tally {
 
 #[test]
 fn conformance() {
-    let mut tallies: Vec<(Dialect, Tally)> = vec![(Dialect::Pi, Tally::default()), (Dialect::Omp, Tally::default())];
+    let mut tallies: Vec<(Dialect, Tally)> = vec![
+        (Dialect::Pi, Tally::default()),
+        (Dialect::Omp, Tally::default()),
+    ];
     let mut total = 0;
     for root in conformance_dirs() {
         for dir in scenarios(&root) {
             total += 1;
-            let name = dir.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+            let name = dir
+                .file_name()
+                .map(|n| n.to_string_lossy().into_owned())
+                .unwrap_or_default();
             let scenario = match read_json(&dir.join("scenario.json")) {
                 Ok(v) => v,
                 Err(e) => panic!("{e}"),
@@ -298,7 +359,9 @@ fn conformance() {
                     // Where the agent cannot run the file, ours must still answer safely.
                     if dir.join("input.jsonl").exists() {
                         if let Err(e) = safe_on_cycle(*dialect, &dir) {
-                            tally.failures.push(format!("{name} [{dialect}] safe behaviour: {e}"));
+                            tally
+                                .failures
+                                .push(format!("{name} [{dialect}] safe behaviour: {e}"));
                         }
                     }
                     continue;
@@ -323,7 +386,9 @@ fn conformance() {
                         Err(e) => {
                             ok = false;
                             tally.replay.1 += 1;
-                            tally.failures.push(format!("{name} [{dialect}] replay: {e}"));
+                            tally
+                                .failures
+                                .push(format!("{name} [{dialect}] replay: {e}"));
                         }
                     }
                 }
@@ -354,6 +419,10 @@ fn conformance() {
         for f in &failures {
             eprintln!("FAIL {f}");
         }
-        panic!("{} conformance failures:\n{}", failures.len(), failures.join("\n"));
+        panic!(
+            "{} conformance failures:\n{}",
+            failures.len(),
+            failures.join("\n")
+        );
     }
 }

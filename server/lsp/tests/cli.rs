@@ -29,7 +29,12 @@ fn conformance_dir() -> PathBuf {
 
 fn scenario_dirs() -> Vec<PathBuf> {
     let mut dirs: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.path()).filter(|p| p.join("scenario.json").is_file()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.path())
+                .filter(|p| p.join("scenario.json").is_file())
+                .collect()
+        })
         .unwrap_or_default();
     dirs.sort();
     dirs
@@ -54,7 +59,9 @@ fn inspect_json_matches_every_fixture() {
                 continue;
             }
             let expected = read_json(&dir.join(dialect).join("expected.json"));
-            let Some(reloaded) = expected.get("reloaded").and_then(Value::as_object) else { continue };
+            let Some(reloaded) = expected.get("reloaded").and_then(Value::as_object) else {
+                continue;
+            };
             // Without --dialect: the dialect must be detected from the file itself.
             let out = run(&["inspect".as_ref(), "--json".as_ref(), file.as_os_str()]);
             if !out.status.success() {
@@ -69,13 +76,20 @@ fn inspect_json_matches_every_fixture() {
             let ours = match deep_json::parse(&String::from_utf8_lossy(&out.stdout)) {
                 Ok(Value::Object(m)) => m,
                 other => {
-                    failures.push(format!("{}: not one JSON object: {other:?}", file.display()));
+                    failures.push(format!(
+                        "{}: not one JSON object: {other:?}",
+                        file.display()
+                    ));
                     continue;
                 }
             };
             checked += 1;
             if ours.get("dialect").and_then(Value::as_str) != Some(dialect) {
-                failures.push(format!("{}: dialect {:?}, expected {dialect}", file.display(), ours.get("dialect")));
+                failures.push(format!(
+                    "{}: dialect {:?}, expected {dialect}",
+                    file.display(),
+                    ours.get("dialect")
+                ));
             }
             if !ours.get("diagnostics").is_some_and(Value::is_array) {
                 failures.push(format!("{}: no diagnostics array", file.display()));
@@ -90,7 +104,10 @@ fn inspect_json_matches_every_fixture() {
             }
         }
     }
-    println!("inspect --json: {checked} fixture files checked, {} failures", failures.len());
+    println!(
+        "inspect --json: {checked} fixture files checked, {} failures",
+        failures.len()
+    );
     assert!(checked > 0, "no fixtures found");
     assert!(failures.is_empty(), "{}", failures.join("\n"));
 }
@@ -100,16 +117,25 @@ fn check_exit_codes() {
     let root = conformance_dir();
     let code = |file: PathBuf| run(&["check".as_ref(), file.as_os_str()]).status.code();
     // Clean file: 0. Malformed lines are warnings: 0. A parent cycle is an error: 1.
-    assert_eq!(code(root.join("c01-linear-basic/pi/session.jsonl")), Some(0));
+    assert_eq!(
+        code(root.join("c01-linear-basic/pi/session.jsonl")),
+        Some(0)
+    );
     assert_eq!(code(root.join("M01-malformed-lines/input.jsonl")), Some(0));
     assert_eq!(code(root.join("M04-parent-cycle/input.jsonl")), Some(1));
     // No session header, or no file at all: cannot open, 2, with the typed error on stderr.
-    let out = run(&["check".as_ref(), root.join("M03-invalid-header/input.jsonl").as_os_str()]);
+    let out = run(&[
+        "check".as_ref(),
+        root.join("M03-invalid-header/input.jsonl").as_os_str(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("not a session file"));
     assert_eq!(code(root.join("does-not-exist.jsonl")), Some(2));
     // The listing names file and line.
-    let out = run(&["check".as_ref(), root.join("M01-malformed-lines/input.jsonl").as_os_str()]);
+    let out = run(&[
+        "check".as_ref(),
+        root.join("M01-malformed-lines/input.jsonl").as_os_str(),
+    ]);
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("input.jsonl:3: warning:"), "{text}");
 }
@@ -118,20 +144,43 @@ fn check_exit_codes() {
 fn inspect_leaf_and_summary() {
     let file = conformance_dir().join("c06-branch-basic/pi/session.jsonl");
     let expected = read_json(&conformance_dir().join("c06-branch-basic/pi/expected.json"));
-    let first = expected["reloaded"]["entryIds"][0].as_str().unwrap_or_default().to_owned();
-    let out = run(&["inspect".as_ref(), "--json".as_ref(), "--leaf".as_ref(), first.as_ref(), file.as_os_str()]);
+    let first = expected["reloaded"]["entryIds"][0]
+        .as_str()
+        .unwrap_or_default()
+        .to_owned();
+    let out = run(&[
+        "inspect".as_ref(),
+        "--json".as_ref(),
+        "--leaf".as_ref(),
+        first.as_ref(),
+        file.as_os_str(),
+    ]);
     assert!(out.status.success());
     let v = deep_json::parse(&String::from_utf8_lossy(&out.stdout)).unwrap_or(Value::Null);
     assert_eq!(v["leafId"], Value::from(first.as_str()));
     assert_eq!(v["branch"], serde_json::json!([first]));
-    let out = run(&["inspect".as_ref(), "--leaf".as_ref(), "nope0000".as_ref(), file.as_os_str()]);
+    let out = run(&[
+        "inspect".as_ref(),
+        "--leaf".as_ref(),
+        "nope0000".as_ref(),
+        file.as_os_str(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("nope0000"));
     let out = run(&["inspect".as_ref(), file.as_os_str()]);
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("dialect:     pi") && text.contains("branch:"), "{text}");
+    assert!(
+        text.contains("dialect:     pi") && text.contains("branch:"),
+        "{text}"
+    );
     // --dialect overrides detection.
-    let out = run(&["inspect".as_ref(), "--json".as_ref(), "--dialect".as_ref(), "omp".as_ref(), file.as_os_str()]);
+    let out = run(&[
+        "inspect".as_ref(),
+        "--json".as_ref(),
+        "--dialect".as_ref(),
+        "omp".as_ref(),
+        file.as_os_str(),
+    ]);
     let v = deep_json::parse(&String::from_utf8_lossy(&out.stdout)).unwrap_or(Value::Null);
     assert_eq!(v["dialect"], Value::from("omp"));
 }
@@ -145,12 +194,25 @@ fn migrate_keeps_a_backup_and_the_result_loads() {
     let file = tmp.path().join("legacy.jsonl");
     std::fs::write(&file, &original).unwrap_or_else(|e| panic!("{e}"));
 
-    let out = run(&["migrate".as_ref(), "--dialect".as_ref(), "pi".as_ref(), file.as_os_str()]);
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = run(&[
+        "migrate".as_ref(),
+        "--dialect".as_ref(),
+        "pi".as_ref(),
+        file.as_os_str(),
+    ]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("backup:"), "{text}");
     let backup = tmp.path().join("legacy.jsonl.bak");
-    assert_eq!(std::fs::read(&backup).ok(), Some(original.clone()), "backup differs from the input");
+    assert_eq!(
+        std::fs::read(&backup).ok(),
+        Some(original.clone()),
+        "backup differs from the input"
+    );
     assert_ne!(std::fs::read(&file).ok(), Some(original));
 
     let out = run(&["inspect".as_ref(), "--json".as_ref(), file.as_os_str()]);

@@ -59,7 +59,13 @@ enum BaseAt {
 
 impl Session {
     /// Builds, records and persists one entry under the current leaf; returns its id.
-    fn record(&mut self, kind: &str, fields: Vec<(&str, Option<Value>)>, at: BaseAt, timestamp: Option<String>) -> Result<String> {
+    fn record(
+        &mut self,
+        kind: &str,
+        fields: Vec<(&str, Option<Value>)>,
+        at: BaseAt,
+        timestamp: Option<String>,
+    ) -> Result<String> {
         self.check_writable()?;
         self.catch_up()?;
         let id = self.fresh_id();
@@ -96,7 +102,11 @@ impl Session {
             self.insert(entry);
         } else {
             self.insert(entry);
-            let raw = self.entries.last().map(|e| e.raw.to_string()).unwrap_or_default();
+            let raw = self
+                .entries
+                .last()
+                .map(|e| e.raw.to_string())
+                .unwrap_or_default();
             self.persist_entry(&raw)?;
         }
         self.revision += 1;
@@ -106,18 +116,35 @@ impl Session {
     /// `appendMessage(message)`.
     pub fn append_message(&mut self, message: Value) -> Result<String> {
         if !message.is_object() {
-            return Err(Error::InvalidInput("a message must be a JSON object".into()));
+            return Err(Error::InvalidInput(
+                "a message must be a JSON object".into(),
+            ));
         }
-        self.record("message", vec![("message", Some(message))], BaseAt::Start, None)
+        self.record(
+            "message",
+            vec![("message", Some(message))],
+            BaseAt::Start,
+            None,
+        )
     }
 
     /// `appendThinkingLevelChange` (omp also records the configured level; both become `null` when absent).
-    pub fn append_thinking_level_change(&mut self, level: Option<&str>, configured: Option<&str>) -> Result<String> {
+    pub fn append_thinking_level_change(
+        &mut self,
+        level: Option<&str>,
+        configured: Option<&str>,
+    ) -> Result<String> {
         let fields = match self.dialect {
             Dialect::Pi => vec![("thinkingLevel", level.map(Value::from))],
             Dialect::Omp => vec![
-                ("thinkingLevel", Some(level.map_or(Value::Null, Value::from))),
-                ("configured", Some(configured.map_or(Value::Null, Value::from))),
+                (
+                    "thinkingLevel",
+                    Some(level.map_or(Value::Null, Value::from)),
+                ),
+                (
+                    "configured",
+                    Some(configured.map_or(Value::Null, Value::from)),
+                ),
             ],
         };
         self.record("thinking_level_change", fields, BaseAt::Start, None)
@@ -125,9 +152,18 @@ impl Session {
 
     /// `appendModelChange`: pi writes `provider`, `modelId`; omp `model: "provider/id"`, `role`,
     /// `resolvedModelIsFallback`.
-    pub fn append_model_change(&mut self, provider: &str, model_id: &str, role: Option<&str>, fallback: bool) -> Result<String> {
+    pub fn append_model_change(
+        &mut self,
+        provider: &str,
+        model_id: &str,
+        role: Option<&str>,
+        fallback: bool,
+    ) -> Result<String> {
         let fields = match self.dialect {
-            Dialect::Pi => vec![("provider", Some(provider.into())), ("modelId", Some(model_id.into()))],
+            Dialect::Pi => vec![
+                ("provider", Some(provider.into())),
+                ("modelId", Some(model_id.into())),
+            ],
             Dialect::Omp => vec![
                 ("model", Some(format!("{provider}/{model_id}").into())),
                 ("role", role.map(Value::from)),
@@ -154,7 +190,10 @@ impl Session {
                 ("tokensBefore", Some(args.tokens_before)),
                 ("tokensAfter", args.tokens_after),
                 ("method", args.method),
-                ("providerReplayThroughEntryId", args.provider_replay_through_entry_id.map(Value::from)),
+                (
+                    "providerReplayThroughEntryId",
+                    args.provider_replay_through_entry_id.map(Value::from),
+                ),
                 ("details", args.details),
                 ("fromExtension", args.from_extension.map(Value::from)),
                 ("preserveData", args.preserve_data),
@@ -165,7 +204,12 @@ impl Session {
 
     /// `appendCustomEntry(customType, data)`.
     pub fn append_custom(&mut self, custom_type: &str, data: Option<Value>) -> Result<String> {
-        self.record("custom", vec![("customType", Some(custom_type.into())), ("data", data)], BaseAt::End, None)
+        self.record(
+            "custom",
+            vec![("customType", Some(custom_type.into())), ("data", data)],
+            BaseAt::End,
+            None,
+        )
     }
 
     /// `appendCustomMessageEntry` (omp normalizes its input and records `attribution`).
@@ -199,7 +243,11 @@ impl Session {
                     }
                     other => other,
                 });
-                let attribution = if args.attribution == Some(Value::from("user")) { "user" } else { "agent" };
+                let attribution = if args.attribution == Some(Value::from("user")) {
+                    "user"
+                } else {
+                    "agent"
+                };
                 let timestamp = args.timestamp_ms.map(crate::time::format_iso);
                 self.record(
                     "custom_message",
@@ -225,7 +273,10 @@ impl Session {
         }
         self.record(
             "label",
-            vec![("targetId", Some(target.into())), ("label", label.map(Value::from))],
+            vec![
+                ("targetId", Some(target.into())),
+                ("label", label.map(Value::from)),
+            ],
             BaseAt::Start,
             None,
         )
@@ -234,19 +285,34 @@ impl Session {
     /// omp `appendServiceTierChange`.
     pub fn append_service_tier_change(&mut self, tier: Value) -> Result<String> {
         self.omp_only("service tier changes")?;
-        self.record("service_tier_change", vec![("serviceTier", Some(tier))], BaseAt::Start, None)
+        self.record(
+            "service_tier_change",
+            vec![("serviceTier", Some(tier))],
+            BaseAt::Start,
+            None,
+        )
     }
 
     /// omp `appendModeChange`.
     pub fn append_mode_change(&mut self, mode: &str, data: Option<Value>) -> Result<String> {
         self.omp_only("mode changes")?;
-        self.record("mode_change", vec![("mode", Some(mode.into())), ("data", data)], BaseAt::Start, None)
+        self.record(
+            "mode_change",
+            vec![("mode", Some(mode.into())), ("data", data)],
+            BaseAt::Start,
+            None,
+        )
     }
 
     /// omp `appendTtsrInjection`.
     pub fn append_ttsr_injection(&mut self, rules: Vec<String>) -> Result<String> {
         self.omp_only("TTSR injections")?;
-        self.record("ttsr_injection", vec![("injectedRules", Some(rules.into()))], BaseAt::Start, None)
+        self.record(
+            "ttsr_injection",
+            vec![("injectedRules", Some(rules.into()))],
+            BaseAt::Start,
+            None,
+        )
     }
 
     /// omp `appendResetBoundary`.
@@ -259,16 +325,27 @@ impl Session {
     /// caller's order). `custom`/`custom_message` put the base fields last, as the agents do.
     pub fn append_entry(&mut self, kind: &str, fields: Map<String, Value>) -> Result<String> {
         if kind.is_empty() || kind == "session" || kind == "title" {
-            return Err(Error::InvalidInput(format!("cannot append an entry of type `{kind}`")));
+            return Err(Error::InvalidInput(format!(
+                "cannot append an entry of type `{kind}`"
+            )));
         }
         for reserved in ["type", "id", "parentId", "timestamp"] {
             if fields.contains_key(reserved) {
-                return Err(Error::InvalidInput(format!("`{reserved}` is set by the engine, not the caller")));
+                return Err(Error::InvalidInput(format!(
+                    "`{reserved}` is set by the engine, not the caller"
+                )));
             }
         }
-        let at = if matches!(kind, "custom" | "custom_message") { BaseAt::End } else { BaseAt::Start };
+        let at = if matches!(kind, "custom" | "custom_message") {
+            BaseAt::End
+        } else {
+            BaseAt::Start
+        };
         let keys: Vec<(String, Value)> = fields.into_iter().collect();
-        let fields: Vec<(&str, Option<Value>)> = keys.iter().map(|(k, v)| (k.as_str(), Some(v.clone()))).collect();
+        let fields: Vec<(&str, Option<Value>)> = keys
+            .iter()
+            .map(|(k, v)| (k.as_str(), Some(v.clone())))
+            .collect();
         self.record(kind, fields, at, None)
     }
 
@@ -314,7 +391,9 @@ impl Session {
     fn omp_only(&self, what: &str) -> Result<()> {
         match self.dialect {
             Dialect::Omp => Ok(()),
-            Dialect::Pi => Err(Error::Unsupported(format!("{what} exist only in omp sessions"))),
+            Dialect::Pi => Err(Error::Unsupported(format!(
+                "{what} exist only in omp sessions"
+            ))),
         }
     }
 

@@ -16,13 +16,21 @@ impl Session {
     /// pi writes the new file only when the path holds an assistant message (otherwise it is
     /// deferred like a new session) and gives carried labels their original timestamps; omp writes
     /// it at once, with a title slot, and stamps carried labels with the current time.
-    pub fn create_branched_session(&mut self, leaf_id: &str, ids: Box<dyn IdSource>) -> Result<Session> {
+    pub fn create_branched_session(
+        &mut self,
+        leaf_id: &str,
+        ids: Box<dyn IdSource>,
+    ) -> Result<Session> {
         let path = self.branch_path(Some(leaf_id));
         if path.is_empty() {
             return Err(Error::EntryNotFound(leaf_id.to_owned()));
         }
-        let kept: Vec<Entry> =
-            path.iter().map(|&i| &self.entries[i]).filter(|e| e.kind() != "label").cloned().collect();
+        let kept: Vec<Entry> = path
+            .iter()
+            .map(|&i| &self.entries[i])
+            .filter(|e| e.kind() != "label")
+            .cloned()
+            .collect();
         let kept_ids: std::collections::HashSet<&str> = kept.iter().filter_map(Entry::id).collect();
         let carried: Vec<(String, super::LabelState)> = self
             .labels
@@ -44,18 +52,41 @@ impl Session {
         }
         if persist {
             if let Some(p) = self.file.path() {
-                extra.insert("parentSession".into(), p.to_string_lossy().into_owned().into());
+                extra.insert(
+                    "parentSession".into(),
+                    p.to_string_lossy().into_owned().into(),
+                );
             }
         }
         if self.dialect == Dialect::Omp {
-            if let Some(dirs) = self.header.get("additionalDirectories").filter(|d| d.as_array().is_some_and(|a| !a.is_empty())) {
+            if let Some(dirs) = self
+                .header
+                .get("additionalDirectories")
+                .filter(|d| d.as_array().is_some_and(|a| !a.is_empty()))
+            {
                 extra.insert("additionalDirectories".into(), dirs.clone());
             }
         }
-        let dir = self.file.path().and_then(|p| p.parent()).map(std::path::Path::to_path_buf);
-        let options = OpenOptions { dialect: Some(self.dialect), clock: Arc::clone(&self.clock), ids, sync: self.sync };
+        let dir = self
+            .file
+            .path()
+            .and_then(|p| p.parent())
+            .map(std::path::Path::to_path_buf);
+        let options = OpenOptions {
+            dialect: Some(self.dialect),
+            clock: Arc::clone(&self.clock),
+            ids,
+            sync: self.sync,
+        };
         let cwd = self.cwd().to_owned();
-        let mut fork = Session::create_with_header(self.dialect, &cwd, dir.as_deref(), Some(extra), now, options);
+        let mut fork = Session::create_with_header(
+            self.dialect,
+            &cwd,
+            dir.as_deref(),
+            Some(extra),
+            now,
+            options,
+        );
         for entry in kept {
             let mut entry = entry;
             entry.line = 0;
@@ -71,7 +102,10 @@ impl Session {
             let mut map = Map::new();
             map.insert("type".into(), "label".into());
             map.insert("id".into(), id.as_str().into());
-            map.insert("parentId".into(), parent.as_deref().map_or(Value::Null, Value::from));
+            map.insert(
+                "parentId".into(),
+                parent.as_deref().map_or(Value::Null, Value::from),
+            );
             map.insert("timestamp".into(), timestamp);
             map.insert("targetId".into(), target.into());
             map.insert("label".into(), state.label.into());
@@ -91,11 +125,30 @@ impl Session {
         let now = self.clock.now_ms();
         let mut extra = Map::new();
         if let Some(p) = self.file.path() {
-            extra.insert("parentSession".into(), p.to_string_lossy().into_owned().into());
+            extra.insert(
+                "parentSession".into(),
+                p.to_string_lossy().into_owned().into(),
+            );
         }
-        let dir = self.file.path().and_then(|p| p.parent()).map(std::path::Path::to_path_buf);
-        let options = OpenOptions { dialect: Some(self.dialect), clock: Arc::clone(&self.clock), ids, sync: self.sync };
-        let mut session = Session::create_with_header(self.dialect, self.cwd(), dir.as_deref(), Some(extra), now, options);
+        let dir = self
+            .file
+            .path()
+            .and_then(|p| p.parent())
+            .map(std::path::Path::to_path_buf);
+        let options = OpenOptions {
+            dialect: Some(self.dialect),
+            clock: Arc::clone(&self.clock),
+            ids,
+            sync: self.sync,
+        };
+        let mut session = Session::create_with_header(
+            self.dialect,
+            self.cwd(),
+            dir.as_deref(),
+            Some(extra),
+            now,
+            options,
+        );
         if session.dialect == Dialect::Omp {
             session.ensure_on_disk()?;
         }

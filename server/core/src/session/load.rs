@@ -28,14 +28,22 @@ pub struct OpenOptions {
 
 impl Default for OpenOptions {
     fn default() -> Self {
-        OpenOptions { dialect: None, clock: Arc::new(SystemClock), ids: Box::new(RandomIds), sync: SyncPolicy::default() }
+        OpenOptions {
+            dialect: None,
+            clock: Arc::new(SystemClock),
+            ids: Box::new(RandomIds),
+            sync: SyncPolicy::default(),
+        }
     }
 }
 
 impl OpenOptions {
     /// Options with a forced dialect.
     pub fn with_dialect(dialect: Dialect) -> Self {
-        OpenOptions { dialect: Some(dialect), ..Self::default() }
+        OpenOptions {
+            dialect: Some(dialect),
+            ..Self::default()
+        }
     }
 }
 
@@ -64,7 +72,14 @@ impl Session {
         identity: Option<super::persist::FileIdentity>,
         options: OpenOptions,
     ) -> Result<Session> {
-        let ReadOutcome { title_slot, values, diagnostics, consumed, lines, pending } = outcome;
+        let ReadOutcome {
+            title_slot,
+            values,
+            diagnostics,
+            consumed,
+            lines,
+            pending,
+        } = outcome;
         let mut values = values.into_iter();
         let header_entry = values.next();
         let header = match header_entry.as_ref().map(|h| (h, h.json())) {
@@ -125,13 +140,24 @@ impl Session {
             session.insert(entry);
         }
         session.check_integrity();
-        session.file = FileState::Written { path, len: consumed, lines, pending, identity };
+        session.file = FileState::Written {
+            path,
+            len: consumed,
+            lines,
+            pending,
+            identity,
+        };
         Ok(session)
     }
 
     /// A new session (`SessionManager.create`): nothing is written until the agent's rule says so
     /// (the first assistant message), exactly as the agents defer it.
-    pub fn create(dialect: Dialect, cwd: &str, session_dir: Option<&Path>, options: OpenOptions) -> Session {
+    pub fn create(
+        dialect: Dialect,
+        cwd: &str,
+        session_dir: Option<&Path>,
+        options: OpenOptions,
+    ) -> Session {
         let now = options.clock.now_ms();
         Session::create_with_header(dialect, cwd, session_dir, None, now, options)
     }
@@ -165,7 +191,11 @@ impl Session {
         session
     }
 
-    pub(crate) fn empty(dialect: Dialect, header: Map<String, Value>, options: OpenOptions) -> Session {
+    pub(crate) fn empty(
+        dialect: Dialect,
+        header: Map<String, Value>,
+        options: OpenOptions,
+    ) -> Session {
         Session {
             dialect,
             file: FileState::Memory,
@@ -192,7 +222,14 @@ impl Session {
     /// incrementally. A file that shrank or was replaced is reported as [`Error::FileReplaced`]
     /// (reopen it).
     pub fn follow(&mut self) -> Result<super::load::FollowOutcome> {
-        let FileState::Written { path, len, lines, identity, .. } = &self.file else {
+        let FileState::Written {
+            path,
+            len,
+            lines,
+            identity,
+            ..
+        } = &self.file
+        else {
             return Ok(FollowOutcome::default());
         };
         let (path, len, lines) = (path.clone(), *len, *lines);
@@ -201,7 +238,10 @@ impl Session {
         if identity.is_some() && now_identity.is_some() && *identity != now_identity {
             return Err(Error::FileReplaced { path });
         }
-        let size = file.metadata().map_err(|e| Error::io("cannot read", &path, e))?.len();
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("cannot read", &path, e))?
+            .len();
         if size < len {
             return Err(Error::FileReplaced { path });
         }
@@ -211,8 +251,10 @@ impl Session {
             }
             return Ok(FollowOutcome::default());
         }
-        file.seek(SeekFrom::Start(len)).map_err(|e| Error::io("cannot read", &path, e))?;
-        let outcome = read_lines(&file, lines + 1, false).map_err(|e| Error::io("cannot read", &path, e))?;
+        file.seek(SeekFrom::Start(len))
+            .map_err(|e| Error::io("cannot read", &path, e))?;
+        let outcome =
+            read_lines(&file, lines + 1, false).map_err(|e| Error::io("cannot read", &path, e))?;
         let start = self.entries.len();
         self.diagnostics.extend(outcome.diagnostics);
         let legacy = self.file_version < 3;
@@ -224,7 +266,13 @@ impl Session {
                 self.insert(entry);
             }
         }
-        if let FileState::Written { len, lines, pending, .. } = &mut self.file {
+        if let FileState::Written {
+            len,
+            lines,
+            pending,
+            ..
+        } = &mut self.file
+        {
             *len += outcome.consumed;
             *lines += outcome.lines;
             *pending = outcome.pending;
@@ -233,7 +281,10 @@ impl Session {
         if !new_entries.is_empty() {
             self.revision += 1;
         }
-        Ok(FollowOutcome { new_entries, pending: outcome.pending > 0 })
+        Ok(FollowOutcome {
+            new_entries,
+            pending: outcome.pending > 0,
+        })
     }
 
     /// Records integrity problems the agents would trip over: orphans, parent cycles, labels on
@@ -265,7 +316,11 @@ impl Session {
             }
             if entry.kind() == "message" && entry.raw.contains("\"usage\"") {
                 let value = entry.json();
-                if let Some(usage) = value.get("message").filter(|m| m.get("role") == Some(&"assistant".into())).and_then(|m| m.get("usage")) {
+                if let Some(usage) = value
+                    .get("message")
+                    .filter(|m| m.get("role") == Some(&"assistant".into()))
+                    .and_then(|m| m.get("usage"))
+                {
                     if usage.is_object() && usage.get("cost").is_none() {
                         found.push(Diagnostic::new(
                             DiagnosticKind::UsageWithoutCost,

@@ -125,7 +125,11 @@ impl Session {
     pub fn session_name(&self) -> Option<&str> {
         match self.dialect {
             Dialect::Pi => self.pi_name.as_deref(),
-            Dialect::Omp => self.header.get("title").and_then(Value::as_str).filter(|t| !t.is_empty()),
+            Dialect::Omp => self
+                .header
+                .get("title")
+                .and_then(Value::as_str)
+                .filter(|t| !t.is_empty()),
         }
     }
 
@@ -219,25 +223,56 @@ impl Session {
         }
     }
 
+    /// `getChildren(p)` for every parent key at once, in one pass (the per-call scan of pi's
+    /// `getChildren` would make asking for every id quadratic). Keys are the `parentId` values;
+    /// [`Parent::Missing`] holds `getChildren(undefined)`.
+    pub fn children_lists(&self) -> HashMap<Parent, Vec<usize>> {
+        match self.dialect {
+            Dialect::Pi => {
+                let mut lists: HashMap<Parent, Vec<usize>> = HashMap::new();
+                for i in self.pi_id_map_slots() {
+                    lists
+                        .entry(self.entries[i].parent.clone())
+                        .or_default()
+                        .push(i);
+                }
+                lists
+            }
+            Dialect::Omp => self.children.clone(),
+        }
+    }
+
+    /// The entries of pi's id map in its iteration order: one per id (the later duplicate, at the
+    /// id's first position), and one slot for all id-less entries (key `undefined`: the last of
+    /// them, at the first one's position).
+    fn pi_id_map_slots(&self) -> Vec<usize> {
+        let mut slots: Vec<usize> = self.by_id.values().copied().collect();
+        if let (Some(first), Some(last)) = (
+            self.entries.iter().position(|e| e.id().is_none()),
+            self.last_idless,
+        ) {
+            // The id map keeps first-insertion order: the slot goes after the ids seen before it.
+            let before: std::collections::HashSet<&str> =
+                self.entries[..first].iter().filter_map(Entry::id).collect();
+            slots.insert(before.len().min(slots.len()), last);
+        }
+        slots
+    }
+
     /// `getChildren(undefined)`: the entries without a `parentId` (the id-less, non-object
     /// lines among them), in the order each dialect keeps them.
     pub fn children_of_undefined(&self) -> Vec<usize> {
         match self.dialect {
-            Dialect::Pi => {
-                // pi scans its id map, where every id-less entry shares the key `undefined`: one
-                // slot at the first id-less position, holding the last id-less entry.
-                let mut slots: Vec<usize> = self.by_id.values().copied().collect();
-                if let (Some(first), Some(last)) =
-                    (self.entries.iter().position(|e| e.id().is_none()), self.last_idless)
-                {
-                    // The id map keeps first-insertion order: the slot goes after the ids seen before it.
-                    let before: std::collections::HashSet<&str> =
-                        self.entries[..first].iter().filter_map(Entry::id).collect();
-                    slots.insert(before.len().min(slots.len()), last);
-                }
-                slots.into_iter().filter(|&i| self.entries[i].parent == Parent::Missing).collect()
-            }
-            Dialect::Omp => self.children.get(&Parent::Missing).cloned().unwrap_or_default(),
+            Dialect::Pi => self
+                .pi_id_map_slots()
+                .into_iter()
+                .filter(|&i| self.entries[i].parent == Parent::Missing)
+                .collect(),
+            Dialect::Omp => self
+                .children
+                .get(&Parent::Missing)
+                .cloned()
+                .unwrap_or_default(),
         }
     }
 
@@ -264,17 +299,27 @@ impl Session {
 
     /// The ids along [`Session::branch_path`].
     pub fn branch_ids(&self, from: Option<&str>) -> Vec<Option<&str>> {
-        self.branch_path(from).into_iter().map(|i| self.entries[i].id()).collect()
+        self.branch_path(from)
+            .into_iter()
+            .map(|i| self.entries[i].id())
+            .collect()
     }
 
     /// `collectEntriesForBranchSummary(oldLeafId, targetId)`: the entries abandoned when moving
     /// from `old_leaf` to `target`, oldest first, and their common ancestor.
-    pub fn collect_entries_for_branch_summary(&self, old_leaf: Option<&str>, target: &str) -> BranchSummaryCollection {
+    pub fn collect_entries_for_branch_summary(
+        &self,
+        old_leaf: Option<&str>,
+        target: &str,
+    ) -> BranchSummaryCollection {
         let Some(old_leaf) = old_leaf.filter(|l| !l.is_empty()) else {
             return BranchSummaryCollection::default();
         };
-        let old_path: std::collections::HashSet<Option<&str>> =
-            self.branch_path(Some(old_leaf)).into_iter().map(|i| self.entries[i].id()).collect();
+        let old_path: std::collections::HashSet<Option<&str>> = self
+            .branch_path(Some(old_leaf))
+            .into_iter()
+            .map(|i| self.entries[i].id())
+            .collect();
         let common = self
             .branch_path(Some(target))
             .into_iter()
@@ -298,7 +343,10 @@ impl Session {
             current = self.entries[i].parent.id();
         }
         entries.reverse();
-        BranchSummaryCollection { entries, common_ancestor: common.map(str::to_owned) }
+        BranchSummaryCollection {
+            entries,
+            common_ancestor: common.map(str::to_owned),
+        }
     }
 
     /// `getTree()`.
@@ -345,7 +393,9 @@ impl Session {
                     self.diagnostics.push(Diagnostic::new(
                         K::DuplicateId,
                         Some(entry.line).filter(|&l| l > 0),
-                        format!("id {id} is used again; the agents keep only this later entry under it"),
+                        format!(
+                            "id {id} is used again; the agents keep only this later entry under it"
+                        ),
                     ));
                 }
                 self.by_id.insert(id, index);
@@ -355,12 +405,22 @@ impl Session {
                 let (kind, message) = if entry.is_object {
                     (K::MissingId, "entry has no string id")
                 } else {
-                    (K::NotAnObject, "line is JSON but not an object; the agents keep it as an id-less entry")
+                    (
+                        K::NotAnObject,
+                        "line is JSON but not an object; the agents keep it as an id-less entry",
+                    )
                 };
-                self.diagnostics.push(Diagnostic::new(kind, Some(entry.line).filter(|&l| l > 0), message));
+                self.diagnostics.push(Diagnostic::new(
+                    kind,
+                    Some(entry.line).filter(|&l| l > 0),
+                    message,
+                ));
             }
         }
-        self.children.entry(entry.parent.clone()).or_default().push(index);
+        self.children
+            .entry(entry.parent.clone())
+            .or_default()
+            .push(index);
         self.leaf = entry.id.clone();
         match entry.kind() {
             "label" => self.apply_label(&entry),
@@ -382,7 +442,9 @@ impl Session {
 
     fn apply_label(&mut self, entry: &Entry) {
         let value = entry.json();
-        let Some(target) = value.get("targetId").and_then(Value::as_str) else { return };
+        let Some(target) = value.get("targetId").and_then(Value::as_str) else {
+            return;
+        };
         let label = match value.get("label") {
             Some(Value::String(s)) if !s.is_empty() => Some(s.clone()),
             Some(Value::Bool(true)) => Some("true".to_owned()),
@@ -393,7 +455,8 @@ impl Session {
             // A JavaScript Map keeps a key's position when it is set again.
             Some(label) => {
                 let timestamp = entry.timestamp.as_deref().map(str::to_owned);
-                self.labels.insert(target.into(), LabelState { label, timestamp });
+                self.labels
+                    .insert(target.into(), LabelState { label, timestamp });
             }
             None => {
                 self.labels.shift_remove(target);

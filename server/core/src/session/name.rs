@@ -30,7 +30,9 @@ impl Session {
     /// pi `appendSessionInfo(name)`: stores the trimmed name (empty clears it).
     pub fn append_session_info(&mut self, name: &str) -> Result<String> {
         if self.dialect != Dialect::Pi {
-            return Err(Error::Unsupported("session_info entries exist only in pi sessions; use set_session_name".into()));
+            return Err(Error::Unsupported(
+                "session_info entries exist only in pi sessions; use set_session_name".into(),
+            ));
         }
         let mut fields = serde_json::Map::new();
         fields.insert("name".into(), crate::naming::js_trim(name).into());
@@ -39,9 +41,16 @@ impl Session {
 
     /// omp `setSessionName(name, source, trigger)`: returns the `title_change` entry id, or `None`
     /// when the name is ignored (an automatic name over a user's, or nothing left after cleaning).
-    pub fn set_session_name(&mut self, name: &str, source: NameSource, trigger: Option<&str>) -> Result<Option<String>> {
+    pub fn set_session_name(
+        &mut self,
+        name: &str,
+        source: NameSource,
+        trigger: Option<&str>,
+    ) -> Result<Option<String>> {
         if self.dialect != Dialect::Omp {
-            return Err(Error::Unsupported("title changes exist only in omp sessions; use append_session_info".into()));
+            return Err(Error::Unsupported(
+                "title changes exist only in omp sessions; use append_session_info".into(),
+            ));
         }
         if self.title_source() == Some("user") && source == NameSource::Auto {
             return Ok(None);
@@ -71,8 +80,13 @@ impl Session {
         }
         self.record_value(Value::Object(map))?;
         self.header.insert("title".into(), title.as_str().into());
-        self.header.insert("titleSource".into(), source.as_str().into());
-        self.rewrite_slot(TitleSlot { title, source: Some(source.as_str().to_owned()), updated_at: timestamp })?;
+        self.header
+            .insert("titleSource".into(), source.as_str().into());
+        self.rewrite_slot(TitleSlot {
+            title,
+            source: Some(source.as_str().to_owned()),
+            updated_at: timestamp,
+        })?;
         Ok(Some(id))
     }
 

@@ -32,7 +32,10 @@ impl FileIdentity {
         #[cfg(unix)]
         {
             use std::os::unix::fs::MetadataExt;
-            file.metadata().ok().map(|m| FileIdentity { dev: m.dev(), ino: m.ino() })
+            file.metadata().ok().map(|m| FileIdentity {
+                dev: m.dev(),
+                ino: m.ino(),
+            })
         }
         #[cfg(not(unix))]
         {
@@ -80,7 +83,10 @@ impl Session {
     pub(crate) fn check_writable(&self) -> Result<()> {
         if self.file_version < 3 {
             if let Some(path) = self.file.path() {
-                return Err(Error::NeedsMigration { path: path.to_path_buf(), version: self.file_version });
+                return Err(Error::NeedsMigration {
+                    path: path.to_path_buf(),
+                    version: self.file_version,
+                });
             }
         }
         Ok(())
@@ -127,10 +133,26 @@ impl Session {
     fn slot_for_new_file(&self) -> Option<TitleSlot> {
         match self.dialect {
             crate::Dialect::Pi => None,
-            crate::Dialect::Omp => Some(self.slot.clone().unwrap_or_else(|| TitleSlot {
-                title: self.header.get("title").and_then(|t| t.as_str()).unwrap_or("").to_owned(),
-                source: self.header.get("titleSource").and_then(|t| t.as_str()).map(str::to_owned),
-                updated_at: self.header.get("timestamp").and_then(|t| t.as_str()).unwrap_or("").to_owned(),
+            crate::Dialect::Omp => Some(self.slot.clone().unwrap_or_else(|| {
+                TitleSlot {
+                    title: self
+                        .header
+                        .get("title")
+                        .and_then(|t| t.as_str())
+                        .unwrap_or("")
+                        .to_owned(),
+                    source: self
+                        .header
+                        .get("titleSource")
+                        .and_then(|t| t.as_str())
+                        .map(str::to_owned),
+                    updated_at: self
+                        .header
+                        .get("timestamp")
+                        .and_then(|t| t.as_str())
+                        .unwrap_or("")
+                        .to_owned(),
+                }
             })),
         }
     }
@@ -138,16 +160,19 @@ impl Session {
     fn write_new_file(&mut self, path: &Path) -> Result<()> {
         let contents = self.full_contents();
         if let Some(dir) = path.parent() {
-            std::fs::create_dir_all(dir).map_err(|e| Error::io("cannot create the folder of", path, e))?;
+            std::fs::create_dir_all(dir)
+                .map_err(|e| Error::io("cannot create the folder of", path, e))?;
         }
         let mut file = OpenOptions::new()
             .write(true)
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("cannot create", path, e))?;
-        file.write_all(contents.as_bytes()).map_err(|e| Error::io("cannot write", path, e))?;
+        file.write_all(contents.as_bytes())
+            .map_err(|e| Error::io("cannot write", path, e))?;
         if self.sync == SyncPolicy::Data {
-            file.sync_data().map_err(|e| Error::io("cannot sync", path, e))?;
+            file.sync_data()
+                .map_err(|e| Error::io("cannot sync", path, e))?;
         }
         self.slot = self.slot_for_new_file();
         let lines = contents.bytes().filter(|&b| b == b'\n').count();
@@ -169,19 +194,29 @@ impl Session {
     /// Appends one whole line in one write. Lines another process appended first are indexed
     /// before ours; a line another process is still writing makes us refuse rather than tear it.
     pub(crate) fn append_line(&mut self, line: &str) -> Result<()> {
-        let FileState::Written { path, len, .. } = &self.file else { return Ok(()) };
+        let FileState::Written { path, len, .. } = &self.file else {
+            return Ok(());
+        };
         let (path, expected) = (path.clone(), *len);
-        let mut file = OpenOptions::new().append(true).open(&path).map_err(|e| Error::io("cannot append to", &path, e))?;
-        let size = file.metadata().map_err(|e| Error::io("cannot append to", &path, e))?.len();
+        let mut file = OpenOptions::new()
+            .append(true)
+            .open(&path)
+            .map_err(|e| Error::io("cannot append to", &path, e))?;
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("cannot append to", &path, e))?
+            .len();
         if size != expected {
             return Err(Error::WriterBusy { path });
         }
         let mut buf = String::with_capacity(line.len() + 1);
         buf.push_str(line);
         buf.push('\n');
-        file.write_all(buf.as_bytes()).map_err(|e| Error::io("cannot append to", &path, e))?;
+        file.write_all(buf.as_bytes())
+            .map_err(|e| Error::io("cannot append to", &path, e))?;
         if self.sync == SyncPolicy::Data {
-            file.sync_data().map_err(|e| Error::io("cannot sync", &path, e))?;
+            file.sync_data()
+                .map_err(|e| Error::io("cannot sync", &path, e))?;
         }
         if let FileState::Written { len, lines, .. } = &mut self.file {
             *len += buf.len() as u64;
@@ -207,7 +242,9 @@ impl Session {
     pub(crate) fn rewrite_slot(&mut self, slot: TitleSlot) -> Result<()> {
         let line = slot.to_line();
         if line.len() != SLOT_BYTES {
-            return Err(Error::InvalidInput("title slot would not be 256 bytes".into()));
+            return Err(Error::InvalidInput(
+                "title slot would not be 256 bytes".into(),
+            ));
         }
         if let FileState::Written { path, .. } = &self.file {
             if self.slot.is_none() {
@@ -215,10 +252,15 @@ impl Session {
                 return Ok(());
             }
             let path = path.clone();
-            let file = OpenOptions::new().write(true).open(&path).map_err(|e| Error::io("cannot write", &path, e))?;
-            write_at(&file, line.as_bytes(), 0).map_err(|e| Error::io("cannot write the title slot of", &path, e))?;
+            let file = OpenOptions::new()
+                .write(true)
+                .open(&path)
+                .map_err(|e| Error::io("cannot write", &path, e))?;
+            write_at(&file, line.as_bytes(), 0)
+                .map_err(|e| Error::io("cannot write the title slot of", &path, e))?;
             if self.sync == SyncPolicy::Data {
-                file.sync_data().map_err(|e| Error::io("cannot sync", &path, e))?;
+                file.sync_data()
+                    .map_err(|e| Error::io("cannot sync", &path, e))?;
             }
         }
         self.slot = Some(slot);

@@ -66,10 +66,13 @@ pub fn parse(text: &str) -> Result<Value, String> {
             }
             Some(_) => {
                 let start = i;
-                while i < b.len() && !matches!(b[i], b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r') {
+                while i < b.len()
+                    && !matches!(b[i], b',' | b']' | b'}' | b' ' | b'\t' | b'\n' | b'\r')
+                {
                     i += 1;
                 }
-                serde_json::from_str::<Value>(&text[start..i]).map_err(|e| format!("at {start}: {e}"))?
+                serde_json::from_str::<Value>(&text[start..i])
+                    .map_err(|e| format!("at {start}: {e}"))?
             }
             None => return Err("unexpected end".into()),
         };
@@ -81,9 +84,16 @@ pub fn parse(text: &str) -> Result<Value, String> {
 
 /// Places a finished value in its container and closes every container that ends here.
 /// Returns the top-level value when the whole text is done.
-fn finish(stack: &mut Vec<Frame>, mut value: Value, b: &[u8], i: &mut usize) -> Result<Option<Value>, String> {
+fn finish(
+    stack: &mut Vec<Frame>,
+    mut value: Value,
+    b: &[u8],
+    i: &mut usize,
+) -> Result<Option<Value>, String> {
     loop {
-        let Some(top) = stack.last_mut() else { return Ok(Some(value)) };
+        let Some(top) = stack.last_mut() else {
+            return Ok(Some(value));
+        };
         match top {
             Frame::Array(items) => items.push(value),
             Frame::Object(map, key) => {
@@ -135,7 +145,8 @@ fn string_at(text: &str, start: usize) -> Result<(String, usize), String> {
         match b[i] {
             b'\\' => i += 2,
             b'"' => {
-                let s: String = serde_json::from_str(&text[start..=i]).map_err(|e| format!("at {start}: {e}"))?;
+                let s: String = serde_json::from_str(&text[start..=i])
+                    .map_err(|e| format!("at {start}: {e}"))?;
                 return Ok((s, i + 1));
             }
             _ => i += 1,

@@ -43,7 +43,11 @@ pub fn first_diff(path: &str, ours: &Value, expected: &Value) -> Option<String> 
         }
         (Value::Number(a), Value::Number(b)) if a.as_f64() == b.as_f64() => None,
         _ if ours == expected => None,
-        _ => Some(format!("{path}: {} != expected {}", short(ours), short(expected))),
+        _ => Some(format!(
+            "{path}: {} != expected {}",
+            short(ours),
+            short(expected)
+        )),
     }
 }
 

@@ -30,7 +30,10 @@ fn s<'a>(op: &'a Value, key: &str) -> Option<&'a str> {
 
 /// The session id inside a `<timestamp>_<id>.jsonl` file name.
 fn id_from_basename(basename: &str) -> Option<String> {
-    basename.strip_suffix(".jsonl")?.split_once('_').map(|(_, id)| id.to_owned())
+    basename
+        .strip_suffix(".jsonl")?
+        .split_once('_')
+        .map(|(_, id)| id.to_owned())
 }
 
 fn read_opt(path: &Path) -> Option<String> {
@@ -49,17 +52,44 @@ fn ids_in(text: &str) -> Vec<(String, String)> {
 }
 
 /// Replays `scenario` for `dialect`; `Err` names the first difference.
-pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir: &Path) -> Result<(), String> {
-    let ops = scenario.get("ops").and_then(Value::as_array).ok_or("no ops")?;
-    let tick_ms = scenario.get("tickMs").and_then(Value::as_i64).unwrap_or(1000);
-    let start =
-        expected.get("clockStart").and_then(Value::as_str).and_then(parse_iso_ms).ok_or("no clockStart")? as i64;
-    let refs = expected.get("refs").and_then(Value::as_object).cloned().unwrap_or_default();
+pub fn replay(
+    dialect: Dialect,
+    scenario: &Value,
+    expected: &Value,
+    fixture_dir: &Path,
+) -> Result<(), String> {
+    let ops = scenario
+        .get("ops")
+        .and_then(Value::as_array)
+        .ok_or("no ops")?;
+    let tick_ms = scenario
+        .get("tickMs")
+        .and_then(Value::as_i64)
+        .unwrap_or(1000);
+    let start = expected
+        .get("clockStart")
+        .and_then(Value::as_str)
+        .and_then(parse_iso_ms)
+        .ok_or("no clockStart")? as i64;
+    let refs = expected
+        .get("refs")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
     let cwd = expected.get("cwd").and_then(Value::as_str).unwrap_or("");
-    let fixture_session_dir = expected.get("sessionDir").and_then(Value::as_str).unwrap_or("");
+    let fixture_session_dir = expected
+        .get("sessionDir")
+        .and_then(Value::as_str)
+        .unwrap_or("");
     let session_file = expected.get("sessionFile").ok_or("no sessionFile")?;
-    let basename = session_file.get("basename").and_then(Value::as_str).ok_or("no sessionFile.basename")?;
-    let session_exists = session_file.get("exists").and_then(Value::as_bool).unwrap_or(false);
+    let basename = session_file
+        .get("basename")
+        .and_then(Value::as_str)
+        .ok_or("no sessionFile.basename")?;
+    let session_exists = session_file
+        .get("exists")
+        .and_then(Value::as_bool)
+        .unwrap_or(false);
 
     let tmp = tempfile::tempdir().map_err(|e| e.to_string())?;
     let dir = tmp.path().join("sessions");
@@ -77,7 +107,10 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
         if let Some(literal) = name.strip_prefix('=') {
             return Ok(literal.to_owned());
         }
-        refs.get(name).and_then(Value::as_str).map(str::to_owned).ok_or_else(|| format!("unknown ref {name}"))
+        refs.get(name)
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+            .ok_or_else(|| format!("unknown ref {name}"))
     };
     let fixture_branched = read_opt(&fixture_dir.join("branched.jsonl"));
     let fixture_session = read_opt(&fixture_dir.join("session.jsonl"));
@@ -98,7 +131,9 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
         match kind {
             "user" => {
                 session
-                    .append_message(json!({"role":"user","content":s(op,"text").unwrap_or(""),"timestamp":now}))
+                    .append_message(
+                        json!({"role":"user","content":s(op,"text").unwrap_or(""),"timestamp":now}),
+                    )
                     .map_err(fail)?;
             }
             "assistant" => {
@@ -109,7 +144,12 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                 if let Some(text) = s(op, "text").filter(|t| !t.is_empty()) {
                     content.push(json!({"type":"text","text":text}));
                 }
-                for call in op.get("toolCalls").and_then(Value::as_array).into_iter().flatten() {
+                for call in op
+                    .get("toolCalls")
+                    .and_then(Value::as_array)
+                    .into_iter()
+                    .flatten()
+                {
                     content.push(json!({"type":"toolCall","id":call.get("id"),"name":call.get("name"),"arguments":call.get("args")}));
                 }
                 let stop = s(op, "stopReason").unwrap_or("stop");
@@ -117,8 +157,14 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                 m.insert("role".into(), "assistant".into());
                 m.insert("content".into(), Value::Array(content));
                 m.insert("api".into(), "fake-api".into());
-                m.insert("provider".into(), s(op, "provider").unwrap_or("anthropic").into());
-                m.insert("model".into(), s(op, "model").unwrap_or("claude-test").into());
+                m.insert(
+                    "provider".into(),
+                    s(op, "provider").unwrap_or("anthropic").into(),
+                );
+                m.insert(
+                    "model".into(),
+                    s(op, "model").unwrap_or("claude-test").into(),
+                );
                 m.insert(
                     "usage".into(),
                     json!({"input":100,"output":20,"cacheRead":0,"cacheWrite":0,"totalTokens":120,
@@ -127,7 +173,10 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                 m.insert("stopReason".into(), stop.into());
                 m.insert("timestamp".into(), now.clone());
                 if stop == "error" || stop == "aborted" {
-                    m.insert("errorMessage".into(), s(op, "errorMessage").unwrap_or("error").into());
+                    m.insert(
+                        "errorMessage".into(),
+                        s(op, "errorMessage").unwrap_or("error").into(),
+                    );
                 }
                 session.append_message(Value::Object(m)).map_err(fail)?;
             }
@@ -140,9 +189,18 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
             "bash" => {
                 let mut m = Map::new();
                 m.insert("role".into(), "bashExecution".into());
-                m.insert("command".into(), op.get("command").cloned().unwrap_or(Value::Null));
-                m.insert("output".into(), op.get("output").cloned().unwrap_or_else(|| "".into()));
-                m.insert("exitCode".into(), op.get("exitCode").cloned().unwrap_or(Value::Null));
+                m.insert(
+                    "command".into(),
+                    op.get("command").cloned().unwrap_or(Value::Null),
+                );
+                m.insert(
+                    "output".into(),
+                    op.get("output").cloned().unwrap_or_else(|| "".into()),
+                );
+                m.insert(
+                    "exitCode".into(),
+                    op.get("exitCode").cloned().unwrap_or(Value::Null),
+                );
                 m.insert("cancelled".into(), false.into());
                 m.insert("truncated".into(), false.into());
                 if let Some(x) = op.get("excludeFromContext") {
@@ -173,11 +231,15 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                     .map_err(fail)?;
             }
             "thinking" => {
-                session.append_thinking_level_change(s(op, "level"), None).map_err(fail)?;
+                session
+                    .append_thinking_level_change(s(op, "level"), None)
+                    .map_err(fail)?;
             }
             "label" => {
                 let target = reference(s(op, "target").ok_or("label without target")?)?;
-                session.append_label_change(&target, s(op, "label")).map_err(fail)?;
+                session
+                    .append_label_change(&target, s(op, "label"))
+                    .map_err(fail)?;
             }
             "branch" => {
                 let target = reference(s(op, "target").ok_or("branch without target")?)?;
@@ -190,11 +252,17 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                     None => None,
                 };
                 session
-                    .branch_with_summary(target.as_deref(), s(op, "summary").unwrap_or(""), None, None)
+                    .branch_with_summary(
+                        target.as_deref(),
+                        s(op, "summary").unwrap_or(""),
+                        None,
+                        None,
+                    )
                     .map_err(fail)?;
             }
             "compaction" => {
-                let first_kept = reference(s(op, "firstKept").ok_or("compaction without firstKept")?)?;
+                let first_kept =
+                    reference(s(op, "firstKept").ok_or("compaction without firstKept")?)?;
                 session
                     .append_compaction(CompactionArgs {
                         summary: s(op, "summary").unwrap_or("").to_owned(),
@@ -205,7 +273,9 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                     .map_err(fail)?;
             }
             "custom" => {
-                session.append_custom(s(op, "customType").unwrap_or(""), op.get("data").cloned()).map_err(fail)?;
+                session
+                    .append_custom(s(op, "customType").unwrap_or(""), op.get("data").cloned())
+                    .map_err(fail)?;
             }
             "customMessage" => {
                 session
@@ -225,21 +295,32 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                         session.append_session_info(name).map_err(fail)?;
                     }
                     Dialect::Omp => {
-                        session.set_session_name(name, NameSource::User, None).map_err(fail)?;
+                        session
+                            .set_session_name(name, NameSource::User, None)
+                            .map_err(fail)?;
                     }
                 }
             }
             "serviceTier" => {
-                session.append_service_tier_change(op.get("tier").cloned().unwrap_or(Value::Null)).map_err(fail)?;
+                session
+                    .append_service_tier_change(op.get("tier").cloned().unwrap_or(Value::Null))
+                    .map_err(fail)?;
             }
             "mode" => {
-                session.append_mode_change(s(op, "mode").unwrap_or(""), op.get("data").cloned()).map_err(fail)?;
+                session
+                    .append_mode_change(s(op, "mode").unwrap_or(""), op.get("data").cloned())
+                    .map_err(fail)?;
             }
             "ttsr" => {
                 let rules = op
                     .get("rules")
                     .and_then(Value::as_array)
-                    .map(|a| a.iter().filter_map(Value::as_str).map(str::to_owned).collect())
+                    .map(|a| {
+                        a.iter()
+                            .filter_map(Value::as_str)
+                            .map(str::to_owned)
+                            .collect()
+                    })
                     .unwrap_or_default();
                 session.append_ttsr_injection(rules).map_err(fail)?;
             }
@@ -247,9 +328,15 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                 session.append_reset_boundary().map_err(fail)?;
             }
             "createBranchedSession" => {
-                let target = reference(s(op, "target").ok_or("createBranchedSession without target")?)?;
-                let info = expected.get("branchedSessionFile").ok_or("no branchedSessionFile")?;
-                let new_base = info.get("basename").and_then(Value::as_str).ok_or("no branchedSessionFile.basename")?;
+                let target =
+                    reference(s(op, "target").ok_or("createBranchedSession without target")?)?;
+                let info = expected
+                    .get("branchedSessionFile")
+                    .ok_or("no branchedSessionFile")?;
+                let new_base = info
+                    .get("basename")
+                    .and_then(Value::as_str)
+                    .ok_or("no branchedSessionFile.basename")?;
                 ids.push_session(id_from_basename(new_base).ok_or("bad branched basename")?);
                 // The label ids it re-creates: label entries of branched.jsonl that neither the
                 // source file nor a later op's ref accounts for.
@@ -261,14 +348,20 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
                         .into_iter()
                         .map(|(id, _)| id)
                         .collect();
-                    let referenced: HashSet<&str> = refs.values().filter_map(Value::as_str).collect();
+                    let referenced: HashSet<&str> =
+                        refs.values().filter_map(Value::as_str).collect();
                     for (id, kind) in ids_in(text) {
-                        if kind == "label" && !source.contains(&id) && !referenced.contains(id.as_str()) {
+                        if kind == "label"
+                            && !source.contains(&id)
+                            && !referenced.contains(id.as_str())
+                        {
                             ids.push_entry(id);
                         }
                     }
                 }
-                let fork = session.create_branched_session(&target, Box::new(ids.clone())).map_err(fail)?;
+                let fork = session
+                    .create_branched_session(&target, Box::new(ids.clone()))
+                    .map_err(fail)?;
                 branched_path = Some(dir.join(new_base));
                 session = fork;
             }
@@ -288,12 +381,24 @@ pub fn replay(dialect: Dialect, scenario: &Value, expected: &Value, fixture_dir:
     )?;
     if let Some(info) = expected.get("branchedSessionFile") {
         let exists = info.get("exists").and_then(Value::as_bool).unwrap_or(false);
-        let path = branched_path.ok_or("branchedSessionFile expected but no createBranchedSession ran")?;
-        check_file(&path, exists, fixture_branched.as_deref(), tmp.path(), fixture_session_dir, "branched.jsonl")?;
+        let path =
+            branched_path.ok_or("branchedSessionFile expected but no createBranchedSession ran")?;
+        check_file(
+            &path,
+            exists,
+            fixture_branched.as_deref(),
+            tmp.path(),
+            fixture_session_dir,
+            "branched.jsonl",
+        )?;
     }
     // No stray files.
     let mut names: Vec<String> = std::fs::read_dir(&dir)
-        .map(|rd| rd.filter_map(|e| e.ok()).map(|e| e.file_name().to_string_lossy().into_owned()).collect())
+        .map(|rd| {
+            rd.filter_map(|e| e.ok())
+                .map(|e| e.file_name().to_string_lossy().into_owned())
+                .collect()
+        })
         .unwrap_or_default();
     names.sort();
     let mut want: Vec<String> = Vec::new();
@@ -325,8 +430,14 @@ fn check_file(
     let ours_text = read_opt(ours);
     match (exists, ours_text) {
         (false, None) => Ok(()),
-        (false, Some(_)) => Err(format!("{what}: we wrote {} but the agent did not", ours.display())),
-        (true, None) => Err(format!("{what}: the agent wrote it, we did not ({})", ours.display())),
+        (false, Some(_)) => Err(format!(
+            "{what}: we wrote {} but the agent did not",
+            ours.display()
+        )),
+        (true, None) => Err(format!(
+            "{what}: the agent wrote it, we did not ({})",
+            ours.display()
+        )),
         (true, Some(text)) => {
             let ours_dir = tmp_root.join("sessions");
             let text = text.replace(&*ours_dir.to_string_lossy(), fixture_dir);

@@ -32,6 +32,10 @@ fn severity(s: Severity) -> &'static str {
 
 /// Runs the subcommand.
 pub fn run(args: CheckArgs) -> CliResult {
+    super::inspect::quiet_on_closed_pipe(run_inner(args))
+}
+
+fn run_inner(args: CheckArgs) -> CliResult {
     let session = super::inspect::open(&args.file, args.dialect)?;
     let mut diagnostics = session.diagnostics().to_vec();
     // In file order (the reader and the integrity checks find problems in separate passes).
@@ -45,7 +49,12 @@ pub fn run(args: CheckArgs) -> CliResult {
         let file = args.file.display();
         for d in diagnostics {
             match d.line {
-                Some(line) => writeln!(out, "{file}:{line}: {}: {}", severity(d.severity), d.message)?,
+                Some(line) => writeln!(
+                    out,
+                    "{file}:{line}: {}: {}",
+                    severity(d.severity),
+                    d.message
+                )?,
                 None => writeln!(out, "{file}: {}: {}", severity(d.severity), d.message)?,
             }
         }

@@ -7,6 +7,7 @@
 use super::CliResult;
 use serde_json::Value;
 use sessiontree_core::diagnostics::Severity;
+use sessiontree_core::snapshot;
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::io::Write;
 use std::process::ExitCode;
@@ -28,29 +29,63 @@ pub struct InspectArgs {
 }
 
 /// Opens a session file read-only, with a forced dialect or the detected one.
-pub(crate) fn open(file: &std::path::Path, dialect: Option<Dialect>) -> Result<Session, sessiontree_core::Error> {
-    Session::open(file, OpenOptions { dialect, ..OpenOptions::default() })
+pub(crate) fn open(
+    file: &std::path::Path,
+    dialect: Option<Dialect>,
+) -> Result<Session, sessiontree_core::Error> {
+    Session::open(
+        file,
+        OpenOptions {
+            dialect,
+            ..OpenOptions::default()
+        },
+    )
 }
 
-/// The `--json` object: the fixture snapshot plus `dialect` and `diagnostics`.
+/// A reader that stopped reading (`| head`) is not an error.
+pub(crate) fn quiet_on_closed_pipe(result: CliResult) -> CliResult {
+    match result {
+        Err(super::anyhow_like::Error::Output(e)) if e.kind() == std::io::ErrorKind::BrokenPipe => {
+            Ok(ExitCode::SUCCESS)
+        }
+        other => other,
+    }
+}
+
+/// The `--json` object: the fixture snapshot (whole tree, any depth) plus `dialect` and
+/// `diagnostics`. Write it with `snapshot::write_json` and free it with `snapshot::drop_deep`:
+/// a long conversation nests as deep as it is long.
 pub fn inspect_json(session: &Session) -> Value {
-    let mut snap = sessiontree_core::snapshot::snapshot(session);
+    let mut snap = snapshot::snapshot_with_depth(session, usize::MAX);
     if let Some(map) = snap.as_object_mut() {
         map.insert("dialect".into(), session.dialect().as_str().into());
-        map.insert("diagnostics".into(), serde_json::to_value(session.diagnostics()).unwrap_or(Value::Null));
+        map.insert(
+            "diagnostics".into(),
+            serde_json::to_value(session.diagnostics()).unwrap_or(Value::Null),
+        );
     }
     snap
 }
 
 /// Runs the subcommand.
 pub fn run(args: InspectArgs) -> CliResult {
+    quiet_on_closed_pipe(run_inner(args))
+}
+
+fn run_inner(args: InspectArgs) -> CliResult {
     let mut session = open(&args.file, args.dialect)?;
     if let Some(leaf) = &args.leaf {
         session.branch(leaf)?;
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        writeln!(out, "{}", inspect_json(&session))?;
+        let value = inspect_json(&session);
+        let mut buffered = std::io::BufWriter::new(&mut out);
+        snapshot::write_json(&value, &mut buffered)?;
+        buffered.write_all(b"\n")?;
+        buffered.flush()?;
+        drop(buffered);
+        snapshot::drop_deep(value);
     } else {
         summary(&mut out, &args.file, &session)?;
     }
@@ -58,23 +93,40 @@ pub fn run(args: InspectArgs) -> CliResult {
 }
 
 fn summary(out: &mut impl Write, file: &std::path::Path, session: &Session) -> std::io::Result<()> {
-    writeln!(out, "name:        {}", session.session_name().unwrap_or("(none)"))?;
+    writeln!(
+        out,
+        "name:        {}",
+        session.session_name().unwrap_or("(none)")
+    )?;
     writeln!(out, "dialect:     {}", session.dialect())?;
     writeln!(out, "path:        {}", file.display())?;
     writeln!(out, "session:     {}", session.session_id())?;
     if session.file_version() < 3 {
-        writeln!(out, "version:     {} (migrated in memory; `sessiontree migrate` writes it)", session.file_version())?;
+        writeln!(
+            out,
+            "version:     {} (migrated in memory; `sessiontree migrate` writes it)",
+            session.file_version()
+        )?;
     }
     writeln!(out, "entries:     {}", session.entries().len())?;
     match session.leaf_id() {
         Some(leaf) => writeln!(out, "leaf:        {leaf} ({})", describe(session, leaf))?,
         None => writeln!(out, "leaf:        (none)")?,
     }
-    let labels: Vec<String> = session.labels().map(|(target, state)| format!("{target} [{}]", state.label)).collect();
+    const SHOWN_LABELS: usize = 10;
+    let total_labels = session.labels().count();
+    let mut labels: Vec<String> = session
+        .labels()
+        .take(SHOWN_LABELS)
+        .map(|(target, state)| format!("{target} [{}]", state.label))
+        .collect();
+    if total_labels > SHOWN_LABELS {
+        labels.push(format!("… {} more", total_labels - SHOWN_LABELS));
+    }
     if labels.is_empty() {
         writeln!(out, "labels:      (none)")?;
     } else {
-        writeln!(out, "labels:      {}", labels.join(", "))?;
+        writeln!(out, "labels:      {total_labels}: {}", labels.join(", "))?;
     }
     let branch = session.branch_path(None);
     writeln!(out, "branch:      {} entries", branch.len())?;
@@ -94,8 +146,14 @@ fn summary(out: &mut impl Write, file: &std::path::Path, session: &Session) -> s
         writeln!(out, "  {id}  {}", describe(session, id))?;
     }
     let diagnostics = session.diagnostics();
-    let errors = diagnostics.iter().filter(|d| d.severity == Severity::Error).count();
-    let warnings = diagnostics.iter().filter(|d| d.severity == Severity::Warning).count();
+    let errors = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Error)
+        .count();
+    let warnings = diagnostics
+        .iter()
+        .filter(|d| d.severity == Severity::Warning)
+        .count();
     writeln!(
         out,
         "diagnostics: {} ({errors} errors, {warnings} warnings; `sessiontree check` lists them)",
@@ -125,14 +183,37 @@ fn describe(session: &Session, id: &str) -> String {
                 .unwrap_or_default()
         }
         "custom_message" => value.get("content").map(content_text).unwrap_or_default(),
-        "branch_summary" | "compaction" => value.get("summary").and_then(Value::as_str).unwrap_or("").to_owned(),
-        "label" => value.get("label").and_then(Value::as_str).unwrap_or("(cleared)").to_owned(),
-        "session_info" => value.get("name").and_then(Value::as_str).unwrap_or("").to_owned(),
-        "title_change" => value.get("title").and_then(Value::as_str).unwrap_or("").to_owned(),
-        "model_change" => {
-            value.get("model").or_else(|| value.get("modelId")).and_then(Value::as_str).unwrap_or("").to_owned()
-        }
-        "thinking_level_change" => value.get("thinkingLevel").and_then(Value::as_str).unwrap_or("").to_owned(),
+        "branch_summary" | "compaction" => value
+            .get("summary")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        "label" => value
+            .get("label")
+            .and_then(Value::as_str)
+            .unwrap_or("(cleared)")
+            .to_owned(),
+        "session_info" => value
+            .get("name")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        "title_change" => value
+            .get("title")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        "model_change" => value
+            .get("model")
+            .or_else(|| value.get("modelId"))
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
+        "thinking_level_change" => value
+            .get("thinkingLevel")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .to_owned(),
         _ => String::new(),
     };
     let text: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
