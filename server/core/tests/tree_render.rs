@@ -19,6 +19,26 @@ fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
 
+/// The file an L*/M* render comes from: the hand-made input, except where the agent replaced it
+/// on open (pi overwrites a file without a valid header with a fresh one: M03, M05) — then the
+/// file as the agent left it (`migrated.jsonl`), since our engine refuses to destroy it.
+fn legacy_file(scenario: &Path, dialect: Dialect, expected: &Value) -> PathBuf {
+    let input = scenario.join("input.jsonl");
+    let migrated = scenario.join(dialect.as_str()).join("migrated.jsonl");
+    let wiped = expected
+        .pointer("/reloaded/entryIds")
+        .and_then(Value::as_array)
+        .is_some_and(Vec::is_empty)
+        && expected.get("fileAfterOpen").and_then(Value::as_str)
+            != std::fs::read_to_string(&input).ok().as_deref();
+    let opens = Session::open(&input, OpenOptions::with_dialect(dialect)).is_ok();
+    if (wiped || !opens) && migrated.exists() {
+        migrated
+    } else {
+        input
+    }
+}
+
 /// Compares one expected `treeRender` with ours; returns the differences.
 fn compare(file: &Path, dialect: Dialect, expected: &Value, searches: &[String]) -> Vec<String> {
     let session = match Session::open(file, OpenOptions::with_dialect(dialect)) {
@@ -44,6 +64,14 @@ fn compare(file: &Path, dialect: Dialect, expected: &Value, searches: &[String])
         };
         for (key, lines) in want {
             let got = ours.get(group).and_then(|g| g.get(key));
+            if !lines.is_array() || !got.is_some_and(Value::is_array) {
+                if got != Some(lines) {
+                    diffs.push(format!(
+                        "{group}.{key}:\n    want {lines}\n    got  {got:?}"
+                    ));
+                }
+                continue;
+            }
             let want_lines: Vec<&str> = lines
                 .as_array()
                 .map(|a| a.iter().filter_map(Value::as_str).collect())
@@ -104,7 +132,7 @@ fn tree_render_matches_the_agents() {
                 .collect();
             let legacy = name.starts_with('L') || name.starts_with('M');
             let main_file = if legacy {
-                scenario.join("input.jsonl")
+                legacy_file(scenario, dialect, &expected)
             } else {
                 scenario.join(dialect.as_str()).join("session.jsonl")
             };

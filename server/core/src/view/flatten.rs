@@ -6,17 +6,22 @@
 use super::text::{self, EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
 use crate::session::Session;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 
-/// One entry of the flattened tree (positions are indices into [`Model::nodes`]).
+/// One entry of the flattened tree (positions are indices into [`Model::nodes`]). An entry whose
+/// id is duplicated sits in the tree more than once, as in the agents, so it can have several
+/// positions.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     pub entry: usize,
+    /// The entry id: the key of every map the selectors keep (`None` = JavaScript `undefined`).
     pub id: Option<String>,
-    /// Tree parent (position).
+    /// Parent position in the walk.
     pub parent: Option<usize>,
     pub kind: String,
+    /// `type` is missing or not a string (omp's row text throws on it).
+    pub kind_missing: bool,
     pub role: Option<String>,
     pub text: String,
     /// Searchable text, label first.
@@ -33,6 +38,8 @@ pub(crate) struct Node {
     pub is_last: bool,
     /// omp: the nearest strict ancestor that sits at a branch (several siblings, not a root).
     pub branch_up: Option<usize>,
+    /// pi: the visual values `flattenTree` gives (kept by rows the visible re-layout skips).
+    pub pi: PiRow,
 }
 
 /// The flattened session.
@@ -40,7 +47,10 @@ pub(crate) struct Node {
 pub(crate) struct Model {
     pub dialect: Dialect,
     pub nodes: Vec<Node>,
-    pub pos_by_id: HashMap<String, usize>,
+    /// id → last position holding it (pi's `entryMap`, omp's `rowByKey`).
+    pub last_pos: HashMap<Option<String>, usize>,
+    /// pi: gutter entries of `flattenTree`.
+    pub gutters: Vec<Gutter>,
 }
 
 struct Pending {
@@ -49,6 +59,30 @@ struct Pending {
     depth: usize,
     sibling_index: usize,
     sibling_count: usize,
+    pi: PiRow,
+    just_branched: bool,
+}
+
+enum Step {
+    Enter(Pending),
+    Exit(usize),
+}
+
+/// The ids on the path from the leaf up (pi `buildActivePath`, omp's parent map), stopping at a
+/// repeat so a parent cycle cannot hang it.
+fn active_path(session: &Session) -> HashSet<String> {
+    let mut out = HashSet::new();
+    let mut cursor = session.leaf_id().map(str::to_owned);
+    while let Some(id) = cursor {
+        if !out.insert(id.clone()) {
+            break;
+        }
+        cursor = session
+            .entry(&id)
+            .and_then(|e| e.parent.id())
+            .map(str::to_owned);
+    }
+    out
 }
 
 impl Model {
@@ -58,6 +92,7 @@ impl Model {
         let tree = session.tree();
         let entries = session.entries();
         let leaf = session.leaf_id().and_then(|id| session.index_of(id));
+        let active = active_path(session);
 
         // Which subtrees hold the leaf: a plain pre-order, then children before parents.
         let order = tree.preorder();
@@ -81,31 +116,60 @@ impl Model {
         let roots = ordered(&tree.roots);
         let multiple_roots = tree.roots.len() > 1;
         let mut nodes: Vec<Node> = Vec::with_capacity(order.len());
+        let mut fact_of: Vec<usize> = Vec::with_capacity(order.len());
         let mut facts: Vec<EntryFacts> = Vec::with_capacity(order.len());
+        let mut parsed: HashMap<usize, usize> = HashMap::new();
         let mut tool_calls: HashMap<String, ToolCall> = HashMap::new();
-        let mut seen = vec![false; entries.len()];
-        let mut stack: Vec<Pending> = roots
-            .iter()
-            .enumerate()
-            .rev()
-            .map(|(i, &node)| Pending {
+        let mut gutters: Vec<Gutter> = Vec::new();
+        let mut on_path = vec![false; entries.len()];
+        // Duplicated ids make the agents walk a subtree once per reference; a cap keeps a
+        // pathological file from exploding.
+        let cap = entries.len().saturating_mul(4).saturating_add(1024);
+        let mut stack: Vec<Step> = Vec::new();
+        for (i, &node) in roots.iter().enumerate().rev() {
+            let pi = PiRow {
+                indent: usize::from(multiple_roots),
+                show_connector: multiple_roots,
+                is_last: i + 1 == roots.len(),
+                is_virtual_root_child: multiple_roots,
+                gutters: None,
+                foldable: false,
+            };
+            stack.push(Step::Enter(Pending {
                 node,
                 parent: None,
                 depth: 0,
                 sibling_index: i,
                 sibling_count: roots.len(),
-            })
-            .collect();
-        while let Some(p) = stack.pop() {
-            if seen[p.node] {
+                pi,
+                just_branched: multiple_roots,
+            }));
+        }
+        while let Some(step) = stack.pop() {
+            let p = match step {
+                Step::Exit(node) => {
+                    on_path[node] = false;
+                    continue;
+                }
+                Step::Enter(p) => p,
+            };
+            if on_path[p.node] || nodes.len() >= cap {
                 continue;
             }
-            seen[p.node] = true;
+            on_path[p.node] = true;
+            stack.push(Step::Exit(p.node));
             let entry = &entries[p.node];
-            let value = entry.json();
-            let f = text::entry_facts(&value, dialect);
-            drop(value);
-            for (id, call) in &f.tool_calls {
+            let fact_index = match parsed.get(&p.node) {
+                Some(&i) => i,
+                None => {
+                    let value = entry.json();
+                    let f = text::entry_facts(&value, dialect);
+                    facts.push(f);
+                    parsed.insert(p.node, facts.len() - 1);
+                    facts.len() - 1
+                }
+            };
+            for (id, call) in &facts[fact_index].tool_calls {
                 tool_calls.insert(id.clone(), call.clone());
             }
             let pos = nodes.len();
@@ -123,96 +187,157 @@ impl Model {
                     pn.branch_up
                 }
             });
+            let f = &facts[fact_index];
+            fact_of.push(fact_index);
             nodes.push(Node {
                 entry: p.node,
+                on_active_path: id.as_ref().is_some_and(|i| active.contains(i)),
                 id,
                 parent: p.parent,
                 kind: entry.kind().to_owned(),
+                kind_missing: entry.kind.is_none(),
                 role: f.role.clone(),
                 text: String::new(),
                 search: String::new(),
                 label,
                 blank_assistant: f.blank_assistant,
                 user_request: f.user_request,
-                on_active_path: contains[p.node],
                 is_leaf: Some(p.node) == leaf,
                 depth: p.depth,
                 sibling_count: p.sibling_count,
                 is_last: p.sibling_index + 1 == p.sibling_count,
                 branch_up,
+                pi: p.pi,
             });
-            facts.push(f);
-            let child_depth = if children.len() > 1 || (multiple_roots && p.parent.is_none()) {
+            let count = children.len();
+            let multiple = count > 1;
+            let child_depth = if multiple || (multiple_roots && p.parent.is_none()) {
                 p.depth + 1
             } else {
                 p.depth
             };
-            let count = children.len();
+            // pi's flattenTree layout.
+            let indent = p.pi.indent;
+            let child_indent = if multiple || (p.just_branched && indent > 0) {
+                indent + 1
+            } else {
+                indent
+            };
+            let displayed = p.pi.show_connector && !p.pi.is_virtual_root_child;
+            let display_indent = if multiple_roots {
+                indent.saturating_sub(1)
+            } else {
+                indent
+            };
+            let child_gutters = if displayed {
+                gutters.push(Gutter {
+                    position: display_indent.saturating_sub(1),
+                    show: !p.pi.is_last,
+                    prev: p.pi.gutters,
+                });
+                Some(gutters.len() - 1)
+            } else {
+                p.pi.gutters
+            };
             for (i, &child) in children.iter().enumerate().rev() {
-                stack.push(Pending {
+                let pi = PiRow {
+                    indent: child_indent,
+                    show_connector: multiple,
+                    is_last: i + 1 == count,
+                    is_virtual_root_child: false,
+                    gutters: child_gutters,
+                    foldable: false,
+                };
+                stack.push(Step::Enter(Pending {
                     node: child,
                     parent: Some(pos),
                     depth: child_depth,
                     sibling_index: i,
                     sibling_count: count,
-                });
+                    pi,
+                    just_branched: multiple,
+                }));
             }
         }
 
         let home = home.map(|h| h.to_string_lossy().into_owned());
-        for (node, f) in nodes.iter_mut().zip(facts) {
-            node.text = match f.text {
-                RowText::Ready(t) => t,
-                RowText::ToolResult { call_id, tool_name } => {
-                    match call_id.and_then(|c| tool_calls.get(&c)) {
-                        Some(call) => text::format_tool_call(
-                            &call.name,
-                            &call.arguments,
-                            home.as_deref(),
-                            dialect,
-                        ),
-                        None => format!("[{tool_name}]"),
+        let texts: Vec<(String, String)> = facts
+            .into_iter()
+            .map(|f| {
+                let text = match f.text {
+                    RowText::Ready(t) => t,
+                    RowText::ToolResult { call_id, tool_name } => {
+                        match call_id.and_then(|c| tool_calls.get(&c)) {
+                            Some(call) => text::format_tool_call(
+                                &call.name,
+                                &call.arguments,
+                                home.as_deref(),
+                                dialect,
+                            ),
+                            None => format!("[{tool_name}]"),
+                        }
                     }
-                }
-            };
-            let rest = f.search_parts.join(" ");
+                };
+                (text, f.search_parts.join(" "))
+            })
+            .collect();
+        let mut last_pos = HashMap::with_capacity(nodes.len());
+        for (pos, node) in nodes.iter_mut().enumerate() {
+            let (text, rest) = fact_of
+                .get(pos)
+                .and_then(|&f| texts.get(f))
+                .cloned()
+                .unwrap_or_default();
+            node.text = text;
             node.search = match &node.label {
-                Some(label) if f.search_parts.is_empty() => label.clone(),
+                Some(label) if rest.is_empty() => label.clone(),
                 Some(label) => format!("{label} {rest}"),
                 None => rest,
             };
-        }
-        let mut pos_by_id = HashMap::with_capacity(nodes.len());
-        for (pos, node) in nodes.iter().enumerate() {
-            if let Some(id) = &node.id {
-                pos_by_id.insert(id.clone(), pos);
-            }
+            last_pos.insert(node.id.clone(), pos);
         }
         Model {
             dialect,
             nodes,
-            pos_by_id,
+            last_pos,
+            gutters,
         }
     }
 
-    /// The position of the nearest visible node at or above `id` (by tree parents); the last
-    /// visible row when none (or no id); `None` when nothing is visible.
+    /// The parent key of a position: pi reads the entry's `parentId`, omp the walk's parent.
+    fn parent_key(&self, session_parent: Option<&str>, pos: usize) -> Option<Option<String>> {
+        match self.dialect {
+            Dialect::Pi => session_parent.map(|p| Some(p.to_owned())),
+            Dialect::Omp => self.nodes[pos].parent.map(|p| self.nodes[p].id.clone()),
+        }
+    }
+
+    /// The row to select for an anchor id: the anchor or its nearest visible ancestor (pi walks
+    /// `parentId`s, omp the walk's parents); the last row when none is visible or there is no
+    /// anchor; `None` when nothing is visible.
     pub fn nearest_visible(
         &self,
-        id: Option<&str>,
-        row_of: &HashMap<usize, usize>,
+        session: &Session,
+        anchor: Option<&str>,
+        row_of_key: &HashMap<Option<String>, usize>,
         visible_count: usize,
     ) -> Option<usize> {
         if visible_count == 0 {
             return None;
         }
-        let mut cursor = id.and_then(|i| self.pos_by_id.get(i).copied());
+        let mut cursor: Option<Option<String>> = anchor.map(|a| Some(a.to_owned()));
         let mut steps = 0;
-        while let Some(pos) = cursor {
-            if let Some(&row) = row_of.get(&pos) {
+        while let Some(key) = cursor {
+            if let Some(&row) = row_of_key.get(&key) {
                 return Some(row);
             }
-            cursor = self.nodes[pos].parent;
+            let Some(&pos) = self.last_pos.get(&key) else {
+                break;
+            };
+            let parent = session
+                .entry_at(self.nodes[pos].entry)
+                .and_then(|e| e.parent.id());
+            cursor = self.parent_key(parent, pos);
             steps += 1;
             if steps > self.nodes.len() {
                 break;
@@ -250,11 +375,12 @@ pub(crate) struct PiStructure {
     pub multiple_roots: bool,
     /// Visible parent row of each row.
     pub parent_row: Vec<Option<usize>>,
+    /// How many visible children each row has.
     pub child_rows: Vec<usize>,
 }
 
 impl PiStructure {
-    /// The gutter positions of a row, oldest first (pi takes the first match per level).
+    /// The gutter drawn at `level` of a row: pi takes the first (oldest) entry at that position.
     pub fn gutter_at(&self, row: usize, level: usize) -> Option<bool> {
         let mut found = None;
         let mut cursor = self.rows[row].gutters;
@@ -269,13 +395,12 @@ impl PiStructure {
     }
 }
 
-/// Nearest visible ancestor (row) of every visible row, computed in pre-order.
+/// Nearest visible ancestor (row) of every visible row, by the walk's parents.
 pub(crate) fn visible_parents(
     model: &Model,
     visible: &[usize],
     row_of: &HashMap<usize, usize>,
 ) -> Vec<Option<usize>> {
-    // For every node: the nearest visible strict ancestor (as a row).
     let mut nearest: Vec<Option<usize>> = vec![None; model.nodes.len()];
     for (pos, node) in model.nodes.iter().enumerate() {
         nearest[pos] = node
@@ -285,39 +410,71 @@ pub(crate) fn visible_parents(
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
 
-/// A pending row of pi's walk: (row, indent, just branched, shows a connector, is last, gutters,
-/// child of the virtual root).
-type Frame = (usize, usize, bool, bool, bool, Option<usize>, bool);
+type Key = Option<String>;
 
-/// pi's `recalculateVisualStructure` over the visible rows.
+/// A pending row of pi's walk: (key, indent, just branched, shows a connector, is last, gutters,
+/// child of the virtual root).
+type Frame = (Key, usize, bool, bool, bool, Option<usize>, bool);
+
+/// pi's `recalculateVisualStructure` over the visible rows. Like pi it keys everything by entry
+/// id: with duplicated ids only the last visible copy is re-laid out, the others keep their
+/// `flattenTree` values.
 pub(crate) fn pi_structure(
     model: &Model,
+    session: &Session,
     visible: &[usize],
     row_of: &HashMap<usize, usize>,
 ) -> PiStructure {
-    let parent_row = visible_parents(model, visible, row_of);
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); visible.len()];
-    let mut roots = Vec::new();
-    for (row, parent) in parent_row.iter().enumerate() {
-        match parent {
-            Some(p) => children[*p].push(row),
-            None => roots.push(row),
-        }
+    let visible_keys: HashSet<&Key> = visible.iter().map(|&p| &model.nodes[p].id).collect();
+    let mut filtered: HashMap<&Key, usize> = HashMap::new();
+    for &pos in visible {
+        filtered.insert(&model.nodes[pos].id, pos);
     }
-    let multiple_roots = roots.len() > 1;
-    let mut out = PiStructure {
-        rows: vec![PiRow::default(); visible.len()],
-        gutters: Vec::new(),
-        multiple_roots,
-        parent_row,
-        child_rows: children.iter().map(Vec::len).collect(),
+    let parent_of = |key: &Key| -> Option<String> {
+        let pos = *model.last_pos.get(key)?;
+        session
+            .entry_at(model.nodes[pos].entry)
+            .and_then(|e| e.parent.id())
+            .map(str::to_owned)
     };
-    // (row, indent, just_branched, show_connector, is_last, gutters, virtual_root_child)
+    // Nearest visible ancestor key of a key (None = null), memoized over hidden ids.
+    let mut memo: HashMap<String, Option<String>> = HashMap::new();
+    let mut visible_parent: HashMap<&Key, Option<String>> = HashMap::new();
+    let mut children: HashMap<Option<Key>, Vec<&Key>> = HashMap::new();
+    children.insert(None, Vec::new());
+    for &pos in visible {
+        let key = &model.nodes[pos].id;
+        let mut walked: Vec<String> = Vec::new();
+        let mut cursor = parent_of(key);
+        let found = loop {
+            let Some(cur) = cursor else { break None };
+            if visible_keys.contains(&Some(cur.clone())) {
+                break Some(cur);
+            }
+            if let Some(hit) = memo.get(&cur) {
+                break hit.clone();
+            }
+            if walked.len() > model.nodes.len() || walked.contains(&cur) {
+                break None;
+            }
+            cursor = parent_of(&Some(cur.clone()));
+            walked.push(cur);
+        };
+        for w in walked {
+            memo.insert(w, found.clone());
+        }
+        visible_parent.insert(key, found.clone());
+        children.entry(found.map(Some)).or_default().push(key);
+    }
+    let roots: Vec<&Key> = children.get(&None).cloned().unwrap_or_default();
+    let multiple_roots = roots.len() > 1;
+    let mut updated: HashMap<usize, PiRow> = HashMap::new();
+    let mut gutters = model.gutters.clone();
     let mut stack: Vec<Frame> = Vec::new();
     let start = usize::from(multiple_roots);
     for (i, &r) in roots.iter().enumerate().rev() {
         stack.push((
-            r,
+            r.clone(),
             start,
             multiple_roots,
             multiple_roots,
@@ -326,18 +483,37 @@ pub(crate) fn pi_structure(
             multiple_roots,
         ));
     }
-    while let Some((row, indent, just_branched, show_connector, is_last, gutters, virtual_child)) =
-        stack.pop()
+    let cap = visible.len().saturating_mul(4).saturating_add(1024);
+    let mut steps = 0;
+    while let Some((
+        key,
+        indent,
+        just_branched,
+        show_connector,
+        is_last,
+        row_gutters,
+        virtual_child,
+    )) = stack.pop()
     {
-        out.rows[row] = PiRow {
-            indent,
-            show_connector,
-            is_last,
-            is_virtual_root_child: virtual_child,
-            gutters,
-            foldable: false,
+        steps += 1;
+        if steps > cap {
+            break;
+        }
+        let Some(&pos) = filtered.get(&key) else {
+            continue;
         };
-        let kids = &children[row];
+        updated.insert(
+            pos,
+            PiRow {
+                indent,
+                show_connector,
+                is_last,
+                is_virtual_root_child: virtual_child,
+                gutters: row_gutters,
+                foldable: false,
+            },
+        );
+        let kids: &[&Key] = children.get(&Some(key.clone())).map_or(&[], Vec::as_slice);
         let multiple = kids.len() > 1;
         let child_indent = if multiple || (just_branched && indent > 0) {
             indent + 1
@@ -351,18 +527,18 @@ pub(crate) fn pi_structure(
             indent
         };
         let child_gutters = if displayed {
-            out.gutters.push(Gutter {
+            gutters.push(Gutter {
                 position: display_indent.saturating_sub(1),
                 show: !is_last,
-                prev: gutters,
+                prev: row_gutters,
             });
-            Some(out.gutters.len() - 1)
+            Some(gutters.len() - 1)
         } else {
-            gutters
+            row_gutters
         };
         for (i, &k) in kids.iter().enumerate().rev() {
             stack.push((
-                k,
+                k.clone(),
                 child_indent,
                 multiple,
                 multiple,
@@ -372,13 +548,34 @@ pub(crate) fn pi_structure(
             ));
         }
     }
-    for row in 0..visible.len() {
-        let has_children = out.child_rows[row] > 0;
-        out.rows[row].foldable = has_children
-            && match out.parent_row[row] {
+    let child_count = |key: &Key| children.get(&Some(key.clone())).map_or(0, Vec::len);
+    let mut rows = Vec::with_capacity(visible.len());
+    let mut parent_row = Vec::with_capacity(visible.len());
+    let mut child_rows = Vec::with_capacity(visible.len());
+    for &pos in visible {
+        let key = &model.nodes[pos].id;
+        let mut row = updated.get(&pos).copied().unwrap_or(model.nodes[pos].pi);
+        let parent = visible_parent.get(key).cloned().flatten();
+        let kids = child_count(key);
+        row.foldable = kids > 0
+            && match &parent {
                 None => true,
-                Some(p) => out.child_rows[p] > 1,
+                Some(p) => child_count(&Some(p.clone())) > 1,
             };
+        rows.push(row);
+        parent_row.push(parent.and_then(|p| {
+            filtered
+                .get(&Some(p))
+                .and_then(|pp| row_of.get(pp))
+                .copied()
+        }));
+        child_rows.push(kids);
     }
-    out
+    PiStructure {
+        rows,
+        gutters,
+        multiple_roots,
+        parent_row,
+        child_rows,
+    }
 }

@@ -126,6 +126,9 @@ pub struct RowsView {
     pub window: Window,
     /// Rows before filtering (entries in the tree).
     pub total: usize,
+    /// The agent's own render would throw here (omp on an entry without a string `type` in the
+    /// window); the message it throws. `text_lines` still draws the rows.
+    pub agent_error: Option<String>,
     lines: Vec<String>,
 }
 
@@ -169,12 +172,18 @@ pub fn compute_rows(session: &Session, state: &ViewState, home: Option<&Path>) -
     let model = Model::build(session, home);
     compute_with(
         &model,
+        session,
         state,
         state.selected.as_deref().or(session.leaf_id()),
     )
 }
 
-fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsView {
+fn compute_with(
+    model: &Model,
+    session: &Session,
+    state: &ViewState,
+    anchor: Option<&str>,
+) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
     let visible = visibility::visible(model, state.filter, &query);
@@ -183,19 +192,33 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
         .enumerate()
         .map(|(row, &pos)| (pos, row))
         .collect();
-    let selected = model.nearest_visible(anchor, &row_of, visible.len());
+    let row_of_key: HashMap<Option<String>, usize> = visible
+        .iter()
+        .enumerate()
+        .map(|(row, &pos)| (model.nodes[pos].id.clone(), row))
+        .collect();
+    let selected = model.nearest_visible(session, anchor, &row_of_key, visible.len());
+    // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
+    let selected_key = selected.map(|s| model.nodes[visible[s]].id.clone());
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(selected, visible.len(), max_rows);
 
-    let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
+    let pi =
+        (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, session, &visible, &row_of));
     let parent_rows = match &pi {
         Some(s) => s.parent_row.clone(),
         None => flatten::visible_parents(model, &visible, &row_of),
     };
-    let mut child_rows = vec![0usize; visible.len()];
-    for p in parent_rows.iter().flatten() {
-        child_rows[*p] += 1;
-    }
+    let child_rows = match &pi {
+        Some(s) => s.child_rows.clone(),
+        None => {
+            let mut counts = vec![0usize; visible.len()];
+            for p in parent_rows.iter().flatten() {
+                counts[*p] += 1;
+            }
+            counts
+        }
+    };
     let deepest = visible[win.start..win.end]
         .iter()
         .map(|&p| model.nodes[p].depth)
@@ -253,7 +276,10 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
             text: node.text.clone(),
             matched: search::match_ranges(&query, &node.text),
             has_children: child_rows[row] > 0,
-            selected: Some(row) == selected,
+            selected: match dialect {
+                Dialect::Pi => Some(row) == selected,
+                Dialect::Omp => selected_key.as_ref() == Some(&node.id),
+            },
         });
     }
 
@@ -289,7 +315,13 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
         .and_then(|s| rows.get(s))
         .and_then(|r| r.id.clone())
         .or(resolved.selected);
+    let agent_error = (dialect == Dialect::Omp
+        && visible[win.start..win.end]
+            .iter()
+            .any(|&p| model.nodes[p].kind_missing))
+    .then(|| "undefined is not an object (evaluating 'entry.type.replaceAll')".to_owned());
     RowsView {
+        agent_error,
         dialect,
         state: resolved,
         rows,
@@ -302,14 +334,14 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
 
 /// The lines the agent shows after the query is typed one character at a time into a freshly
 /// opened selector (each keystroke keeps the selection on its nearest visible ancestor).
-fn typed_search_lines(
+fn typed_search(
     model: &Model,
     session: &Session,
     filter: FilterMode,
     query: &str,
     width: usize,
     height: usize,
-) -> Vec<String> {
+) -> RowsView {
     let mut state = ViewState {
         filter,
         search: String::new(),
@@ -318,19 +350,27 @@ fn typed_search_lines(
         height,
     };
     let mut anchor: Option<String> = session.leaf_id().map(str::to_owned);
-    let first = compute_with(model, &state, anchor.as_deref());
+    let first = compute_with(model, session, &state, anchor.as_deref());
     if let Some(id) = first.selected_id() {
         anchor = Some(id.to_owned());
     }
     let mut view = first;
     for (i, c) in query.char_indices() {
         state.search = query[..i + c.len_utf8()].to_owned();
-        view = compute_with(model, &state, anchor.as_deref());
+        view = compute_with(model, session, &state, anchor.as_deref());
         if let Some(id) = view.selected_id() {
             anchor = Some(id.to_owned());
         }
     }
-    view.lines
+    view
+}
+
+/// A render as the fixtures record it: the lines, or `{"error": message}` when the agent throws.
+fn fixture_lines(view: RowsView) -> serde_json::Value {
+    match view.agent_error {
+        Some(message) => serde_json::json!({ "error": message }),
+        None => serde_json::Value::from(view.lines),
+    }
 }
 
 /// The fixtures' `treeRender` object: `{width, terminalHeight, filters: {mode: [lines]},
@@ -353,16 +393,13 @@ pub fn tree_render_fixture(
             width,
             height,
         };
-        let view = compute_with(&model, &state, session.leaf_id());
-        filters.insert(
-            mode.as_str().to_owned(),
-            serde_json::Value::from(view.lines),
-        );
+        let view = compute_with(&model, session, &state, session.leaf_id());
+        filters.insert(mode.as_str().to_owned(), fixture_lines(view));
     }
     let mut by_query = serde_json::Map::new();
     for q in searches {
-        let lines = typed_search_lines(&model, session, FilterMode::Default, q, width, height);
-        by_query.insert(q.clone(), serde_json::Value::from(lines));
+        let view = typed_search(&model, session, FilterMode::Default, q, width, height);
+        by_query.insert(q.clone(), fixture_lines(view));
     }
     serde_json::json!({
         "width": width,
