@@ -1,5 +1,5 @@
-//! The conformance suite: every scenario of `../shared/conformance` (or of
-//! `$SESSIONTREE_CONFORMANCE_DIR`), for both dialects.
+//! The conformance suite: every scenario of `../shared/conformance` and of
+//! `$SESSIONTREE_CONFORMANCE_DIR` (when set), for both dialects.
 //!
 //! (a) **load**: the agent-written `session.jsonl` / `branched.jsonl` are opened with the engine and
 //!     the snapshot is compared with `reloaded` / `branchedReloaded` (every field except
@@ -15,7 +15,9 @@
 //!     refused) or never returns (M04 for pi), we assert our safe behaviour instead; see
 //!     `docs/compatibility.md`.
 //! (b) **replay**: the scripted ops are run through the engine with the fixture's clock and ids,
-//!     and the written files are compared byte for byte (see `conformance/replay.rs`).
+//!     the written files are compared byte for byte, with their names and existence (see
+//!     `conformance/replay.rs`), and the manager's own snapshot after the last op is compared with
+//!     `live` (the leaf after a `branch` without append, a session that never got a file, ...).
 
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
@@ -38,12 +40,19 @@ use std::path::{Path, PathBuf};
 /// Whether the context builder's output is compared (switched on once `context` landed).
 const COMPARE_CONTEXT: bool = true;
 
+/// The shared fixtures next to the repository, plus `$SESSIONTREE_CONFORMANCE_DIR` when it is set
+/// (each directory once).
 fn conformance_dirs() -> Vec<PathBuf> {
-    let mut dirs = vec![Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")];
+    let mut dirs = Vec::new();
+    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    if shared.is_dir() {
+        dirs.push(shared);
+    }
     if let Some(extra) = std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
         let extra = PathBuf::from(extra);
-        if extra.is_dir() {
-            dirs = vec![extra];
+        let same = |d: &PathBuf| d.canonicalize().ok() == extra.canonicalize().ok();
+        if extra.is_dir() && !dirs.iter().any(same) {
+            dirs.push(extra);
         }
     }
     dirs
@@ -95,6 +104,25 @@ fn compare_snapshot(
         map_strings(&mut want, map);
     }
     match first_diff(what, &ours, &want) {
+        None => Ok(()),
+        Some(d) => Err(d),
+    }
+}
+
+/// The live snapshot, with our temporary session folder written as the fixture's `sessionDir`.
+fn compare_live(live: &Session, want: &Value, expected: &Value) -> Result<(), String> {
+    let mut ours = our_snapshot(live);
+    let our_dir = live
+        .path()
+        .and_then(Path::parent)
+        .map(|d| d.to_string_lossy().into_owned());
+    let their_dir = expected.get("sessionDir").and_then(Value::as_str);
+    if let (Some(our_dir), Some(their_dir)) = (our_dir, their_dir) {
+        if let Some(Value::String(p)) = ours.pointer_mut("/header/parentSession") {
+            *p = p.replace(&our_dir, their_dir);
+        }
+    }
+    match first_diff("live", &ours, &comparable(want)) {
         None => Ok(()),
         Some(d) => Err(d),
     }
@@ -381,7 +409,21 @@ fn conformance() {
                     }
                 }
                 if scenario.get("ops").is_some() {
-                    match replay::replay(*dialect, &scenario, &expected, &fixture) {
+                    let replayed = replay::replay(*dialect, &scenario, &expected, &fixture)
+                        .and_then(|live| {
+                            // The manager that ran the script, after its last op.
+                            let want = match expected.get("live") {
+                                Some(l) if l.get("sameAsReloaded") == Some(&Value::Bool(true)) => {
+                                    expected.get("reloaded")
+                                }
+                                other => other,
+                            };
+                            match want {
+                                Some(want) => compare_live(&live, want, &expected),
+                                None => Ok(()),
+                            }
+                        });
+                    match replayed {
                         Ok(()) => tally.replay.0 += 1,
                         Err(e) => {
                             ok = false;

@@ -51,13 +51,14 @@ fn ids_in(text: &str) -> Vec<(String, String)> {
         .collect()
 }
 
-/// Replays `scenario` for `dialect`; `Err` names the first difference.
+/// Replays `scenario` for `dialect`; `Err` names the first difference, `Ok` carries the manager's
+/// session after the last op (the new one after `createBranchedSession`) for the `live` check.
 pub fn replay(
     dialect: Dialect,
     scenario: &Value,
     expected: &Value,
     fixture_dir: &Path,
-) -> Result<(), String> {
+) -> Result<Session, String> {
     let ops = scenario
         .get("ops")
         .and_then(Value::as_array)
@@ -416,7 +417,7 @@ pub fn replay(
     if names != want {
         return Err(format!("files written: {names:?}, expected {want:?}"));
     }
-    Ok(())
+    Ok(session)
 }
 
 fn check_file(
