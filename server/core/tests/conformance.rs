@@ -344,6 +344,35 @@ fn safe_on_cycle(dialect: Dialect, scenario_dir: &Path) -> Result<(), String> {
     Ok(())
 }
 
+/// A script the agent cannot run in this dialect (c27: omp-only entries in pi): the engine refuses
+/// those appends with `Error::Unsupported` instead of writing entries the agent would not.
+fn refuses_foreign_ops(dialect: Dialect, scenario: &Value) -> Result<(), String> {
+    let mut session = Session::create(dialect, "/tmp", None, OpenOptions::with_dialect(dialect));
+    let mut refused = 0;
+    for op in scenario
+        .get("ops")
+        .and_then(Value::as_array)
+        .into_iter()
+        .flatten()
+    {
+        let result = match op.get("op").and_then(Value::as_str) {
+            Some("serviceTier") => session.append_service_tier_change(Value::Null),
+            Some("mode") => session.append_mode_change("plan", None),
+            Some("ttsr") => session.append_ttsr_injection(vec!["r".into()]),
+            Some("resetBoundary") => session.append_reset_boundary(),
+            _ => continue,
+        };
+        match result {
+            Err(Error::Unsupported(_)) => refused += 1,
+            other => return Err(format!("expected Unsupported for {op}, got {other:?}")),
+        }
+    }
+    if refused == 0 {
+        return Err("skipped, but no op this dialect lacks".into());
+    }
+    Ok(())
+}
+
 #[derive(Default)]
 struct Tally {
     passed: usize,
@@ -385,12 +414,15 @@ fn conformance() {
                 if expected.get("skipped").is_some() {
                     tally.skipped += 1;
                     // Where the agent cannot run the file, ours must still answer safely.
-                    if dir.join("input.jsonl").exists() {
-                        if let Err(e) = safe_on_cycle(*dialect, &dir) {
-                            tally
-                                .failures
-                                .push(format!("{name} [{dialect}] safe behaviour: {e}"));
-                        }
+                    let safe = if dir.join("input.jsonl").exists() {
+                        safe_on_cycle(*dialect, &dir)
+                    } else {
+                        refuses_foreign_ops(*dialect, &scenario)
+                    };
+                    if let Err(e) = safe {
+                        tally
+                            .failures
+                            .push(format!("{name} [{dialect}] safe behaviour: {e}"));
                     }
                     continue;
                 }
