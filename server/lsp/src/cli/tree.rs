@@ -45,7 +45,11 @@ fn print(args: TreeArgs) -> CliResult {
     let session = super::inspect::open(&args.file, args.dialect)?;
     let width = args
         .width
-        .or_else(|| std::env::var("COLUMNS").ok().and_then(|c| c.trim().parse().ok()))
+        .or_else(|| {
+            std::env::var("COLUMNS")
+                .ok()
+                .and_then(|c| c.trim().parse().ok())
+        })
         .filter(|&w| w > 0)
         .unwrap_or(120);
     let state = ViewState {
