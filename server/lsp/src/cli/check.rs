@@ -5,6 +5,7 @@
 
 use super::CliResult;
 use sessiontree_core::diagnostics::Severity;
+use sessiontree_core::session::FileState;
 use sessiontree_core::Dialect;
 use std::io::Write;
 use std::process::ExitCode;
@@ -57,6 +58,15 @@ fn run_inner(args: CheckArgs) -> CliResult {
                 )?,
                 None => writeln!(out, "{file}: {}: {}", severity(d.severity), d.message)?,
             }
+        }
+    }
+    if let FileState::Written { pending, .. } = session.file_state() {
+        if *pending > 0 && !args.json {
+            writeln!(
+                out,
+                "{}: info: the last {pending} bytes have no newline yet; held back until the line is complete",
+                args.file.display()
+            )?;
         }
     }
     if diagnostics.iter().any(|d| d.severity == Severity::Error) {

@@ -75,7 +75,12 @@ pub fn run(args: InspectArgs) -> CliResult {
 fn run_inner(args: InspectArgs) -> CliResult {
     let mut session = open(&args.file, args.dialect)?;
     if let Some(leaf) = &args.leaf {
-        session.branch(leaf)?;
+        if session.branch(leaf).is_err() {
+            return Err(super::anyhow_like::Error::Usage(format!(
+                "--leaf {leaf}: no entry with this id in {}",
+                args.file.display()
+            )));
+        }
     }
     let mut out = std::io::stdout().lock();
     if args.json {
