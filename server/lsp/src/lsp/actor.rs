@@ -131,6 +131,9 @@ pub struct Actor {
 /// missed events).
 const POLL: Duration = Duration::from_secs(2);
 
+/// How often a mutation refused as `writerBusy` is tried again.
+const WRITER_RETRIES: u64 = 4;
+
 /// Starts the actor of an opened session.
 pub fn spawn(session: Session, uri: String, path: PathBuf, shared: Arc<Shared>) -> SessionHandle {
     let (tx, rx) = mpsc::unbounded_channel();
@@ -175,12 +178,22 @@ impl Actor {
         &mut self,
         base: Option<u64>,
         reason: ChangeReason,
-        f: impl FnOnce(&mut Session) -> Result<T, CoreError>,
+        mut f: impl FnMut(&mut Session) -> Result<T, CoreError>,
     ) -> ApiResult<T> {
         self.check_base(base)?;
         let before_len = self.session.entries().len();
         let before_rev = self.revision();
-        let result = f(&mut self.session);
+        let mut result = f(&mut self.session);
+        // Another writer may append a whole line between the engine's catch-up and our write;
+        // the engine then refuses (it never writes after bytes it has not read). Those lines are
+        // complete, so read them and try again; a line still being written stays `writerBusy`.
+        for attempt in 1..=WRITER_RETRIES {
+            if !matches!(result, Err(CoreError::WriterBusy { .. })) {
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(2 * attempt));
+            result = f(&mut self.session);
+        }
         if let Err(CoreError::FileReplaced { .. }) = &result {
             self.reload();
         } else if self.revision() != before_rev {
