@@ -1,0 +1,336 @@
+---@brief
+--- The connection to the language server: finding the binary, starting (or reusing) the client,
+--- requests and notifications, and the handlers for what the server sends (`didChange`,
+--- `didNavigate`, `didBranch`, the hooks). Other modules subscribe with `on()`; this module knows
+--- nothing about panels or buffers.
+
+local config = require('sessiontree.config')
+local protocol = require('sessiontree.protocol')
+
+local M = {}
+
+M.NAME = 'sessiontree'
+
+---@type table<string, fun(params: table)[]>
+local listeners = {}
+
+--- Subscribes to a server notification (`protocol.DID_CHANGE`, …).
+---@param method string
+---@param fn fun(params: table)
+function M.on(method, fn)
+  listeners[method] = listeners[method] or {}
+  table.insert(listeners[method], fn)
+end
+
+---@param method string
+---@param params table
+local function emit(method, params)
+  for _, fn in ipairs(listeners[method] or {}) do
+    local ok, err = pcall(fn, params)
+    if not ok then
+      vim.notify('sessiontree: ' .. method .. ' listener failed: ' .. tostring(err), vim.log.levels.ERROR)
+    end
+  end
+end
+
+--- The handlers for every server → client message; also used by `lsp/sessiontree.lua`, so a client
+--- started by `vim.lsp.enable('sessiontree')` behaves the same.
+---@type table<string, lsp.Handler>
+M.handlers = {
+  [protocol.DID_CHANGE] = function(_, params)
+    emit(protocol.DID_CHANGE, params)
+  end,
+  [protocol.DID_NAVIGATE] = function(_, params)
+    emit(protocol.DID_NAVIGATE, params)
+  end,
+  [protocol.DID_BRANCH] = function(_, params)
+    emit(protocol.DID_BRANCH, params)
+  end,
+  -- We declare no hooks, so these should never come; answer "go ahead" if a server sends them.
+  [protocol.BEFORE_TREE] = function()
+    return { cancel = false }
+  end,
+  [protocol.BEFORE_BRANCH] = function()
+    return { cancel = false }
+  end,
+}
+
+--- The repository root when the plugin runs from a sessiontree checkout (editors/nvim/lua/sessiontree/).
+---@return string|nil
+local function repo_root()
+  local source = debug.getinfo(1, 'S').source:gsub('^@', '')
+  local root = vim.fn.fnamemodify(source, ':p:h:h:h:h:h')
+  if vim.fn.filereadable(root .. '/Cargo.toml') == 1 then
+    return root
+  end
+  return nil
+end
+
+--- The server command: `cmd` from setup, else `sessiontree` on PATH, else the checkout's
+--- target/release or target/debug binary.
+---@return string[]|nil cmd
+---@return string where how it was found, or why nothing was
+function M.resolve_cmd()
+  local cmd = config.options.cmd
+  if cmd and #cmd > 0 then
+    return cmd, 'setup({ cmd })'
+  end
+  local exe = vim.fn.exepath('sessiontree')
+  if exe ~= '' then
+    return { exe, 'lsp' }, 'PATH'
+  end
+  local root = repo_root()
+  if root then
+    for _, profile in ipairs({ 'release', 'debug' }) do
+      local bin = root .. '/target/' .. profile .. '/sessiontree'
+      if vim.fn.executable(bin) == 1 then
+        return { bin, 'lsp' }, 'target/' .. profile
+      end
+    end
+  end
+  return nil, 'no `sessiontree` on PATH and no target/{release,debug}/sessiontree; set cmd in setup()'
+end
+
+--- The `initializationOptions` from the options (camelCase, as protocol-ext's InitializationOptions).
+---@return table
+function M.init_options()
+  local o = config.options
+  return {
+    extraRoots = o.extra_roots or {},
+    ompAgentDir = o.omp_agent_dir,
+    piAgentDir = o.pi_agent_dir,
+    liveWriterSeconds = o.live_writer_seconds,
+  }
+end
+
+--- Client capabilities: the standard ones plus `experimental.sessionTree` (no hooks).
+---@return table
+function M.capabilities()
+  local caps = vim.lsp.protocol.make_client_capabilities()
+  caps.experimental = caps.experimental or {}
+  caps.experimental.sessionTree = { hooks = false }
+  return caps
+end
+
+--- The config table for `vim.lsp.start` / `vim.lsp.config`.
+---@param root string|nil
+---@return table|nil
+---@return string|nil err
+function M.lsp_config(root)
+  local cmd, why = M.resolve_cmd()
+  if not cmd then
+    return nil, why
+  end
+  root = root or vim.fn.getcwd()
+  return {
+    name = M.NAME,
+    cmd = cmd,
+    root_dir = root,
+    workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
+    init_options = M.init_options(),
+    capabilities = M.capabilities(),
+    handlers = M.handlers,
+  }
+end
+
+---@type integer|nil
+local client_id = nil
+
+--- The running client, if any (ours, or one started by `vim.lsp.enable('sessiontree')`).
+---@return vim.lsp.Client|nil
+function M.get()
+  if client_id then
+    local c = vim.lsp.get_client_by_id(client_id)
+    if c and not (c.is_stopped and c:is_stopped()) then
+      return c
+    end
+    client_id = nil
+  end
+  for _, c in ipairs(vim.lsp.get_clients({ name = M.NAME })) do
+    client_id = c.id
+    return c
+  end
+  return nil
+end
+
+--- The running client, starting one for the current working directory when needed.
+---@return vim.lsp.Client|nil
+---@return string|nil err
+function M.ensure()
+  local c = M.get()
+  if c then
+    return c
+  end
+  local cfg, err = M.lsp_config()
+  if not cfg then
+    return nil, err
+  end
+  local id
+  if vim.fn.has('nvim-0.11') == 1 then
+    id = vim.lsp.start(cfg, { attach = false })
+  else
+    -- 0.10: vim.lsp.start always attaches to a buffer; start_client does not.
+    id = vim.lsp.start_client(cfg) ---@diagnostic disable-line: deprecated
+  end
+  if not id then
+    return nil, 'could not start the server: ' .. table.concat(cfg.cmd, ' ')
+  end
+  client_id = id
+  return vim.lsp.get_client_by_id(id)
+end
+
+---@param c vim.lsp.Client
+---@param method string
+---@param params table
+---@param handler fun(err: table|nil, result: any)
+---@return integer|nil request id
+local function raw_request(c, method, params, handler)
+  local wrapped = function(err, result)
+    handler(err, result)
+  end
+  local ok, id
+  if vim.fn.has('nvim-0.11') == 1 then
+    ok, id = c:request(method, params, wrapped, 0)
+  else
+    ok, id = c.request(method, params, wrapped, 0) ---@diagnostic disable-line
+  end
+  if not ok then
+    vim.schedule(function()
+      handler({ code = -32603, message = 'the server is not running' }, nil)
+    end)
+    return nil
+  end
+  return id
+end
+
+--- Runs `fn` once the client finished `initialize` (the server refuses requests before that).
+---@param c vim.lsp.Client
+---@param fn fun(ready: boolean)
+local function when_ready(c, fn)
+  if c.initialized then
+    return fn(true)
+  end
+  local timer = assert(vim.uv.new_timer())
+  local waited = 0
+  timer:start(10, 10, vim.schedule_wrap(function()
+    waited = waited + 10
+    local stopped = c.is_stopped and c:is_stopped()
+    if c.initialized or stopped or waited > 20000 then
+      if not timer:is_closing() then
+        timer:stop()
+        timer:close()
+        fn(c.initialized == true)
+      end
+    end
+  end))
+end
+
+--- Sends a request; `handler(err, result)` runs on the main loop. Returns the request id (for
+--- `cancel`) when it could be sent at once; requests made while the server starts are sent as soon
+--- as it is initialized (and have no id to cancel).
+---@param method string
+---@param params table
+---@param handler fun(err: table|nil, result: any)
+---@return integer|nil
+function M.request(method, params, handler)
+  local c, err = M.ensure()
+  if not c then
+    vim.schedule(function()
+      handler({ code = -32603, message = err }, nil)
+    end)
+    return nil
+  end
+  if c.initialized then
+    return raw_request(c, method, params, handler)
+  end
+  when_ready(c, function(ready)
+    if ready then
+      raw_request(c, method, params, handler)
+    else
+      handler({ code = -32603, message = 'the server did not start (see :checkhealth sessiontree and :LspLog)' }, nil)
+    end
+  end)
+  return nil
+end
+
+--- Sends a request and waits for the answer.
+---@param method string
+---@param params table
+---@param timeout_ms integer|nil
+---@return any result
+---@return table|nil err
+function M.request_sync(method, params, timeout_ms)
+  local done, res, rerr = false, nil, nil
+  M.request(method, params, function(err, result)
+    done, res, rerr = true, result, err
+  end)
+  if not vim.wait(timeout_ms or 10000, function()
+    return done
+  end, 5) then
+    return nil, { code = -32603, message = method .. ' timed out' }
+  end
+  return res, rerr
+end
+
+--- Sends `$/cancelRequest` for a pending request.
+---@param id integer|nil
+function M.cancel(id)
+  local c = M.get()
+  if c and id then
+    if vim.fn.has('nvim-0.11') == 1 then
+      c:cancel_request(id)
+    else
+      c.cancel_request(id) ---@diagnostic disable-line
+    end
+  end
+end
+
+--- The server's `capabilities.experimental.sessionTree` (`version`, `features`), if it announced one.
+---@return { version: integer, features: string[] }|nil
+function M.server_experimental()
+  local c = M.get()
+  local exp = c and c.server_capabilities and c.server_capabilities.experimental
+  return exp and exp.sessionTree or nil
+end
+
+--- Whether the server announced a feature (`features` of `experimental.sessionTree`).
+---@param name string
+---@return boolean
+function M.has_feature(name)
+  local exp = M.server_experimental()
+  return exp ~= nil and vim.tbl_contains(exp.features or {}, name)
+end
+
+--- A one-line message for an error answer (`message`, plus `data.kind` when present).
+---@param err table|string
+---@return string
+function M.describe(err)
+  if type(err) ~= 'table' then
+    return tostring(err)
+  end
+  local kind = type(err.data) == 'table' and err.data.kind or nil
+  return (err.message or 'error') .. (kind and (' [' .. kind .. ']') or '')
+end
+
+--- The `data.kind` of an error answer.
+---@param err table|nil
+---@return string|nil
+function M.kind(err)
+  return type(err) == 'table' and type(err.data) == 'table' and err.data.kind or nil
+end
+
+--- Stops the client (tests, `:SessionTree` after a rebuild).
+---@param force boolean|nil
+function M.stop(force)
+  local c = M.get()
+  if c then
+    if vim.fn.has('nvim-0.11') == 1 then
+      c:stop(force)
+    else
+      c.stop(force) ---@diagnostic disable-line
+    end
+  end
+  client_id = nil
+end
+
+return M

@@ -1,0 +1,147 @@
+---@brief
+--- Options: the defaults, and `setup()` merging the user's table over them. `setup()` is optional;
+--- every other module reads `require('sessiontree.config').options`.
+
+---@alias sessiontree.FilterMode 'default'|'noTools'|'userOnly'|'labeledOnly'|'all'
+
+---@class sessiontree.PanelOptions
+---@field position 'left'|'right' Side of the editor the panel opens on.
+---@field width integer Width of the panel in columns.
+---@field truncate boolean Ask the server to cut rows to the panel width (as the agent does).
+---@field follow_leaf boolean When the selection is the leaf and the agent appends, move it to the new leaf.
+---@field close_on_select boolean Close the panel after a navigation (the agent closes /tree).
+
+---@class sessiontree.ChatOptions
+---@field open_on_select boolean Open the chat when a selection puts text back into the input.
+---@field input_height integer Height of the input window under the conversation.
+
+---@class sessiontree.Keys
+---@field down string|string[]
+---@field up string|string[]
+---@field page_up string|string[]
+---@field page_down string|string[]
+---@field select string|string[]
+---@field search string|string[]
+---@field search_backspace string|string[]
+---@field escape string|string[]
+---@field label string|string[]
+---@field filter_next string|string[]
+---@field filter_prev string|string[]
+---@field filter_default string|string[]
+---@field filter_no_tools string|string[]
+---@field filter_user_only string|string[]
+---@field filter_labeled_only string|string[]
+---@field filter_all string|string[]
+---@field branch string|string[]
+---@field chat string|string[]
+---@field preview string|string[]
+---@field cancel string|string[]
+---@field close string|string[]
+
+---@class sessiontree.Options
+---@field cmd string[]|nil The server command; nil = `sessiontree lsp` from PATH, else the repository's target/.
+---@field extra_roots string[] More folders holding session files.
+---@field omp_agent_dir string|nil Override omp's agent folder (default `$PI_CODING_AGENT_DIR` or `~/.omp/agent`).
+---@field pi_agent_dir string|nil Override pi's agent folder (default `~/.pi/agent`).
+---@field live_writer_seconds integer|nil "Live writer" = modified within this many seconds.
+---@field summaries boolean|'auto' Ask "Summarize branch?" on navigation; 'auto' = when the server says so.
+---@field filters sessiontree.FilterMode[] The order `<C-o>` cycles through.
+---@field panel sessiontree.PanelOptions
+---@field chat sessiontree.ChatOptions
+---@field keys sessiontree.Keys Panel keys; set a key to `false` to unmap it.
+
+local M = {}
+
+--- The agents' filter modes, in their cycle order (`default → no-tools → user-only → labeled-only → all`).
+M.FILTERS = { 'default', 'noTools', 'userOnly', 'labeledOnly', 'all' }
+
+--- Short names shown in the header, and accepted by `:SessionFilter` besides the wire names.
+M.FILTER_ALIASES = {
+  default = 'default',
+  ['no-tools'] = 'noTools',
+  notools = 'noTools',
+  user = 'userOnly',
+  ['user-only'] = 'userOnly',
+  labeled = 'labeledOnly',
+  ['labeled-only'] = 'labeledOnly',
+  all = 'all',
+}
+
+---@type sessiontree.Options
+M.defaults = {
+  cmd = nil,
+  extra_roots = {},
+  omp_agent_dir = nil,
+  pi_agent_dir = nil,
+  live_writer_seconds = nil,
+  summaries = 'auto',
+  filters = vim.deepcopy(M.FILTERS),
+  panel = {
+    position = 'left',
+    width = 60,
+    truncate = true,
+    follow_leaf = true,
+    close_on_select = false,
+  },
+  chat = {
+    open_on_select = true,
+    input_height = 6,
+  },
+  keys = {
+    down = { 'j', '<Down>' },
+    up = { 'k', '<Up>' },
+    page_up = '<Left>',
+    page_down = '<Right>',
+    select = '<CR>',
+    search = '/',
+    search_backspace = '<BS>',
+    escape = '<Esc>',
+    label = 'L',
+    filter_next = '<C-o>',
+    filter_prev = '<C-S-o>',
+    filter_default = '<M-d>',
+    filter_no_tools = '<M-t>',
+    filter_user_only = '<M-u>',
+    filter_labeled_only = '<M-l>',
+    filter_all = '<M-a>',
+    branch = 'b',
+    chat = 'c',
+    preview = 'K',
+    cancel = '<C-c>',
+    close = 'q',
+  },
+}
+
+---@type sessiontree.Options
+M.options = vim.deepcopy(M.defaults)
+
+--- Merges `opts` over the defaults. Lists (keys, filters, extra_roots, cmd) replace, not merge.
+---@param opts sessiontree.Options|table|nil
+function M.setup(opts)
+  opts = opts or {}
+  if type(opts) ~= 'table' then
+    error('sessiontree.setup() takes a table of options, got ' .. type(opts))
+  end
+  M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
+  -- tbl_deep_extend merges lists index by index; a user list must replace ours whole.
+  for _, key in ipairs({ 'cmd', 'extra_roots', 'filters' }) do
+    if opts[key] ~= nil then
+      M.options[key] = opts[key]
+    end
+  end
+  for name, lhs in pairs(opts.keys or {}) do
+    M.options.keys[name] = lhs
+  end
+end
+
+--- The wire name of a filter given by wire name or alias; nil when unknown.
+---@param name string
+---@return sessiontree.FilterMode|nil
+function M.filter_mode(name)
+  if vim.tbl_contains(M.FILTERS, name) then
+    return name
+  end
+  return M.FILTER_ALIASES[name:lower()]
+end
+
+return M

@@ -1,0 +1,98 @@
+---@brief
+--- `:checkhealth sessiontree`: the Neovim version, the server binary and its protocol version,
+--- the session folders found for the working directory, and whether a client is attached.
+
+local M = {}
+
+local health = vim.health
+
+---@param cmd string[]
+---@return string|nil version line
+local function binary_version(cmd)
+  local ok, res = pcall(function()
+    return vim.system({ cmd[1], '--version' }, { text = true }):wait(5000)
+  end)
+  if ok and res and res.code == 0 then
+    return vim.trim(res.stdout or '')
+  end
+  return nil
+end
+
+function M.check()
+  health.start('sessiontree: Neovim')
+  if vim.fn.has('nvim-0.10') == 1 then
+    health.ok('Neovim ' .. tostring(vim.version()))
+  else
+    health.error('Neovim ' .. tostring(vim.version()) .. ' is too old: sessiontree needs 0.10 or newer')
+  end
+  if vim.fn.has('nvim-0.11') == 0 then
+    health.info('vim.lsp.enable("sessiontree") needs 0.11; the panel and commands work on 0.10')
+  end
+
+  health.start('sessiontree: server')
+  local client = require('sessiontree.client')
+  local cmd, where = client.resolve_cmd()
+  if not cmd then
+    health.error('server binary not found: ' .. where, {
+      'cargo install --path server/lsp (puts `sessiontree` on PATH)',
+      'or setup({ cmd = { "/path/to/sessiontree", "lsp" } })',
+    })
+  elseif vim.fn.executable(cmd[1]) == 0 then
+    health.error('server command is not executable: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')')
+  else
+    local version = binary_version(cmd)
+    health.ok('server: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')' .. (version and (' — ' .. version) or ''))
+  end
+
+  local c = client.get()
+  if not c then
+    health.info('no sessiontree client running yet (it starts with :SessionTree)')
+    if cmd then
+      local started, err = client.ensure()
+      if not started then
+        health.error('could not start the server: ' .. tostring(err))
+      else
+        vim.wait(5000, function()
+          return started.initialized == true
+        end, 20)
+        c = started
+      end
+    end
+  end
+  if c then
+    local exp = client.server_experimental()
+    if exp then
+      health.ok(string.format('protocol version %s; features: %s', tostring(exp.version), table.concat(exp.features or {}, ', ')))
+    else
+      health.error('the server did not announce experimental.sessionTree: is it a sessiontree server?')
+    end
+    local attached = vim.lsp.get_buffers_by_client_id and vim.lsp.get_buffers_by_client_id(c.id) or {}
+    health.ok(string.format('client %d running (%d buffers attached)', c.id, #attached))
+  end
+
+  health.start('sessiontree: sessions')
+  if c then
+    local result, err = client.request_sync(require('sessiontree.protocol').LIST_SESSIONS, {}, 10000)
+    if err then
+      health.error('listSessions failed: ' .. client.describe(err))
+    elseif not result or #(result.sessions or {}) == 0 then
+      health.warn('no session files for ' .. vim.fn.getcwd(), {
+        'run omp or pi in this folder, or add folders with setup({ extra_roots = { … } })',
+      })
+    else
+      local folders = {}
+      for _, s in ipairs(result.sessions) do
+        folders[vim.fn.fnamemodify(s.path, ':h')] = (folders[vim.fn.fnamemodify(s.path, ':h')] or 0) + 1
+      end
+      for folder, n in pairs(folders) do
+        health.ok(string.format('%d session(s) in %s', n, folder))
+      end
+    end
+  end
+  local panel = require('sessiontree.panel')
+  if panel.state.uri then
+    health.info('panel session: ' .. panel.state.uri)
+  end
+end
+
+return M

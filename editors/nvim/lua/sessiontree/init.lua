@@ -1,0 +1,176 @@
+---@brief
+--- The public entry points behind the commands: `setup()` (optional), open the tree for the
+--- workspace's current session or a picked one, branch, label, search, filter, send. Each one
+--- resolves what it needs (the session, the entry) and hands over to panel/actions/chat.
+
+local M = {}
+
+--- The oldest Neovim the plugin runs on.
+M.MIN_NVIM = '0.10'
+
+---@param msg string
+---@param level integer|nil
+local function notify(msg, level)
+  vim.notify('sessiontree: ' .. msg, level or vim.log.levels.INFO)
+end
+
+--- Optional: sets options (see `:help sessiontree-options`).
+---@param opts sessiontree.Options|table|nil
+function M.setup(opts)
+  require('sessiontree.config').setup(opts)
+end
+
+--- The session file of the current buffer, when it is one (`*.jsonl`).
+---@return string|nil uri
+local function current_buffer_session()
+  local name = vim.api.nvim_buf_get_name(0)
+  if name:match('%.jsonl$') and vim.fn.filereadable(name) == 1 then
+    return vim.uri_from_fname(vim.fn.fnamemodify(name, ':p'))
+  end
+  return nil
+end
+
+--- The workspace's sessions (newest first), from `sessionTree/listSessions`.
+---@param cb fun(sessions: table[]|nil, err: table|nil)
+function M.list_sessions(cb)
+  local client = require('sessiontree.client')
+  local protocol = require('sessiontree.protocol')
+  client.request(protocol.LIST_SESSIONS, {}, function(err, result)
+    cb(result and result.sessions or nil, err)
+  end)
+end
+
+--- A one-line description of a session for pickers.
+---@param s table a protocol `SessionInfo`
+---@return string
+function M.describe_session(s)
+  local title = s.name or s.firstUserMessage or vim.fn.fnamemodify(s.path, ':t')
+  local when = (s.modified or ''):gsub('T', ' '):gsub('%.%d+Z$', '')
+  local live = s.liveWriter and ' · live' or ''
+  return string.format('%s  (%s · %s · %d entries%s)', title, when, s.dialect, s.entryCount or 0, live)
+end
+
+--- Picks a session of the workspace with `vim.ui.select` and opens it in the panel.
+function M.pick()
+  M.list_sessions(function(sessions, err)
+    if err then
+      notify('listSessions: ' .. require('sessiontree.client').describe(err), vim.log.levels.ERROR)
+      return
+    end
+    if not sessions or #sessions == 0 then
+      notify('No sessions found for ' .. vim.fn.getcwd() .. ' (see :checkhealth sessiontree)', vim.log.levels.WARN)
+      return
+    end
+    vim.ui.select(sessions, { prompt = 'Session', format_item = M.describe_session }, function(s)
+      if s then
+        require('sessiontree.panel').open(s.uri)
+      end
+    end)
+  end)
+end
+
+--- `:SessionTree [file]`: the panel for `file`, the current buffer's session, the panel's session,
+--- or the workspace's most recently modified session; with `pick`, a picker.
+---@param opts { file: string|nil, pick: boolean|nil }|nil
+function M.tree(opts)
+  opts = opts or {}
+  local panel = require('sessiontree.panel')
+  if opts.pick then
+    return M.pick()
+  end
+  if opts.file and opts.file ~= '' then
+    return panel.open(vim.uri_from_fname(vim.fn.fnamemodify(opts.file, ':p')))
+  end
+  local here = current_buffer_session()
+  if here then
+    return panel.open(here)
+  end
+  if panel.state.uri then
+    return panel.open(panel.state.uri)
+  end
+  M.list_sessions(function(sessions, err)
+    if err then
+      notify('listSessions: ' .. require('sessiontree.client').describe(err), vim.log.levels.ERROR)
+      return
+    end
+    if not sessions or #sessions == 0 then
+      notify('No sessions found for ' .. vim.fn.getcwd() .. '; :SessionTree {file} opens one (see :checkhealth sessiontree)', vim.log.levels.WARN)
+      return
+    end
+    panel.open(sessions[1].uri)
+  end)
+end
+
+--- `:SessionOpen`: pick a session.
+function M.open()
+  M.pick()
+end
+
+--- `:SessionBranch`: the user-message picker of `/branch`.
+function M.branch()
+  require('sessiontree.actions').branch_picker()
+end
+
+--- `:SessionLabel [text]` (on the selected row): with text sets the label, without asks for it;
+--- `clear` removes it.
+---@param text string|nil
+---@param clear boolean|nil
+function M.label(text, clear)
+  local panel = require('sessiontree.panel')
+  local actions = require('sessiontree.actions')
+  local row = panel.selected_row()
+  if not row or not row.id then
+    notify('select an entry in the tree first (:SessionTree)', vim.log.levels.WARN)
+    return
+  end
+  if clear then
+    actions.set_label(row.id, nil)
+  elseif text and text ~= '' then
+    actions.set_label(row.id, text)
+  else
+    actions.label()
+  end
+end
+
+--- `:SessionSearch [text]`: sets the search, or starts typing it in the panel.
+---@param text string|nil
+function M.search(text)
+  local panel = require('sessiontree.panel')
+  if not panel.state.uri then
+    notify('no session open (:SessionTree first)', vim.log.levels.WARN)
+    return
+  end
+  if text and text ~= '' then
+    panel.set_search(text)
+    return
+  end
+  if panel.is_open() then
+    vim.api.nvim_set_current_win(panel.state.win)
+  end
+  panel.start_search()
+end
+
+--- `:SessionFilter {mode}`.
+---@param mode string
+function M.filter(mode)
+  local config = require('sessiontree.config')
+  local wire = config.filter_mode(mode or '')
+  if not wire then
+    notify('unknown filter `' .. tostring(mode) .. '`; one of ' .. table.concat(config.FILTERS, ', '), vim.log.levels.ERROR)
+    return
+  end
+  require('sessiontree.panel').set_filter(wire)
+end
+
+--- `:SessionSend [text]`: appends the chat input (or `text`) as a user message at the leaf.
+---@param text string|nil
+function M.send(text)
+  require('sessiontree.chat').send(text ~= '' and text or nil)
+end
+
+--- `:SessionChat`: opens the chat for the panel's session.
+function M.chat()
+  require('sessiontree.chat').open()
+end
+
+return M

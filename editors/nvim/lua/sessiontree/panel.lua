@@ -1,0 +1,511 @@
+---@brief
+--- The panel: a side split with a scratch buffer (filetype `sessiontree`) showing the `/tree` rows
+--- of one session as the server renders them. It owns the view state (session, filter, search,
+--- selection), asks the server for rows whenever that state or the session changes, and keeps the
+--- cursor on the same entry across updates. It does not decide anything about the tree: which rows
+--- exist, their text and the nearest visible selection all come from `sessionTree/rows`.
+
+local client = require('sessiontree.client')
+local config = require('sessiontree.config')
+local protocol = require('sessiontree.protocol')
+local render = require('sessiontree.render')
+
+local M = {}
+
+---@class sessiontree.PanelState
+---@field uri string|nil The session shown.
+---@field name string|nil The session name (or the file name).
+---@field filter sessiontree.FilterMode
+---@field search string
+---@field searching boolean Typing into the search (printable keys go to the search).
+---@field selection string|nil Selected entry id; nil = the leaf.
+---@field leaf string|nil
+---@field revision integer|nil
+---@field rows table[] The protocol `Row`s drawn.
+---@field lines string[] The server's text lines drawn.
+---@field total integer|nil
+---@field buf integer|nil
+---@field win integer|nil
+---@field seq integer Request counter; answers to older requests are dropped.
+---@field draws integer How many times rows were drawn (tests wait on it).
+---@field pending integer Requests in flight.
+---@field busy string|nil Shown in the header while a long request runs.
+---@field error string|nil The last error, shown in the panel when there are no rows.
+M.state = {
+  filter = 'default',
+  search = '',
+  searching = false,
+  rows = {},
+  lines = {},
+  seq = 0,
+  draws = 0,
+  pending = 0,
+}
+
+local augroup = vim.api.nvim_create_augroup('sessiontree.panel', { clear = true })
+
+---@param uri string|nil
+---@return string|nil
+local function path_of(uri)
+  if not uri then
+    return nil
+  end
+  local ok, path = pcall(vim.uri_to_fname, uri)
+  return ok and vim.fs.normalize(path) or uri
+end
+
+--- Whether two session URIs name the same file (the server may spell them differently).
+---@param a string|nil
+---@param b string|nil
+---@return boolean
+function M.same_uri(a, b)
+  return a ~= nil and b ~= nil and (a == b or path_of(a) == path_of(b))
+end
+
+---@return boolean
+function M.is_open()
+  return M.state.win ~= nil and vim.api.nvim_win_is_valid(M.state.win)
+end
+
+--- The header state for `render`.
+---@return sessiontree.HeaderState
+local function header_state()
+  local st = M.state
+  return {
+    name = st.name,
+    filter = st.filter,
+    search = st.search,
+    searching = st.searching,
+    total = st.total,
+    busy = st.busy,
+  }
+end
+
+--- The header line as plain text (what the winbar shows).
+---@return string
+function M.header()
+  return render.header_text(header_state())
+end
+
+function M.update_header()
+  local st = M.state
+  if M.is_open() then
+    vim.wo[st.win].winbar = render.winbar(header_state())
+  end
+end
+
+--- Shows or clears a busy message in the header ("summarizing…").
+---@param text string|nil
+function M.set_busy(text)
+  M.state.busy = text
+  M.update_header()
+end
+
+--- The row under the cursor (or at the selection when the panel is closed).
+---@return table|nil row
+function M.selected_row()
+  local st = M.state
+  if M.is_open() and vim.api.nvim_win_get_buf(st.win) == st.buf then
+    local lnum = vim.api.nvim_win_get_cursor(st.win)[1]
+    return st.rows[lnum]
+  end
+  for _, row in ipairs(st.rows) do
+    if row.id == st.selection then
+      return row
+    end
+  end
+  return nil
+end
+
+---@param id string|nil
+---@return integer|nil 1-based row index
+local function index_of(id)
+  if not id then
+    return nil
+  end
+  for i, row in ipairs(M.state.rows) do
+    if row.id == id then
+      return i
+    end
+  end
+  return nil
+end
+
+--- The line the panel itself put the cursor on last; its CursorMoved is not a user move.
+---@type integer|nil
+local placed_line = nil
+
+--- Puts the cursor on row `i`. A user move (`select` true) also makes that entry the selection the
+--- panel asks for from now on; a redraw only shows the server's nearest visible row, so the chosen
+--- entry comes back when a filter or search that hid it is lifted.
+---@param i integer
+---@param select boolean
+local function set_cursor_row(i, select)
+  local st = M.state
+  local row = st.rows[i]
+  if not row then
+    return
+  end
+  if select then
+    st.selection = row.id
+  end
+  if M.is_open() and st.buf and vim.api.nvim_win_get_buf(st.win) == st.buf then
+    placed_line = i
+    vim.api.nvim_win_set_cursor(st.win, { i, 0 })
+    render.cursor(st.buf, i - 1)
+  end
+end
+
+---@param result table a protocol `RowsResult`
+local function apply_rows(result)
+  local st = M.state
+  st.rows = result.rows or {}
+  st.lines = result.lines or {}
+  st.total = result.totalRows
+  st.leaf = result.leaf
+  st.revision = result.revision
+  st.error = nil
+  if st.buf and vim.api.nvim_buf_is_valid(st.buf) then
+    if #st.rows == 0 then
+      render.draw(st.buf, { '' }, {})
+      vim.api.nvim_buf_set_extmark(st.buf, render.ns, 0, 0, {
+        virt_text = { { st.search ~= '' and 'No entries match the search' or 'No entries found', 'Comment' } },
+      })
+    else
+      render.draw(st.buf, st.lines, st.rows)
+    end
+  end
+  local i = index_of(st.selection) or index_of(result.selection) or (#st.rows > 0 and #st.rows or nil)
+  if i then
+    set_cursor_row(i, false)
+  elseif st.buf and vim.api.nvim_buf_is_valid(st.buf) then
+    render.cursor(st.buf, nil)
+  end
+  st.draws = st.draws + 1
+  M.update_header()
+end
+
+--- The width to ask rows for (0 = uncut).
+---@return integer
+local function row_width()
+  local st = M.state
+  if not config.options.panel.truncate or not M.is_open() then
+    return 0
+  end
+  -- Leave room for the leaf marker the panel draws after the text.
+  return math.max(20, vim.api.nvim_win_get_width(st.win) - 1)
+end
+
+--- Asks the server for the rows of the current state and draws them. Answers to an older request
+--- than the latest are dropped, so fast typing never draws a stale search.
+---@param done fun(err: table|nil)|nil
+function M.refresh(done)
+  local st = M.state
+  if not st.uri then
+    return
+  end
+  st.seq = st.seq + 1
+  local seq = st.seq
+  st.pending = st.pending + 1
+  client.request(protocol.ROWS, {
+    uri = st.uri,
+    filter = st.filter,
+    search = st.search,
+    selection = st.selection,
+    width = row_width(),
+    height = 0,
+  }, function(err, result)
+    st.pending = st.pending - 1
+    if seq ~= st.seq then
+      return
+    end
+    if err then
+      st.error = client.describe(err)
+      vim.notify('sessiontree: rows: ' .. st.error, vim.log.levels.ERROR)
+    else
+      apply_rows(result)
+    end
+    if done then
+      done(err)
+    end
+  end)
+end
+
+local refresh_timer = nil
+
+--- Coalesces bursts of changes (an agent streaming entries) into one refresh.
+function M.schedule_refresh()
+  if refresh_timer then
+    return
+  end
+  refresh_timer = vim.defer_fn(function()
+    refresh_timer = nil
+    M.refresh()
+  end, 30)
+end
+
+--- Creates the scratch buffer (once).
+---@return integer buf
+local function ensure_buf()
+  local st = M.state
+  if st.buf and vim.api.nvim_buf_is_valid(st.buf) then
+    return st.buf
+  end
+  local buf = vim.api.nvim_create_buf(false, true)
+  st.buf = buf
+  pcall(vim.api.nvim_buf_set_name, buf, 'sessiontree://tree')
+  vim.bo[buf].buftype = 'nofile'
+  vim.bo[buf].bufhidden = 'hide'
+  vim.bo[buf].swapfile = false
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].filetype = 'sessiontree'
+  require('sessiontree.actions').attach(buf)
+  vim.api.nvim_create_autocmd('CursorMoved', {
+    group = augroup,
+    buffer = buf,
+    callback = function()
+      if not M.is_open() or vim.api.nvim_get_current_win() ~= st.win then
+        return
+      end
+      local lnum = vim.api.nvim_win_get_cursor(st.win)[1]
+      local row = st.rows[lnum]
+      if row and lnum ~= placed_line then
+        st.selection = row.id
+      end
+      placed_line = nil
+      render.cursor(buf, lnum - 1)
+    end,
+  })
+  vim.api.nvim_create_autocmd('BufWipeout', {
+    group = augroup,
+    buffer = buf,
+    callback = function()
+      st.buf, st.win = nil, nil
+    end,
+  })
+  return buf
+end
+
+--- Opens the side split showing the buffer (or focuses it).
+local function ensure_win()
+  local st = M.state
+  local buf = ensure_buf()
+  if M.is_open() then
+    vim.api.nvim_set_current_win(st.win)
+    return
+  end
+  local opts = config.options.panel
+  local where = opts.position == 'right' and 'botright' or 'topleft'
+  vim.cmd(string.format('%s vertical %dsplit', where, opts.width))
+  st.win = vim.api.nvim_get_current_win()
+  vim.api.nvim_win_set_buf(st.win, buf)
+  local wo = vim.wo[st.win]
+  wo.number = false
+  wo.relativenumber = false
+  wo.signcolumn = 'no'
+  wo.foldcolumn = '0'
+  wo.wrap = false
+  wo.list = false
+  wo.spell = false
+  wo.cursorline = false
+  wo.winfixwidth = true
+  wo.sidescrolloff = 0
+  M.update_header()
+end
+
+--- Shows session `uri` in the panel (opening the panel when needed).
+---@param uri string
+---@param done fun(err: table|nil)|nil
+function M.open(uri, done)
+  local st = M.state
+  render.define_highlights()
+  ensure_win()
+  local switching = not M.same_uri(st.uri, uri)
+  if switching then
+    st.uri = uri
+    st.selection = nil
+    st.rows, st.lines, st.total = {}, {}, nil
+    st.name = vim.fn.fnamemodify(path_of(uri) or uri, ':t')
+  end
+  M.update_header()
+  client.request(protocol.OPEN, { uri = uri }, function(err, result)
+    if err then
+      st.error = client.describe(err)
+      vim.notify('sessiontree: cannot open ' .. uri .. ': ' .. st.error, vim.log.levels.ERROR)
+      if done then
+        done(err)
+      end
+      return
+    end
+    if M.same_uri(st.uri, uri) then
+      st.name = result.name or st.name
+      st.leaf = result.leaf
+      st.revision = result.revision
+      for _, d in ipairs(result.diagnostics or {}) do
+        if d.severity == 'error' then
+          vim.notify('sessiontree: ' .. d.message, vim.log.levels.WARN)
+        end
+      end
+    end
+    M.refresh(done)
+  end)
+end
+
+--- Closes the panel window (the session stays followed by the server).
+function M.close()
+  local st = M.state
+  M.stop_search()
+  if M.is_open() then
+    if #vim.api.nvim_tabpage_list_wins(0) > 1 or #vim.api.nvim_list_tabpages() > 1 then
+      vim.api.nvim_win_close(st.win, true)
+    else
+      vim.api.nvim_win_call(st.win, function()
+        vim.cmd('enew')
+      end)
+    end
+  end
+  st.win = nil
+end
+
+--- Moves the cursor by `delta` rows, wrapping around at both ends (as the agent does).
+---@param delta integer
+function M.move(delta)
+  local st = M.state
+  local n = #st.rows
+  if n == 0 or not M.is_open() then
+    return
+  end
+  local cur = vim.api.nvim_win_get_cursor(st.win)[1]
+  set_cursor_row(((cur - 1 + delta) % n) + 1, true)
+end
+
+--- Moves the cursor by a page (the window height), stopping at the ends.
+---@param dir integer -1 or 1
+function M.page(dir)
+  local st = M.state
+  local n = #st.rows
+  if n == 0 or not M.is_open() then
+    return
+  end
+  local h = math.max(1, vim.api.nvim_win_get_height(st.win) - 1)
+  local cur = vim.api.nvim_win_get_cursor(st.win)[1]
+  set_cursor_row(math.max(1, math.min(n, cur + dir * h)), true)
+end
+
+--- Sets the filter mode.
+---@param mode sessiontree.FilterMode
+function M.set_filter(mode)
+  M.state.filter = mode
+  M.update_header()
+  M.refresh()
+end
+
+--- Moves to the next (`step` 1) or previous (-1) filter of `filters`.
+---@param step integer
+function M.cycle_filter(step)
+  local list = config.options.filters
+  local i = 1
+  for k, mode in ipairs(list) do
+    if mode == M.state.filter then
+      i = k
+    end
+  end
+  M.set_filter(list[((i - 1 + step) % #list) + 1])
+end
+
+--- Sets the search text and redraws.
+---@param text string
+function M.set_search(text)
+  M.state.search = text
+  M.update_header()
+  M.refresh()
+end
+
+--- Starts typing into the search: printable keys go to the search until `<CR>` or `<Esc>`.
+function M.start_search()
+  local st = M.state
+  if not st.buf then
+    return
+  end
+  st.searching = true
+  require('sessiontree.actions').attach_search(st.buf)
+  M.update_header()
+end
+
+--- Stops typing into the search; the search text stays.
+function M.stop_search()
+  local st = M.state
+  if st.searching and st.buf and vim.api.nvim_buf_is_valid(st.buf) then
+    require('sessiontree.actions').detach_search(st.buf)
+  end
+  st.searching = false
+  M.update_header()
+end
+
+--- Adds typed characters to the search.
+---@param chars string
+function M.search_type(chars)
+  M.set_search(M.state.search .. chars)
+end
+
+--- Backspace: removes the last character of the search (leaving search typing when it empties).
+function M.search_backspace()
+  local st = M.state
+  if st.search == '' then
+    M.stop_search()
+    return
+  end
+  local n = vim.fn.strchars(st.search)
+  M.set_search(vim.fn.strcharpart(st.search, 0, n - 1))
+end
+
+--- Esc: clears the search first, then closes the panel.
+function M.escape()
+  local st = M.state
+  if st.searching or st.search ~= '' then
+    M.stop_search()
+    if st.search ~= '' then
+      M.set_search('')
+    end
+    return
+  end
+  M.close()
+end
+
+-- Follow the session live: every change the server reports redraws the rows.
+client.on(protocol.DID_CHANGE, function(params)
+  local st = M.state
+  if not M.same_uri(params.uri, st.uri) then
+    return
+  end
+  -- A selection sitting on the leaf follows the leaf as the agent appends.
+  if config.options.panel.follow_leaf and st.selection ~= nil and st.selection == st.leaf and params.leaf ~= st.leaf then
+    st.selection = params.leaf
+  end
+  st.leaf = params.leaf
+  if params.reason == 'name' or params.reason == 'reload' then
+    client.request(protocol.OPEN, { uri = st.uri }, function(err, result)
+      if not err and M.same_uri(result.uri, st.uri) then
+        st.name = result.name or st.name
+        M.update_header()
+      end
+    end)
+  end
+  M.schedule_refresh()
+end)
+
+vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
+  group = augroup,
+  callback = function()
+    if M.is_open() and config.options.panel.truncate then
+      M.schedule_refresh()
+    end
+  end,
+})
+
+vim.api.nvim_create_autocmd('ColorScheme', {
+  group = augroup,
+  callback = render.define_highlights,
+})
+
+return M

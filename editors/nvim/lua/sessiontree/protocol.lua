@@ -1,0 +1,31 @@
+---@brief
+--- Every `sessionTree/…` method of the protocol (crate `sessiontree-protocol`, methods.rs), written
+--- once for the Lua side. A Rust test checks this list against the catalog, so keep it to method
+--- names only: no other strings, no logic.
+
+---@class sessiontree.Protocol
+local M = {
+  -- client → server requests
+  LIST_SESSIONS = 'sessionTree/listSessions',
+  OPEN = 'sessionTree/open',
+  CLOSE = 'sessionTree/close',
+  ROWS = 'sessionTree/rows',
+  TREE = 'sessionTree/tree',
+  ENTRY = 'sessionTree/entry',
+  CONTEXT = 'sessionTree/context',
+  NAVIGATE = 'sessionTree/navigate',
+  BRANCH = 'sessionTree/branch',
+  SET_LABEL = 'sessionTree/setLabel',
+  APPEND = 'sessionTree/append',
+  SET_NAME = 'sessionTree/setName',
+  NAME_FROM_PLAN_TITLE = 'sessionTree/nameFromPlanTitle',
+  -- server → client notifications
+  DID_CHANGE = 'sessionTree/didChange',
+  DID_NAVIGATE = 'sessionTree/didNavigate',
+  DID_BRANCH = 'sessionTree/didBranch',
+  -- server → client requests (hooks)
+  BEFORE_TREE = 'sessionTree/beforeTree',
+  BEFORE_BRANCH = 'sessionTree/beforeBranch',
+}
+
+return M

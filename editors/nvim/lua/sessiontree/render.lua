@@ -1,0 +1,208 @@
+---@brief
+--- Drawing: the highlight groups (all `default` links, so a colorscheme or the user can relink
+--- them), the header text, and the server's rows written into a buffer with extmarks. It draws
+--- what the server sent (`lines`, `rows`) and computes nothing about the tree.
+
+local M = {}
+
+M.ns = vim.api.nvim_create_namespace('sessiontree')
+M.ns_cursor = vim.api.nvim_create_namespace('sessiontree.cursor')
+
+--- Highlight groups and what they link to by default.
+M.groups = {
+  SessionTreeHeader = 'Title',
+  SessionTreeHeaderInfo = 'Comment',
+  SessionTreeSearch = 'IncSearch',
+  SessionTreeConnector = 'NonText',
+  SessionTreeActivePath = 'Special',
+  SessionTreeInactive = 'Comment',
+  SessionTreeLeaf = 'DiagnosticOk',
+  SessionTreeLabel = 'Label',
+  SessionTreeMatch = 'Search',
+  SessionTreeCursor = 'CursorLine',
+  SessionTreeRoleUser = 'Function',
+  SessionTreeRoleAssistant = 'String',
+  SessionTreeRoleTool = 'Type',
+  SessionTreeRoleSummary = 'PreProc',
+  SessionTreeRoleCustom = 'Constant',
+  SessionTreeRoleOther = 'Comment',
+}
+
+--- (Re)defines the groups as default links; groups the user defined stay as they are.
+function M.define_highlights()
+  for name, link in pairs(M.groups) do
+    vim.api.nvim_set_hl(0, name, { link = link, default = true })
+  end
+end
+
+---@param row table a protocol `Row`
+---@return string group
+function M.role_group(row)
+  if row.kind == 'message' then
+    local role = row.role
+    if role == 'user' then
+      return 'SessionTreeRoleUser'
+    elseif role == 'assistant' then
+      return 'SessionTreeRoleAssistant'
+    elseif role == 'toolResult' or role == 'bashExecution' then
+      return 'SessionTreeRoleTool'
+    end
+    return 'SessionTreeRoleOther'
+  elseif row.kind == 'branch_summary' or row.kind == 'compaction' then
+    return 'SessionTreeRoleSummary'
+  elseif row.kind == 'custom_message' then
+    return 'SessionTreeRoleCustom'
+  end
+  return 'SessionTreeRoleOther'
+end
+
+--- Byte offset of character `char` (a Unicode scalar index) in `s`, clamped to `#s`.
+---@param s string
+---@param char integer
+---@return integer
+local function byte_of(s, char)
+  local b = vim.fn.byteidxcomp(s, char)
+  if b < 0 then
+    return #s
+  end
+  return b
+end
+
+---@class sessiontree.HeaderState
+---@field name string|nil
+---@field filter string
+---@field search string
+---@field searching boolean
+---@field total integer|nil
+---@field busy string|nil
+
+--- The header: session name, filter, search (with a cursor while typing), row count.
+---@param st sessiontree.HeaderState
+---@return string
+function M.header_text(st)
+  local parts = { st.name or 'session' }
+  table.insert(parts, 'filter: ' .. st.filter)
+  if st.searching or st.search ~= '' then
+    table.insert(parts, 'search: ' .. st.search .. (st.searching and '▏' or ''))
+  end
+  if st.total then
+    table.insert(parts, st.total .. ' rows')
+  end
+  if st.busy then
+    table.insert(parts, st.busy)
+  end
+  return table.concat(parts, ' · ')
+end
+
+--- The header as a 'winbar' value (with highlight items, `%` escaped).
+---@param st sessiontree.HeaderState
+---@return string
+function M.winbar(st)
+  local function esc(s)
+    return (s:gsub('%%', '%%%%'))
+  end
+  local text = '%#SessionTreeHeader# ' .. esc(st.name or 'session') .. ' %#SessionTreeHeaderInfo#'
+  text = text .. '· filter: ' .. esc(st.filter) .. ' '
+  if st.searching or st.search ~= '' then
+    text = text .. '· %#SessionTreeSearch#search: ' .. esc(st.search) .. (st.searching and '▏' or '') .. '%#SessionTreeHeaderInfo# '
+  end
+  if st.total then
+    text = text .. '· ' .. st.total .. ' rows '
+  end
+  if st.busy then
+    text = text .. '· ' .. esc(st.busy)
+  end
+  return text
+end
+
+--- Writes `lines` into `buf` and highlights each row from its structure.
+---@param buf integer
+---@param lines string[] the server's `lines`
+---@param rows table[] the server's `rows` (same order)
+function M.draw(buf, lines, rows)
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  for i, row in ipairs(rows) do
+    local line = lines[i] or ''
+    local lnum = i - 1
+    local plen = math.min(#(row.prefix or ''), #line)
+    local text_in_line = line:sub(plen + 1)
+    if plen > 0 then
+      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
+        end_col = plen,
+        hl_group = row.onActivePath and 'SessionTreeActivePath' or 'SessionTreeConnector',
+      })
+    end
+    if not row.onActivePath and #line > plen then
+      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, plen, {
+        end_col = #line,
+        hl_group = 'SessionTreeInactive',
+        priority = 90,
+      })
+    end
+    -- The label is written as `[label] ` in the text; the role follows it.
+    local after_label = 0
+    if row.label and row.label ~= '' then
+      local s, e = text_in_line:find('[' .. row.label .. ']', 1, true)
+      if s then
+        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, plen + s - 1, {
+          end_col = plen + e,
+          hl_group = 'SessionTreeLabel',
+          priority = 110,
+        })
+        after_label = e
+      end
+    end
+    -- The role part: `user:`/`assistant:` for messages, `[kind…]` for the rest.
+    local group = M.role_group(row)
+    local rest = text_in_line:sub(after_label + 1)
+    local lead = #rest:match('^%s*')
+    local role_len
+    if rest:sub(lead + 1, lead + 1) == '[' then
+      local close = rest:find(']', lead + 1, true)
+      role_len = close and (close - lead) or nil
+    elseif row.role and rest:sub(lead + 1, lead + #row.role + 1) == row.role .. ':' then
+      role_len = #row.role + 1
+    end
+    if role_len then
+      local start = plen + after_label + lead
+      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, start, {
+        end_col = start + role_len,
+        hl_group = group,
+        priority = 105,
+      })
+    end
+    for _, m in ipairs(row.matches or {}) do
+      local s = plen + byte_of(row.text, m.start)
+      local e = plen + byte_of(row.text, m['end'])
+      s, e = math.min(s, #line), math.min(e, #line)
+      if e > s then
+        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, s, { end_col = e, hl_group = 'SessionTreeMatch', priority = 120 })
+      end
+    end
+    if row.isLeaf then
+      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
+        virt_text = { { ' ● leaf', 'SessionTreeLeaf' } },
+        virt_text_pos = 'eol',
+      })
+    end
+  end
+end
+
+--- Marks the cursor row (a full-line highlight users can relink, instead of 'cursorline').
+---@param buf integer
+---@param lnum integer|nil 0-based
+function M.cursor(buf, lnum)
+  vim.api.nvim_buf_clear_namespace(buf, M.ns_cursor, 0, -1)
+  if lnum and lnum >= 0 and lnum < vim.api.nvim_buf_line_count(buf) then
+    vim.api.nvim_buf_set_extmark(buf, M.ns_cursor, lnum, 0, {
+      line_hl_group = 'SessionTreeCursor',
+      priority = 50,
+    })
+  end
+end
+
+return M

@@ -1,0 +1,160 @@
+-- Shared by the headless specs: puts the plugin on 'runtimepath', copies real session files into a
+-- temp dir, configures the plugin against the real server binary, and gives `check`/`wait`/`pending`
+-- helpers that print one line per check. A spec ends with `H.finish()`, which exits 0 or 1.
+--
+-- Environment: SESSIONTREE_BIN (the server binary, required), SESSIONTREE_CONFORMANCE_DIR
+-- (default ../shared/conformance relative to the repo root).
+
+local H = {}
+
+H.plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h')
+H.repo = vim.fn.fnamemodify(H.plugin_dir, ':h:h')
+H.passed, H.failed, H.pending = 0, 0, 0
+H.spec = vim.fn.fnamemodify(arg and arg[0] or '?', ':t:r')
+
+vim.opt.runtimepath:prepend(H.plugin_dir)
+vim.o.columns = 160
+vim.o.lines = 40
+
+local function out(s)
+  io.stdout:write(s .. '\n')
+  io.stdout:flush()
+end
+H.out = out
+
+--- Records a check; a failure is printed with its message and the spec goes on.
+---@param cond any
+---@param msg string
+---@param detail any
+function H.check(cond, msg, detail)
+  if cond then
+    H.passed = H.passed + 1
+    out('  ok    ' .. msg)
+  else
+    H.failed = H.failed + 1
+    out('  FAIL  ' .. msg .. (detail ~= nil and ('\n        ' .. vim.inspect(detail):gsub('\n', '\n        ')) or ''))
+  end
+  return cond
+end
+
+--- A check that cannot run yet (a server method missing or broken): reported, not failed.
+---@param msg string
+function H.pending_check(msg)
+  H.pending = H.pending + 1
+  out('  PENDING  ' .. msg)
+end
+
+--- Waits until `fn()` is true (processing events meanwhile).
+---@param fn fun(): any
+---@param ms integer|nil
+---@return boolean
+function H.wait(fn, ms)
+  return vim.wait(ms or 5000, function()
+    local ok, v = pcall(fn)
+    return ok and v
+  end, 10)
+end
+
+--- The conformance folder.
+---@return string
+function H.conformance_dir()
+  local env = os.getenv('SESSIONTREE_CONFORMANCE_DIR')
+  if env and env ~= '' then
+    return env
+  end
+  return vim.fn.fnamemodify(H.repo .. '/../shared/conformance', ':p'):gsub('/$', '')
+end
+
+--- A fresh temp workspace with copies of the named files: `{ name = source_path }`.
+---@param files table<string, string>
+---@return string dir
+function H.workspace(files)
+  local dir = vim.fn.tempname() .. '-sessiontree'
+  vim.fn.mkdir(dir .. '/sessions', 'p')
+  for name, src in pairs(files) do
+    assert(vim.fn.filereadable(src) == 1, 'missing fixture ' .. src)
+    vim.fn.writefile(vim.fn.readfile(src, 'b'), dir .. '/sessions/' .. name, 'b')
+  end
+  H.dir = dir
+  return dir
+end
+
+--- Configures the plugin for `dir` and the real server.
+---@param dir string
+---@param extra table|nil more options
+function H.setup(dir, extra)
+  local bin = os.getenv('SESSIONTREE_BIN')
+  if not bin or bin == '' then
+    bin = H.repo .. '/target/debug/sessiontree'
+  end
+  assert(vim.fn.executable(bin) == 1, 'no server binary at ' .. bin .. ' (set SESSIONTREE_BIN)')
+  vim.env.XDG_STATE_HOME = dir .. '/state'
+  vim.fn.chdir(dir)
+  require('sessiontree').setup(vim.tbl_deep_extend('force', {
+    cmd = { bin, 'lsp' },
+    extra_roots = { dir .. '/sessions' },
+    omp_agent_dir = dir .. '/omp-agent',
+    pi_agent_dir = dir .. '/pi-agent',
+  }, extra or {}))
+end
+
+--- Feeds keys as typed (mappings apply) and runs them now.
+---@param keys string
+function H.feed(keys)
+  vim.api.nvim_feedkeys(vim.api.nvim_replace_termcodes(keys, true, false, true), 'mx', false)
+end
+
+--- Waits until the panel has drawn again after `fn()`.
+---@param fn fun()
+---@param ms integer|nil
+---@return boolean
+function H.redraw_after(fn, ms)
+  local panel = require('sessiontree.panel')
+  local before = panel.state.draws
+  fn()
+  return H.wait(function()
+    return panel.state.draws > before and panel.state.pending == 0
+  end, ms)
+end
+
+--- The panel buffer's lines.
+---@return string[]
+function H.panel_lines()
+  local st = require('sessiontree.panel').state
+  return vim.api.nvim_buf_get_lines(st.buf, 0, -1, false)
+end
+
+--- The id of the row under the cursor.
+---@return string|nil
+function H.cursor_id()
+  local row = require('sessiontree.panel').selected_row()
+  return row and row.id
+end
+
+--- Asks the server directly (for comparisons).
+---@param method string
+---@param params table
+---@return any
+function H.ask(method, params)
+  local result, err = require('sessiontree.client').request_sync(method, params, 10000)
+  assert(not err, vim.inspect(err))
+  return result
+end
+
+--- Runs `body` and exits with the spec's result line.
+---@param body fun()
+function H.run(body)
+  out('# ' .. H.spec)
+  local ok, err = xpcall(body, debug.traceback)
+  if not ok then
+    H.failed = H.failed + 1
+    out('  FAIL  spec aborted: ' .. tostring(err):gsub('\n', '\n        '))
+  end
+  pcall(function()
+    require('sessiontree.client').stop(true)
+  end)
+  out(string.format('%s: %d passed, %d failed, %d pending', H.spec, H.passed, H.failed, H.pending))
+  os.exit(H.failed == 0 and 0 or 1)
+end
+
+return H

@@ -1,0 +1,182 @@
+-- The panel against the real server: :SessionTree opens the newest session, the buffer shows the
+-- server's lines, the header, keys move (wrapping) and page, filters and the search narrow it.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+
+H.run(function()
+  local conf = H.conformance_dir()
+  local dir = H.workspace({
+    ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl',
+    ['csv-importer.omp.jsonl'] = H.repo .. '/examples/csv-importer.omp.jsonl',
+  })
+  -- The csv session is the newest: :SessionTree picks it.
+  vim.uv.fs_utime(dir .. '/sessions/c06.jsonl', os.time() - 100, os.time() - 100)
+  H.setup(dir, { panel = { width = 70 } })
+
+  local csv_uri = vim.uri_from_fname(dir .. '/sessions/csv-importer.omp.jsonl')
+
+  H.check(vim.fn.exists(':SessionTree') == 0, 'no commands before plugin/ is sourced (-u NONE)')
+  vim.cmd('runtime plugin/sessiontree.lua')
+  for _, name in ipairs({ 'SessionTree', 'SessionOpen', 'SessionBranch', 'SessionLabel', 'SessionSearch', 'SessionFilter', 'SessionSend', 'SessionChat' }) do
+    H.check(vim.fn.exists(':' .. name) == 2, ':' .. name .. ' is defined')
+  end
+  H.check(package.loaded['sessiontree.panel'] == nil and package.loaded['sessiontree.client'] == nil,
+    'plugin/ loads no module until a command runs', vim.tbl_filter(function(k) return k:match('^sessiontree') end, vim.tbl_keys(package.loaded)))
+
+  local panel = require('sessiontree.panel')
+  local protocol = require('sessiontree.protocol')
+  H.check(H.redraw_after(function()
+    vim.cmd('SessionTree')
+  end, 10000), ':SessionTree drew rows')
+  local st = panel.state
+  H.check(panel.same_uri(st.uri, csv_uri), ':SessionTree opened the most recently modified session', st.uri)
+  H.check(panel.is_open() and vim.api.nvim_get_current_win() == st.win, 'the panel window is open and focused')
+  H.check(vim.bo[st.buf].filetype == 'sessiontree' and vim.bo[st.buf].buftype == 'nofile', 'scratch buffer with filetype sessiontree')
+  H.check(vim.api.nvim_win_get_width(st.win) == 70, 'panel width from setup (70)', vim.api.nvim_win_get_width(st.win))
+  local layout = vim.fn.winlayout()
+  H.check(layout[1] == 'row' and layout[2][1][2] == st.win, 'the panel is the left column', layout)
+
+  local width = vim.api.nvim_win_get_width(st.win) - 1
+  local server = H.ask(protocol.ROWS, { uri = st.uri, filter = 'default', search = '', width = width, height = 0 })
+  H.check(vim.deep_equal(H.panel_lines(), server.lines), 'the buffer lines equal the server lines', { buf = H.panel_lines(), server = server.lines })
+  H.check(#server.lines > 3, 'several rows (' .. #server.lines .. ')')
+  H.check(H.cursor_id() == server.leaf, 'the cursor starts on the leaf', { cursor = H.cursor_id(), leaf = server.leaf })
+  local header = panel.header()
+  H.check(header:find('CSV importer quoted commas', 1, true) and header:find('filter: default', 1, true), 'header names the session and the filter', header)
+  H.check(vim.wo[st.win].winbar:find('CSV importer', 1, true) ~= nil, 'the header is the panel winbar')
+
+  -- extmarks: the active path, the label, the leaf marker
+  local marks = vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, 0, -1, { details = true })
+  local groups = {}
+  for _, m in ipairs(marks) do
+    if m[4].hl_group then
+      groups[m[4].hl_group] = true
+    end
+    for _, chunk in ipairs(m[4].virt_text or {}) do
+      groups[chunk[2]] = true
+    end
+  end
+  for _, g in ipairs({ 'SessionTreeLabel', 'SessionTreeRoleUser', 'SessionTreeRoleAssistant', 'SessionTreeLeaf', 'SessionTreeInactive' }) do
+    H.check(groups[g], 'rows highlighted with ' .. g)
+  end
+  H.check(vim.api.nvim_get_hl(0, { name = 'SessionTreeActivePath' }).link ~= nil, 'SessionTreeActivePath is a default link users can relink')
+
+  -- keys: j/k move, wrap at both ends; Left/Right page
+  local n = #st.rows
+  vim.api.nvim_win_set_cursor(st.win, { n, 0 })
+  H.feed('j')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == 1, 'j on the last row wraps to the first')
+  H.feed('k')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n, 'k on the first row wraps to the last')
+  H.feed('<Up>')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n - 1, '<Up> moves up')
+  H.feed('<Down>')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n, '<Down> moves down')
+  H.feed('<Left>')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == 1, '<Left> pages up (stops at the first row)', vim.api.nvim_win_get_cursor(st.win))
+  H.feed('<Right>')
+  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n, '<Right> pages down (stops at the last row)')
+  H.feed('k')
+  local kept = H.cursor_id()
+
+  -- filters: <M-u> user only, <C-o> cycles on, <M-a> all, <M-d> back
+  H.check(H.redraw_after(function()
+    H.feed('<M-u>')
+  end), '<M-u> redraws')
+  local user_only = H.ask(protocol.ROWS, { uri = st.uri, filter = 'userOnly', search = '', width = width, height = 0 })
+  H.check(st.filter == 'userOnly' and vim.deep_equal(H.panel_lines(), user_only.lines), '<M-u>: the user-only rows', H.panel_lines())
+  H.check(#user_only.lines < n, 'user-only shows fewer rows')
+  H.check(panel.header():find('filter: userOnly', 1, true), 'header shows the filter')
+  H.redraw_after(function()
+    H.feed('<C-o>')
+  end)
+  H.check(st.filter == 'labeledOnly', '<C-o> cycles to the next filter', st.filter)
+  H.redraw_after(function()
+    panel.cycle_filter(-1)
+  end)
+  H.check(st.filter == 'userOnly', 'cycling back (<C-S-o>) returns to the previous filter', st.filter)
+  H.redraw_after(function()
+    H.feed('<M-a>')
+  end)
+  local all = H.ask(protocol.ROWS, { uri = st.uri, filter = 'all', search = '', width = width, height = 0 })
+  H.check(st.filter == 'all' and vim.deep_equal(H.panel_lines(), all.lines) and #all.lines >= n, '<M-a>: every row')
+  H.redraw_after(function()
+    H.feed('<M-t>')
+  end)
+  H.check(st.filter == 'noTools', '<M-t>: no tools')
+  H.redraw_after(function()
+    vim.cmd('SessionFilter labeled')
+  end)
+  H.check(st.filter == 'labeledOnly', ':SessionFilter labeled')
+  H.redraw_after(function()
+    H.feed('<M-d>')
+  end)
+  H.check(st.filter == 'default' and #H.panel_lines() == n, '<M-d>: back to default')
+  H.check(H.cursor_id() == kept, 'the cursor stayed on the same entry across the filters', { kept = kept, now = H.cursor_id() })
+
+  -- search: / then typing narrows live, Backspace edits, Esc clears, then closes
+  H.feed('/')
+  H.check(st.searching and panel.header():find('search: ', 1, true), '/ starts the search')
+  for _, ch in ipairs({ 'q', 'u', 'o', 't', 'e', 'd' }) do
+    H.redraw_after(function()
+      H.feed(ch)
+    end)
+  end
+  H.check(st.search == 'quoted', 'typing goes into the search', st.search)
+  local searched = H.ask(protocol.ROWS, { uri = st.uri, filter = 'default', search = 'quoted', width = width, height = 0 })
+  H.check(vim.deep_equal(H.panel_lines(), searched.lines), 'the rows are the searched rows')
+  H.check(#searched.lines < n and #searched.lines > 0, 'the search narrows (' .. #searched.lines .. ' of ' .. n .. ')')
+  local match_marks = 0
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, 0, -1, { details = true })) do
+    if m[4].hl_group == 'SessionTreeMatch' then
+      match_marks = match_marks + 1
+    end
+  end
+  H.check(match_marks > 0, 'search matches highlighted (' .. match_marks .. ')')
+  H.redraw_after(function()
+    H.feed('<BS>')
+  end)
+  H.check(st.search == 'quote', 'Backspace edits the search', st.search)
+  H.redraw_after(function()
+    H.feed('<CR>')
+  end)
+  H.check(not st.searching and st.search == 'quote', '<CR> ends typing, the search stays')
+  H.feed('j')
+  H.check(st.search == 'quote', 'after typing, j moves again instead of typing')
+  H.redraw_after(function()
+    H.feed('<Esc>')
+  end)
+  H.check(st.search == '' and panel.is_open() and #H.panel_lines() == n, 'Esc clears the search first')
+  H.redraw_after(function()
+    vim.cmd('SessionSearch comma')
+  end)
+  H.check(st.search == 'comma' and #H.panel_lines() < n, ':SessionSearch comma narrows')
+  H.redraw_after(function()
+    H.feed('<Esc>')
+  end)
+  H.feed('<Esc>')
+  H.check(not panel.is_open(), 'the second Esc closes the panel')
+  H.redraw_after(function()
+    vim.cmd('SessionTree')
+  end)
+  H.check(panel.is_open(), ':SessionTree reopens it')
+  H.feed('q')
+  H.check(not panel.is_open(), 'q closes the panel')
+
+  -- :SessionOpen picks with vim.ui.select
+  local offered
+  vim.ui.select = function(items, opts, on_choice)
+    offered = items
+    for _, it in ipairs(items) do
+      if it.path:match('c06%.jsonl$') then
+        return on_choice(it)
+      end
+    end
+  end
+  H.check(H.redraw_after(function()
+    vim.cmd('SessionOpen')
+  end), ':SessionOpen drew the picked session')
+  H.check(offered and #offered == 2, ':SessionOpen offered the 2 sessions', offered and #offered)
+  H.check(panel.same_uri(st.uri, vim.uri_from_fname(dir .. '/sessions/c06.jsonl')), 'the picked session is shown')
+  local c06 = H.ask(protocol.ROWS, { uri = st.uri, filter = 'default', search = '', width = width, height = 0 })
+  H.check(vim.deep_equal(H.panel_lines(), c06.lines), 'c06 rows equal the server lines', H.panel_lines())
+end)
