@@ -134,10 +134,11 @@ pub struct RowsParams {
     /// The selected entry id; `null` = the leaf.
     #[serde(default)]
     pub selection: Option<String>,
-    /// Width in columns (0 = do not truncate).
+    /// Width in columns (0 = 120).
     #[serde(default)]
     pub width: u32,
-    /// Height of the panel in rows (0 = every row).
+    /// The terminal height the agent would have: the window is the agent's (pi `max(5, h/2)`
+    /// rows; omp also leaves room for its chrome). 0 = every row.
     #[serde(default)]
     pub height: u32,
 }
@@ -153,7 +154,7 @@ pub struct RowsResult {
     pub leaf: Option<String>,
     /// The rows in the window.
     pub rows: Vec<Row>,
-    /// The same rows as plain text lines (prefix + text), as the agent prints them.
+    /// The window exactly as the agent's `/tree` prints it (text lines, ANSI removed).
     pub lines: Vec<String>,
     /// The selected entry after filtering (the nearest visible one).
     #[serde(default)]
@@ -307,6 +308,9 @@ pub struct NavigateParams {
     /// Instructions for `summarize: "custom"`.
     #[serde(default)]
     pub custom_instructions: Option<String>,
+    /// pi only: a label to attach (to the summary entry, or to the target without one).
+    #[serde(default)]
+    pub label: Option<String>,
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
@@ -324,6 +328,8 @@ pub enum NavigateDecision {
     Parent,
     /// The leaf is reset (a root user message): the next append starts a new root.
     Root,
+    /// omp, an `ask` tool result: the question is to be asked again (`toolCallId`); nothing moved.
+    ReopenAsk,
 }
 
 /// Result of [`Navigate`].
@@ -352,6 +358,12 @@ pub struct NavigateResult {
     /// The `branch_summary` entry written, when a summary was left.
     #[serde(default)]
     pub summary_entry_id: Option<String>,
+    /// A summary was asked for but nothing was abandoned, so none was written.
+    #[serde(default)]
+    pub summary_skipped: bool,
+    /// `reopenAsk`: the `ask` tool call whose question is asked again.
+    #[serde(default)]
+    pub tool_call_id: Option<String>,
 }
 
 // ---------------------------------------------------------------- branch

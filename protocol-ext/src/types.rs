@@ -52,9 +52,12 @@ pub struct Row {
     /// `message.role` for message entries.
     #[serde(default)]
     pub role: Option<String>,
-    /// Indentation and connectors (`├─ `, `│  `, …) before the text.
+    /// Indentation level as the agent draws it.
+    #[serde(default)]
+    pub depth: u32,
+    /// Indentation and connectors (`├─ `, `│  `, …) as drawn.
     pub prefix: String,
-    /// The row's text after the prefix (role prefix, label, content preview).
+    /// The row's text after the prefix and the label (role prefix, content preview).
     pub text: String,
     /// The label in effect on the entry.
     #[serde(default)]
@@ -65,6 +68,9 @@ pub struct Row {
     /// Whether the entry is the current leaf.
     #[serde(default)]
     pub is_leaf: bool,
+    /// Whether the row has visible children.
+    #[serde(default)]
+    pub has_children: bool,
     /// Whether the row is the selection.
     #[serde(default)]
     pub selected: bool,

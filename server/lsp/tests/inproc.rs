@@ -753,3 +753,34 @@ async fn diagnostics_report_orphans_duplicates_and_dangling_labels() {
         .expect("diagnostics");
     assert_eq!(d["diagnostics"][0]["code"], json!("invalidHeader"), "{d}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_are_the_agents_tree_render() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = Client::initialized(false, Value::Null, None).await;
+    for scenario in ["c06-branch-basic", "c05-labels", "c22-label-moves-leaf"] {
+        for dialect in ["omp", "pi"] {
+            let rel = format!("{scenario}/{dialect}/session.jsonl");
+            let file = copy_fixture(&rel, dir.path(), &format!("{scenario}-{dialect}.jsonl"));
+            let expected: Value =
+                std::fs::read_to_string(fixture(&format!("{scenario}/{dialect}/expected.json")))
+                    .ok()
+                    .and_then(|t| serde_json::from_str(&t).ok())
+                    .expect("expected.json");
+            let render = &expected["reloaded"]["treeRender"];
+            let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"].clone();
+            for (name, filter) in [
+                ("default", "default"),
+                ("no-tools", "noTools"),
+                ("user-only", "userOnly"),
+                ("labeled-only", "labeledOnly"),
+                ("all", "all"),
+            ] {
+                let rows = c
+                    .ok("sessionTree/rows", json!({"uri": u, "filter": filter, "width": render["width"], "height": render["terminalHeight"]}))
+                    .await;
+                assert_eq!(rows["lines"], render["filters"][name], "{rel} {name}");
+            }
+        }
+    }
+}

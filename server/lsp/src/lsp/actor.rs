@@ -302,87 +302,98 @@ impl Actor {
         }
     }
 
-    /// The `/tree` flow: plan, ask the hook, apply.
+    /// The `/tree` flow: the engine's decision, the hook, then the engine's apply.
     async fn navigate(&mut self, p: proto::NavigateParams) -> ApiResult<proto::NavigateResult> {
+        use sessiontree_core::view::navigate::{self as nav, Caller, Decision, NavigateOptions};
         self.check_base(p.base_revision)?;
+        let rev = self.revision();
         if !self.session.contains(&p.target_id) {
             return Err(ApiError::new(
                 ErrorKind::EntryNotFound,
                 format!("entry {} not found in {}", p.target_id, self.uri),
             )
-            .at(self.revision()));
+            .at(rev));
         }
         let old_leaf = self.session.leaf_id().map(str::to_owned);
-        let stay = |actor: &Actor, already: bool, cancelled: bool| proto::NavigateResult {
-            revision: actor.revision(),
-            decision: proto::NavigateDecision::Stay,
-            old_leaf: old_leaf.clone(),
-            new_leaf: old_leaf.clone(),
-            editor_text: None,
-            already_at_this_point: already,
-            cancelled,
-            summary_entry_id: None,
-        };
-        let Some(plan) = crate::flows::plan_navigate(&self.session, &p.target_id) else {
-            return Ok(stay(self, true, false));
-        };
-        let collected = self
-            .session
-            .collect_entries_for_branch_summary(old_leaf.as_deref(), &p.target_id);
         let wants_summary = p.summarize != proto::SummarizeChoice::None;
+        let options = NavigateOptions {
+            summarize: wants_summary,
+            caller: Caller::Selector,
+            label: p.label.clone(),
+        };
+        let stay = |decision: proto::NavigateDecision,
+                    already: bool,
+                    cancelled: bool,
+                    tool_call_id: Option<String>| {
+            proto::NavigateResult {
+                revision: rev,
+                decision,
+                old_leaf: old_leaf.clone(),
+                new_leaf: old_leaf.clone(),
+                editor_text: None,
+                already_at_this_point: already,
+                cancelled,
+                summary_entry_id: None,
+                summary_skipped: false,
+                tool_call_id,
+            }
+        };
+        let mut plan = match nav::decide(&self.session, &p.target_id, &options)
+            .map_err(|e| ApiError::from(e).at(rev))?
+        {
+            Decision::AlreadyHere => {
+                return Ok(stay(proto::NavigateDecision::Stay, true, false, None))
+            }
+            Decision::ReopenAsk { tool_call_id } => {
+                return Ok(stay(
+                    proto::NavigateDecision::ReopenAsk,
+                    false,
+                    false,
+                    Some(tool_call_id),
+                ))
+            }
+            Decision::Move(plan) => plan,
+        };
         let mut supplied = None;
         if self.shared.hooks_enabled() {
             let params = proto::BeforeTreeParams {
                 uri: self.uri.clone(),
                 target_id: p.target_id.clone(),
                 old_leaf: old_leaf.clone(),
-                common_ancestor: collected.common_ancestor.clone(),
-                entries_to_summarize: to_proto::ids_of(
-                    &self.session,
-                    collected.entries.iter().copied(),
-                ),
+                common_ancestor: plan.common_ancestor.clone(),
+                entries_to_summarize: plan.abandoned.clone(),
                 user_wants_summary: wants_summary,
                 custom_instructions: p.custom_instructions.clone(),
             };
             if let Some(answer) = self.shared.ask::<proto::BeforeTree>(params).await {
                 if answer.cancel {
-                    return Ok(stay(self, false, true));
+                    return Ok(stay(proto::NavigateDecision::Stay, false, true, None));
                 }
-                supplied = answer.summary;
+                supplied = answer.summary.filter(|s| !s.summary.is_empty());
             }
         }
-        if supplied.is_none() && wants_summary && !collected.entries.is_empty() {
+        if supplied.is_some() {
+            // A client's summary is used whether or not the user asked for one, as the agents
+            // use an extension's.
+            plan.summarize = true;
+        } else if plan.summarize {
             return Err(ApiError::new(
                 ErrorKind::NoModel,
-                "a summary was asked for but no summary model is configured (and no client supplied one); navigate without a summary or configure a model",
+                "a summary was asked for but no summary model is configured and no client supplied one; nothing moved — navigate without a summary or configure a model",
             )
-            .at(self.revision()));
+            .at(rev));
         }
+        let summary = supplied.as_ref().map(|s| nav::Summary {
+            text: s.summary.clone(),
+            details: s.details.clone(),
+            from_extension: true,
+        });
         let before_len = self.session.entries().len();
-        let new_leaf = plan.new_leaf.clone();
-        let summary_entry_id = match &supplied {
-            Some(s) => Some(
-                self.session
-                    .branch_with_summary(
-                        new_leaf.as_deref(),
-                        &s.summary,
-                        s.details.clone(),
-                        Some(true),
-                    )
-                    .map_err(|e| ApiError::from(e).at(self.revision()))?,
-            ),
-            None => {
-                match &new_leaf {
-                    Some(id) => self
-                        .session
-                        .branch(id)
-                        .map_err(|e| ApiError::from(e).at(self.revision()))?,
-                    None => self.session.reset_leaf(),
-                }
-                None
-            }
-        };
-        self.announce(ChangeReason::Navigate, before_len);
+        let written = nav::apply(&mut self.session, &plan, summary.as_ref());
+        if self.session.entries().len() != before_len || self.revision() != rev {
+            self.announce(ChangeReason::Navigate, before_len);
+        }
+        let summary_entry_id = written.map_err(|e| ApiError::from(e).at(self.revision()))?;
         let leaf_now = self.session.leaf_id().map(str::to_owned);
         self.outbox
             .push(Outgoing::Navigate(proto::DidNavigateParams {
@@ -391,49 +402,55 @@ impl Actor {
                 new_leaf: leaf_now.clone(),
                 old_leaf: old_leaf.clone(),
                 summary_entry_id: summary_entry_id.clone(),
-                from_client: supplied.is_some(),
+                from_client: summary_entry_id.is_some(),
             }));
+        let decision = match (&plan.new_leaf, plan.editor_text.is_some()) {
+            (None, _) => proto::NavigateDecision::Root,
+            (Some(leaf), _) if *leaf == plan.target_id => proto::NavigateDecision::Target,
+            _ => proto::NavigateDecision::Parent,
+        };
         Ok(proto::NavigateResult {
             revision: self.revision(),
-            decision: plan.decision,
+            decision,
             old_leaf,
             new_leaf: leaf_now,
             editor_text: plan.editor_text,
             already_at_this_point: false,
             cancelled: false,
             summary_entry_id,
+            summary_skipped: plan.summary_skipped,
+            tool_call_id: None,
         })
     }
 
-    /// The `/branch` flow: a user message → a new session holding the path before it.
+    /// The `/branch` flow: the engine's decision (user messages only), the hook, the new session.
     async fn branch(
         &mut self,
         p: proto::BranchParams,
     ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
+        use sessiontree_core::view::branch_pick;
         self.check_base(p.base_revision)?;
         let rev = self.revision();
-        let Some(entry) = self.session.entry(&p.entry_id) else {
+        if !self.session.contains(&p.entry_id) {
             return Err(ApiError::new(
                 ErrorKind::EntryNotFound,
                 format!("entry {} not found in {}", p.entry_id, self.uri),
             )
             .at(rev));
-        };
-        let parent = entry
-            .parent
-            .id()
-            .filter(|id| self.session.contains(id))
-            .map(str::to_owned);
-        let Some(text) = crate::flows::branch_text(&self.session, &p.entry_id) else {
-            return Err(ApiError::new(
-                ErrorKind::NotUserMessage,
-                format!(
-                    "entry {} is not a user message; /branch starts from a user message",
-                    p.entry_id
-                ),
-            )
-            .at(rev));
-        };
+        }
+        let decision =
+            branch_pick::decide_branch(&self.session, &p.entry_id).map_err(|e| match e {
+                CoreError::Unsupported(_) => ApiError::new(
+                    ErrorKind::NotUserMessage,
+                    format!(
+                        "entry {} is not a user message; /branch starts from a user message",
+                        p.entry_id
+                    ),
+                )
+                .at(rev),
+                other => ApiError::from(other).at(rev),
+            })?;
+        let text = decision.selected_text().to_owned();
         if self.shared.hooks_enabled() {
             let params = proto::BeforeBranchParams {
                 uri: self.uri.clone(),
@@ -455,11 +472,8 @@ impl Actor {
             }
         }
         let ids = Box::new(sessiontree_core::ids::RandomIds);
-        let fork = match parent {
-            Some(parent) => self.session.create_branched_session(&parent, ids),
-            None => self.session.new_session_from(ids),
-        }
-        .map_err(|e| ApiError::from(e).at(rev))?;
+        let fork = branch_pick::apply_branch(&mut self.session, &decision, ids)
+            .map_err(|e| ApiError::from(e).at(rev))?;
         let new_path = fork.path().map(std::path::Path::to_path_buf);
         let written = matches!(
             fork.file_state(),

@@ -129,6 +129,7 @@ impl Backend {
                     target_id: arg(1)?,
                     summarize: proto::SummarizeChoice::None,
                     custom_instructions: None,
+                    label: None,
                     base_revision: None,
                 };
                 to_value(serde_json::to_value(self.navigate(p).await?))

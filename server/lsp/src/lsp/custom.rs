@@ -111,8 +111,16 @@ impl Backend {
 
     pub(crate) async fn rows(&self, p: proto::RowsParams) -> ApiResult<proto::RowsResult> {
         let handle = self.registry.get(&p.uri)?;
+        let home = self.locations().home;
         handle
-            .run(move |a| Ok(rows::compute_rows(&a.session, &p, a.revision())))
+            .run(move |a| {
+                Ok(rows::compute_rows(
+                    &a.session,
+                    &p,
+                    a.revision(),
+                    home.as_deref(),
+                ))
+            })
             .await
     }
 

@@ -13,7 +13,6 @@ mod backend;
 mod custom;
 mod discovery;
 mod errors;
-mod flows;
 mod plain;
 mod registry;
 mod render;

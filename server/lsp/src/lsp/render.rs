@@ -37,18 +37,6 @@ fn block_text(block: &Value) -> Option<String> {
     }
 }
 
-/// The text a user or custom message puts back into the editor.
-pub fn editor_text(value: &Value) -> String {
-    match value.get("type").and_then(Value::as_str) {
-        Some("message") => {
-            let message = value.get("message");
-            content_text(message.and_then(|m| m.get("content")))
-        }
-        Some("custom_message") => content_text(value.get("content")),
-        _ => String::new(),
-    }
-}
-
 /// The first line of a text, cut to `max` characters.
 pub fn one_line(text: &str, max: usize) -> String {
     let line = text.trim().lines().next().unwrap_or("").trim();
