@@ -141,6 +141,25 @@ function H.ask(method, params)
   return result
 end
 
+--- The server's lines for the panel's session with the panel's width and the cursor's entry as
+--- the selection (what the panel must show), for `filter` and `search`.
+---@param filter string|nil
+---@param search string|nil
+---@return string[] lines
+---@return table result
+function H.server_lines(filter, search)
+  local st = require('sessiontree.panel').state
+  local result = H.ask(require('sessiontree.protocol').ROWS, {
+    uri = st.uri,
+    filter = filter or st.filter,
+    search = search or st.search,
+    selection = H.cursor_id(),
+    width = vim.api.nvim_win_get_width(st.win) - 1,
+    height = 0,
+  })
+  return result.lines, result
+end
+
 --- Runs `body` and exits with the spec's result line.
 ---@param body fun()
 function H.run(body)

@@ -52,6 +52,8 @@ local function navigated(result)
   local where = result.newLeaf and ('leaf ' .. result.newLeaf) or 'a new root (the next message starts a new tree)'
   local summary = result.summaryEntryId and (' with summary ' .. result.summaryEntryId) or ''
   notify('Moved to ' .. where .. summary)
+  -- As in the agent, the cursor goes to the new leaf.
+  panel.state.selection = nil
   if config.options.panel.close_on_select then
     panel.close()
   else

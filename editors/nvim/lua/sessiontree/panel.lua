@@ -31,6 +31,7 @@ local M = {}
 ---@field pending integer Requests in flight.
 ---@field busy string|nil Shown in the header while a long request runs.
 ---@field error string|nil The last error, shown in the panel when there are no rows.
+---@field marker_line integer|nil 0-based line holding the server's cursor marker, when its lines have one.
 M.state = {
   filter = 'default',
   search = '',
@@ -117,6 +118,23 @@ function M.selected_row()
   return nil
 end
 
+--- Whether the selection is on the leaf: no explicit selection, or the row where the server shows
+--- the leaf (the last row of the active path: the leaf, or its nearest visible ancestor).
+---@return boolean
+function M.is_following()
+  local st = M.state
+  if st.selection == nil then
+    return true
+  end
+  local last = nil
+  for _, row in ipairs(st.rows) do
+    if row.onActivePath then
+      last = row
+    end
+  end
+  return last ~= nil and last.id == st.selection
+end
+
 ---@param id string|nil
 ---@return integer|nil 1-based row index
 local function index_of(id)
@@ -152,8 +170,22 @@ local function set_cursor_row(i, select)
   if M.is_open() and st.buf and vim.api.nvim_win_get_buf(st.win) == st.buf then
     placed_line = i
     vim.api.nvim_win_set_cursor(st.win, { i, 0 })
-    render.cursor(st.buf, i - 1)
+    M.mark_cursor(i - 1)
   end
+end
+
+--- Draws the cursor row: our highlight, and the server's marker moved to it.
+---@param lnum integer 0-based
+function M.mark_cursor(lnum)
+  local st = M.state
+  if not (st.buf and vim.api.nvim_buf_is_valid(st.buf)) then
+    return
+  end
+  if st.marker_line ~= nil and st.marker_line ~= lnum then
+    render.move_marker(st.buf, st.marker_line, lnum)
+    st.marker_line = lnum
+  end
+  render.cursor(st.buf, lnum)
 end
 
 ---@param result table a protocol `RowsResult`
@@ -173,6 +205,14 @@ local function apply_rows(result)
       })
     else
       render.draw(st.buf, st.lines, st.rows)
+    end
+    st.marker_line = nil
+    if render.has_marker(st.lines, st.rows) then
+      for i, row in ipairs(st.rows) do
+        if row.selected then
+          st.marker_line = i - 1
+        end
+      end
     end
   end
   local i = index_of(st.selection) or index_of(result.selection) or (#st.rows > 0 and #st.rows or nil)
@@ -207,6 +247,7 @@ function M.refresh(done)
   st.seq = st.seq + 1
   local seq = st.seq
   st.pending = st.pending + 1
+  local uri = st.uri
   client.request(protocol.ROWS, {
     uri = st.uri,
     filter = st.filter,
@@ -216,7 +257,7 @@ function M.refresh(done)
     height = 0,
   }, function(err, result)
     st.pending = st.pending - 1
-    if seq ~= st.seq then
+    if seq ~= st.seq or uri ~= st.uri then
       return
     end
     if err then
@@ -273,7 +314,7 @@ local function ensure_buf()
         st.selection = row.id
       end
       placed_line = nil
-      render.cursor(buf, lnum - 1)
+      M.mark_cursor(lnum - 1)
     end,
   })
   vim.api.nvim_create_autocmd('BufWipeout', {
@@ -322,6 +363,8 @@ function M.open(uri, done)
   ensure_win()
   local switching = not M.same_uri(st.uri, uri)
   if switching then
+    -- Answers still in flight belong to the previous session.
+    st.seq = st.seq + 1
     st.uri = uri
     st.selection = nil
     st.rows, st.lines, st.total = {}, {}, nil
@@ -479,8 +522,8 @@ client.on(protocol.DID_CHANGE, function(params)
     return
   end
   -- A selection sitting on the leaf follows the leaf as the agent appends.
-  if config.options.panel.follow_leaf and st.selection ~= nil and st.selection == st.leaf and params.leaf ~= st.leaf then
-    st.selection = params.leaf
+  if config.options.panel.follow_leaf and params.leaf ~= st.leaf and M.is_following() then
+    st.selection = nil
   end
   st.leaf = params.leaf
   if params.reason == 'name' or params.reason == 'reload' then

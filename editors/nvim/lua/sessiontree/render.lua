@@ -115,6 +115,70 @@ function M.winbar(st)
   return text
 end
 
+--- Where the row's `text` starts in its line: the line is the server's cursor column, connectors
+--- and markers, then the text (maybe cut with `…`). Found by the text itself, so the plugin does not
+--- depend on how wide the server's gutter is.
+---@param line string
+---@param row table
+---@return integer bytes before the text
+function M.text_start(line, row)
+  local text = row.text or ''
+  if text ~= '' then
+    if #line >= #text and line:sub(-#text) == text then
+      return #line - #text
+    end
+    local head = vim.fn.strcharpart(text, 0, 6)
+    local s = line:find(head, 1, true)
+    if s then
+      return s - 1
+    end
+  end
+  return math.min(#(row.prefix or ''), #line)
+end
+
+--- The cursor marker the server draws in front of the selected row (`› `), if its lines have one.
+M.MARKER = '›'
+
+--- Whether the server's lines carry a cursor column: the selected row starts with the marker.
+---@param lines string[]
+---@param rows table[]
+---@return boolean
+function M.has_marker(lines, rows)
+  for i, row in ipairs(rows) do
+    if row.selected then
+      return (lines[i] or ''):sub(1, #M.MARKER) == M.MARKER
+    end
+  end
+  return false
+end
+
+--- Moves the server's cursor marker from line `from` to line `to` (0-based), as the server would
+--- draw it for the new selection, without asking for every row again on each key.
+---@param buf integer
+---@param from integer|nil
+---@param to integer|nil
+function M.move_marker(buf, from, to)
+  if from == to then
+    return
+  end
+  vim.bo[buf].modifiable = true
+  local count = vim.api.nvim_buf_line_count(buf)
+  if from and from >= 0 and from < count then
+    local line = vim.api.nvim_buf_get_lines(buf, from, from + 1, false)[1]
+    if line:sub(1, #M.MARKER) == M.MARKER then
+      vim.api.nvim_buf_set_text(buf, from, 0, from, #M.MARKER, { ' ' })
+    end
+  end
+  if to and to >= 0 and to < count then
+    local line = vim.api.nvim_buf_get_lines(buf, to, to + 1, false)[1]
+    if line:sub(1, 1) == ' ' then
+      vim.api.nvim_buf_set_text(buf, to, 0, to, 1, { M.MARKER })
+    end
+  end
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+end
+
 --- Writes `lines` into `buf` and highlights each row from its structure.
 ---@param buf integer
 ---@param lines string[] the server's `lines`
@@ -128,8 +192,7 @@ function M.draw(buf, lines, rows)
   for i, row in ipairs(rows) do
     local line = lines[i] or ''
     local lnum = i - 1
-    local plen = math.min(#(row.prefix or ''), #line)
-    local text_in_line = line:sub(plen + 1)
+    local plen = M.text_start(line, row)
     if plen > 0 then
       vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
         end_col = plen,
@@ -143,22 +206,22 @@ function M.draw(buf, lines, rows)
         priority = 90,
       })
     end
-    -- The label is written as `[label] ` in the text; the role follows it.
-    local after_label = 0
+    -- The label is written as `[label] ` before the role (in the gutter or at the text's start).
+    local role_from = plen
     if row.label and row.label ~= '' then
-      local s, e = text_in_line:find('[' .. row.label .. ']', 1, true)
-      if s then
-        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, plen + s - 1, {
-          end_col = plen + e,
+      local ls, le = line:find('[' .. row.label .. ']', 1, true)
+      if ls then
+        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, ls - 1, {
+          end_col = le,
           hl_group = 'SessionTreeLabel',
           priority = 110,
         })
-        after_label = e
+        role_from = math.max(plen, le)
       end
     end
     -- The role part: `user:`/`assistant:` for messages, `[kind…]` for the rest.
     local group = M.role_group(row)
-    local rest = text_in_line:sub(after_label + 1)
+    local rest = line:sub(role_from + 1)
     local lead = #rest:match('^%s*')
     local role_len
     if rest:sub(lead + 1, lead + 1) == '[' then
@@ -168,7 +231,7 @@ function M.draw(buf, lines, rows)
       role_len = #row.role + 1
     end
     if role_len then
-      local start = plen + after_label + lead
+      local start = role_from + lead
       vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, start, {
         end_col = start + role_len,
         hl_group = group,

@@ -1,0 +1,285 @@
+-- What the user does, against the real server and copies of real session files: Enter on a user
+-- message moves the leaf and prefills the chat input, "Already at this point", sending from the
+-- chat, labels, /branch into a new file, and an append by another process showing up live.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+
+---@param id string
+local function goto_row(id)
+  local panel = require('sessiontree.panel')
+  for i, row in ipairs(panel.state.rows) do
+    if row.id == id then
+      vim.api.nvim_set_current_win(panel.state.win)
+      vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
+      panel.state.selection = id
+      return true
+    end
+  end
+  return false
+end
+
+---@param id string
+---@return table|nil
+local function row_of(id)
+  for _, row in ipairs(require('sessiontree.panel').state.rows) do
+    if row.id == id then
+      return row
+    end
+  end
+end
+
+H.run(function()
+  local conf = H.conformance_dir()
+  local dir = H.workspace({
+    ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl',
+    ['c05.jsonl'] = conf .. '/c05-labels/omp/session.jsonl',
+  })
+  local c06 = dir .. '/sessions/c06.jsonl'
+  H.setup(dir)
+  vim.cmd('runtime plugin/sessiontree.lua')
+
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, msg)
+    notify(msg, level)
+  end
+  local function said(text)
+    for _, m in ipairs(messages) do
+      if m:find(text, 1, true) then
+        return true
+      end
+    end
+    return false
+  end
+
+  local panel = require('sessiontree.panel')
+  local chat = require('sessiontree.chat')
+  local protocol = require('sessiontree.protocol')
+  local st = panel.state
+  H.check(H.redraw_after(function()
+    vim.cmd('SessionTree ' .. c06)
+  end, 10000), ':SessionTree {file} drew rows')
+  H.check(st.leaf == '662d009f' and H.cursor_id() == '662d009f', 'c06 opens at its leaf (662d009f)', { leaf = st.leaf, cursor = H.cursor_id() })
+
+  -- Enter on the leaf: nothing moves.
+  H.feed('<CR>')
+  H.check(H.wait(function()
+    return said('Already at this point')
+  end), 'Enter on the leaf says "Already at this point"', messages)
+
+  -- Enter on a user message: the leaf moves to its parent and its text fills the chat input.
+  H.check(goto_row('c498f61c'), 'cursor on "user: Paris"')
+  H.check(H.redraw_after(function()
+    H.feed('<CR>')
+  end), 'Enter redraws')
+  H.check(H.wait(function()
+    return st.leaf == '42864a3e'
+  end), 'the leaf moved to the message\'s parent (42864a3e)', st.leaf)
+  H.check(row_of('42864a3e') and row_of('42864a3e').isLeaf, 'the panel marks the new leaf')
+  H.check(H.wait(function()
+    return chat.input_text() == 'Paris'
+  end), 'the chat input is prefilled with the message text', chat.input_text())
+  H.check(chat.is_open(), 'the chat opened beside the panel')
+  H.check(H.wait(function()
+    local lines = vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
+    local text = table.concat(lines, '\n')
+    return text:find('Where to?', 1, true) and not text:find('Rome', 1, true)
+  end), 'the chat shows the conversation along the new active path', vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false))
+  H.check(vim.bo[chat.state.conv_buf].filetype == 'markdown', 'the chat is a markdown buffer')
+
+  -- Send from the chat: a user message appended at the leaf.
+  vim.api.nvim_buf_set_lines(chat.state.input_buf, 0, -1, false, { 'Paris, for three days' })
+  local before = #vim.fn.readfile(c06)
+  H.check(H.redraw_after(function()
+    vim.api.nvim_set_current_win(chat.state.input_win)
+    H.feed('<CR>')
+  end), '<CR> in the chat input sends and the panel redraws')
+  H.check(H.wait(function()
+    return #vim.fn.readfile(c06) == before + 1
+  end), 'one line appended to the file')
+  local last = vim.json.decode(vim.fn.readfile(c06)[before + 1])
+  H.check(last.message and last.message.role == 'user' and last.message.content == 'Paris, for three days' and last.parentId == '42864a3e',
+    'it is a user message under the leaf', last)
+  H.check(H.wait(function()
+    return st.leaf == last.id and row_of(last.id) ~= nil
+  end), 'the new message is a row and the leaf', st.leaf)
+  H.check(chat.input_text() == '', 'the input is cleared after sending')
+  H.check(H.wait(function()
+    return table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n'):find('three days', 1, true)
+  end), 'the chat shows the sent message')
+  vim.cmd('SessionSend')
+  H.check(said('nothing to send'), ':SessionSend with an empty input says there is nothing to send')
+
+  -- Labels: L with vim.ui.input, then :SessionLabel text, then :SessionLabel! clears.
+  vim.ui.input = function(opts, on_confirm)
+    on_confirm('trip start')
+  end
+  goto_row('2ececf0f')
+  H.check(H.redraw_after(function()
+    H.feed('L')
+  end), 'L redraws')
+  H.check(H.wait(function()
+    local row = row_of('2ececf0f')
+    return row and row.label == 'trip start' and H.panel_lines()[1]:find('[trip start]', 1, true)
+  end), 'the label appears on the row', H.panel_lines()[1])
+  local marks = vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, { 0, 0 }, { 0, -1 }, { details = true })
+  local labelled = false
+  for _, m in ipairs(marks) do
+    labelled = labelled or m[4].hl_group == 'SessionTreeLabel'
+  end
+  H.check(labelled, 'the label is highlighted with SessionTreeLabel')
+  goto_row('2ececf0f')
+  H.redraw_after(function()
+    vim.cmd('SessionLabel origin')
+  end)
+  H.check(H.wait(function()
+    return row_of('2ececf0f').label == 'origin'
+  end), ':SessionLabel origin changes it', row_of('2ececf0f'))
+  goto_row('2ececf0f')
+  H.redraw_after(function()
+    vim.cmd('SessionLabel!')
+  end)
+  H.check(H.wait(function()
+    return row_of('2ececf0f').label == nil and not H.panel_lines()[1]:find('[', 1, true)
+  end), ':SessionLabel! clears it', H.panel_lines()[1])
+
+  -- Live: another process appends an assistant reply under the leaf.
+  local leaf = st.leaf
+  local shown = nil -- the row where the panel shows the leaf (the last row of the active path)
+  for _, row in ipairs(st.rows) do
+    if row.onActivePath then
+      shown = row.id
+    end
+  end
+  goto_row(shown)
+  local entry = vim.json.encode({
+    type = 'message',
+    id = 'f00dfeed',
+    parentId = leaf,
+    timestamp = '2025-01-01T00:01:00.000Z',
+    message = { role = 'assistant', content = { { type = 'text', text = 'Three days in Paris: Louvre, Orsay, Montmartre.' } }, api = 'fake-api', provider = 'anthropic', model = 'claude-test', stopReason = 'stop', timestamp = 1735689660000 },
+  })
+  vim.fn.system({ 'sh', '-c', 'printf "%s\\n" "$1" >> "$2"', 'sh', entry, c06 })
+  H.check(vim.v.shell_error == 0, 'another process appended a line')
+  H.check(H.wait(function()
+    return row_of('f00dfeed') ~= nil and st.leaf == 'f00dfeed'
+  end, 10000), 'the append shows up live as the new leaf', st.leaf)
+  H.check(H.cursor_id() == 'f00dfeed', 'the cursor that sat on the leaf followed it', H.cursor_id())
+  H.check(vim.deep_equal(H.panel_lines(), (H.server_lines())), 'the redrawn rows equal the server lines', { H.panel_lines(), (H.server_lines()) })
+  H.check(H.wait(function()
+    return table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n'):find('Montmartre', 1, true)
+  end, 5000), 'the chat follows the append too')
+
+  -- A selection elsewhere stays put when the agent appends.
+  goto_row('c498f61c')
+  local entry2 = vim.json.encode({
+    type = 'message',
+    id = 'f00dfee2',
+    parentId = 'f00dfeed',
+    timestamp = '2025-01-01T00:02:00.000Z',
+    message = { role = 'user', content = 'And the food?', timestamp = 1735689720000 },
+  })
+  vim.fn.system({ 'sh', '-c', 'printf "%s\\n" "$1" >> "$2"', 'sh', entry2, c06 })
+  H.check(H.wait(function()
+    return row_of('f00dfee2') ~= nil
+  end, 10000), 'a second append shows up')
+  H.check(H.cursor_id() == 'c498f61c', 'the cursor stayed on the entry the user chose', H.cursor_id())
+
+  -- Summaries: with summaries on, Enter asks; "No summary" navigates; the wire choice is sent.
+  require('sessiontree.config').options.summaries = true
+  local asked
+  vim.ui.select = function(items, opts, on_choice)
+    asked = { items = items, prompt = opts.prompt }
+    on_choice(items[1], 1)
+  end
+  goto_row('f00dfeed')
+  H.redraw_after(function()
+    H.feed('<CR>')
+  end)
+  H.check(asked and asked.prompt == 'Summarize branch?' and vim.deep_equal(asked.items, { 'No summary', 'Summarize', 'Summarize with custom prompt' }),
+    'with summaries on, Enter asks "Summarize branch?"', asked)
+  H.check(H.wait(function()
+    return st.leaf == 'f00dfeed'
+  end), '"No summary" navigates (leaf f00dfeed)', st.leaf)
+  -- "Summarize" (abandoning the f00dfeed branch) without a model configured: a clear error, nothing moves.
+  vim.ui.select = function(items, opts, on_choice)
+    on_choice(items[2], 2)
+  end
+  messages = {}
+  goto_row('6c055220')
+  H.feed('<CR>')
+  H.check(H.wait(function()
+    return said('navigate:') or said('Moved to')
+  end), 'Summarize got an answer', messages)
+  if said('noModel') then
+    H.check(st.leaf == 'f00dfeed', 'no model configured: the error is shown and nothing moved', messages)
+  else
+    H.pending_check('summaries with a model (the server answered without noModel: ' .. table.concat(messages, ' | ') .. ')')
+  end
+  -- "Summarize with custom prompt" asks for the instructions first.
+  local prompted
+  vim.ui.select = function(items, opts, on_choice)
+    on_choice(items[3], 3)
+  end
+  vim.ui.input = function(opts, on_confirm)
+    prompted = opts.prompt
+    on_confirm('Focus on the museums')
+  end
+  messages = {}
+  goto_row('6c055220')
+  H.feed('<CR>')
+  H.check(H.wait(function()
+    return said('navigate:') or said('Moved to')
+  end), 'Summarize with custom prompt got an answer', messages)
+  H.check(prompted and prompted:find('instructions', 1, true), 'custom instructions asked with vim.ui.input', prompted)
+  H.check(require('sessiontree.actions').pending_navigate == nil and st.busy == nil, 'no navigation left pending, header not busy')
+  H.pending_check('<C-c> cancelling a running summary (needs a server-side summary provider; the flow sends $/cancelRequest)')
+  require('sessiontree.config').options.summaries = 'auto'
+
+  -- /branch: pick "Rome", a new session file is written and shown, with "Rome" in the input.
+  local offered
+  vim.ui.select = function(items, opts, on_choice)
+    offered = items
+    for _, it in ipairs(items) do
+      if it.id == '6c055220' then
+        return on_choice(it, 1)
+      end
+    end
+  end
+  local old_uri = st.uri
+  local files_before = vim.fn.glob(dir .. '/**/*.jsonl', false, true)
+  vim.cmd('SessionBranch')
+  H.check(H.wait(function()
+    return not panel.same_uri(st.uri, old_uri) and #st.rows > 0
+  end, 10000), ':SessionBranch switched the panel to the new session', st.uri)
+  local user_ids = vim.tbl_map(function(n)
+    return n.id
+  end, offered or {})
+  H.check(vim.tbl_contains(user_ids, '6c055220') and vim.tbl_contains(user_ids, 'c498f61c') and not vim.tbl_contains(user_ids, '42864a3e'),
+    'the picker offers the user messages only', user_ids)
+  local new_path = vim.uri_to_fname(st.uri)
+  H.check(vim.fn.filereadable(new_path) == 1, 'the new session file exists: ' .. new_path)
+  H.check(#vim.fn.glob(dir .. '/**/*.jsonl', false, true) >= #files_before, 'no file lost')
+  H.check(H.wait(function()
+    return chat.input_text() == 'Rome'
+  end), 'the branched message text is in the input', chat.input_text())
+  local texts = table.concat(H.panel_lines(), '\n')
+  H.check(texts:find('Where to?', 1, true) and not texts:find('Rome is historic', 1, true), 'the new session holds the path before the message', H.panel_lines())
+  H.check(vim.fn.readfile(c06)[1]:find('"type":"title"', 1, true) ~= nil, 'the source file keeps its title slot')
+
+  -- c05 (labels written by the agent) draws its labels.
+  H.redraw_after(function()
+    vim.cmd('SessionTree ' .. dir .. '/sessions/c05.jsonl')
+  end)
+  local any_label = false
+  for _, row in ipairs(st.rows) do
+    any_label = any_label or (row.label ~= nil)
+  end
+  H.check(any_label and table.concat(H.panel_lines(), '\n'):find('%[') ~= nil, 'c05: the agent\'s labels are drawn', H.panel_lines())
+  H.redraw_after(function()
+    H.feed('<M-l>')
+  end)
+  H.check(st.filter == 'labeledOnly' and #st.rows > 0 and vim.tbl_isempty(vim.tbl_filter(function(r)
+    return r.label == nil
+  end, st.rows)), '<M-l>: only labelled rows', H.panel_lines())
+end)
