@@ -1,0 +1,22 @@
+// Bundles the extension (dist/extension.js, vscode-languageclient inlined) or, with --tests,
+// the unit tests (out/test/unit/*.test.js) so that `node --test` runs them without a TS loader.
+import * as esbuild from 'esbuild';
+import fs from 'node:fs';
+import path from 'node:path';
+
+const common = { bundle: true, platform: 'node', format: 'cjs', target: 'node20', logLevel: 'warning' };
+if (process.argv.includes('--tests')) {
+  const dir = 'test/unit';
+  const entryPoints = fs.readdirSync(dir).filter((f) => f.endsWith('.test.ts')).map((f) => path.join(dir, f));
+  fs.rmSync('out', { recursive: true, force: true });
+  await esbuild.build({ ...common, entryPoints, outdir: 'out/test/unit', external: ['vscode'] });
+} else {
+  await esbuild.build({
+    ...common,
+    entryPoints: ['src/extension.ts'],
+    outfile: 'dist/extension.js',
+    external: ['vscode'],
+    sourcemap: process.argv.includes('--sourcemap'),
+    minify: process.argv.includes('--minify'),
+  });
+}

@@ -1,0 +1,187 @@
+/**
+ * The language client: finds and starts `sessiontree lsp`, declares the client capabilities, and
+ * exposes one typed function per `sessionTree/…` request. Owns nothing else; the method names come
+ * from `protocol.ts`.
+ */
+import * as fs from 'node:fs';
+import * as path from 'node:path';
+import * as vscode from 'vscode';
+import {
+  CancellationToken,
+  ClientCapabilities,
+  FeatureState,
+  LanguageClient,
+  LanguageClientOptions,
+  ServerOptions,
+  StaticFeature,
+} from 'vscode-languageclient/node';
+import { resolveServerPath } from './logic';
+import * as P from './protocol';
+
+/** Declares `experimental.sessionTree` (hooks) in the client capabilities. */
+class SessionTreeCapabilities implements StaticFeature {
+  constructor(private readonly hooks: boolean) {}
+  getState(): FeatureState {
+    return { kind: 'static' };
+  }
+  fillClientCapabilities(caps: ClientCapabilities): void {
+    const experimental = (caps.experimental ?? {}) as Record<string, unknown>;
+    const mine: P.ClientExperimental = { hooks: this.hooks };
+    experimental[P.EXPERIMENTAL_KEY] = mine;
+    caps.experimental = experimental;
+  }
+  initialize(): void {}
+  clear(): void {}
+}
+
+export function findServer(ctx: vscode.ExtensionContext): string | undefined {
+  const cfg = vscode.workspace.getConfiguration('sessiontree');
+  const roots = [
+    ...(vscode.workspace.workspaceFolders ?? []).map((f) => f.uri.fsPath),
+    path.resolve(ctx.extensionPath, '..', '..'),
+  ];
+  return resolveServerPath({
+    setting: cfg.get<string>('serverPath'),
+    pathEnv: process.env.PATH,
+    repoRoots: roots,
+    exists: (p) => {
+      try {
+        return fs.statSync(p).isFile();
+      } catch {
+        return false;
+      }
+    },
+    join: path.join,
+    delimiter: path.delimiter,
+  });
+}
+
+export function initializationOptions(): P.InitializationOptions {
+  const cfg = vscode.workspace.getConfiguration('sessiontree');
+  const opts: P.InitializationOptions = { extraRoots: cfg.get<string[]>('extraRoots') ?? [] };
+  const omp = cfg.get<string>('ompAgentDir');
+  const pi = cfg.get<string>('piAgentDir');
+  const live = cfg.get<number>('liveWriterSeconds');
+  if (omp) opts.ompAgentDir = omp;
+  if (pi) opts.piAgentDir = pi;
+  if (typeof live === 'number' && live > 0) opts.liveWriterSeconds = live;
+  return opts;
+}
+
+export class Api {
+  private constructor(readonly client: LanguageClient) {}
+
+  static async start(ctx: vscode.ExtensionContext, output: vscode.LogOutputChannel, hooks: boolean): Promise<Api> {
+    const command = findServer(ctx);
+    if (!command) {
+      throw new Error(
+        'sessiontree: the `sessiontree` binary was not found. Set `sessiontree.serverPath`, put it on PATH, or build it with `cargo build -p sessiontree`.',
+      );
+    }
+    output.appendLine(`starting ${command} lsp`);
+    const serverOptions: ServerOptions = { command, args: ['lsp'] };
+    const clientOptions: LanguageClientOptions = {
+      documentSelector: [{ scheme: 'file', pattern: '**/*.jsonl' }],
+      initializationOptions: initializationOptions(),
+      outputChannel: output,
+    };
+    const client = new LanguageClient('sessiontree', 'Session Tree', serverOptions, clientOptions);
+    client.registerFeature(new SessionTreeCapabilities(hooks));
+    await client.start();
+    return new Api(client);
+  }
+
+  /** The server's `experimental.sessionTree`. */
+  get serverExperimental(): P.ServerExperimental | undefined {
+    const exp = this.client.initializeResult?.capabilities.experimental as Record<string, unknown> | undefined;
+    return exp?.[P.EXPERIMENTAL_KEY] as P.ServerExperimental | undefined;
+  }
+
+  /**
+   * Whether the server says branch summaries are enabled: a `summaries` / `branchSummary` feature,
+   * or `experimental.sessionTree.branchSummary.enabled` (the summaries issue's announcement).
+   */
+  get summariesEnabled(): boolean {
+    const exp = this.serverExperimental as (P.ServerExperimental & { branchSummary?: { enabled?: boolean } }) | undefined;
+    if (!exp) return false;
+    if (exp.branchSummary?.enabled === true) return true;
+    return (exp.features ?? []).some((f) => f === 'summaries' || f === 'branchSummary');
+  }
+
+  private req<R>(method: string, params: unknown, token?: CancellationToken): Promise<R> {
+    return token ? this.client.sendRequest<R>(method, params, token) : this.client.sendRequest<R>(method, params);
+  }
+
+  listSessions(p: P.ListSessionsParams): Promise<P.ListSessionsResult> {
+    return this.req(P.Methods.listSessions, p);
+  }
+  open(p: P.OpenParams): Promise<P.OpenResult> {
+    return this.req(P.Methods.open, p);
+  }
+  close(p: P.OpenParams): Promise<P.CloseResult> {
+    return this.req(P.Methods.close, p);
+  }
+  rows(p: P.RowsParams): Promise<P.RowsResult> {
+    return this.req(P.Methods.rows, p);
+  }
+  tree(p: P.TreeParams): Promise<P.TreeResult> {
+    return this.req(P.Methods.tree, p);
+  }
+  entry(p: P.EntryParams, token?: CancellationToken): Promise<P.EntryResult> {
+    return this.req(P.Methods.entry, p, token);
+  }
+  context(p: P.ContextParams): Promise<P.ContextResult> {
+    return this.req(P.Methods.context, p);
+  }
+  navigate(p: P.NavigateParams, token?: CancellationToken): Promise<P.NavigateResult> {
+    return this.req(P.Methods.navigate, p, token);
+  }
+  branch(p: P.BranchParams): Promise<P.BranchResult> {
+    return this.req(P.Methods.branch, p);
+  }
+  setLabel(p: P.SetLabelParams): Promise<P.MutationResult> {
+    return this.req(P.Methods.setLabel, p);
+  }
+  append(p: P.AppendParams): Promise<P.MutationResult> {
+    return this.req(P.Methods.append, p);
+  }
+  setName(p: P.SetNameParams): Promise<P.NameResult> {
+    return this.req(P.Methods.setName, p);
+  }
+
+  onDidChange(h: (p: P.DidChangeParams) => void): vscode.Disposable {
+    return this.client.onNotification(P.Methods.didChange, h);
+  }
+  onDidNavigate(h: (p: P.DidNavigateParams) => void): vscode.Disposable {
+    return this.client.onNotification(P.Methods.didNavigate, h);
+  }
+  onDidBranch(h: (p: P.DidBranchParams) => void): vscode.Disposable {
+    return this.client.onNotification(P.Methods.didBranch, h);
+  }
+  onBeforeTree(h: (p: P.BeforeTreeParams, token: CancellationToken) => Promise<P.BeforeTreeResult>): vscode.Disposable {
+    return this.client.onRequest(P.Methods.beforeTree, h);
+  }
+  onBeforeBranch(h: (p: P.BeforeBranchParams) => P.BeforeBranchResult): vscode.Disposable {
+    return this.client.onRequest(P.Methods.beforeBranch, h);
+  }
+
+  async stop(): Promise<void> {
+    await this.client.stop();
+  }
+}
+
+/** A readable message for a failed request (the server puts the kind in `error.data.kind`). */
+export function errorMessage(e: unknown): string {
+  if (e && typeof e === 'object') {
+    const err = e as { message?: unknown; data?: unknown };
+    const kind = (err.data as P.ErrorData | undefined)?.kind;
+    const msg = typeof err.message === 'string' ? err.message : String(e);
+    return kind ? `${msg} (${kind})` : msg;
+  }
+  return String(e);
+}
+
+export function errorKind(e: unknown): P.ErrorKind | undefined {
+  if (e && typeof e === 'object') return ((e as { data?: unknown }).data as P.ErrorData | undefined)?.kind;
+  return undefined;
+}

@@ -1,0 +1,170 @@
+/**
+ * Activation: starts the language client, builds the Sessions, Tree and Chat views, registers the
+ * commands, and opens the session an agent is writing (else the newest). Wiring only; each view
+ * and flow lives in its own module.
+ */
+import * as fs from 'node:fs';
+import * as vscode from 'vscode';
+import { Api, errorMessage } from './api';
+import { ChatProvider } from './chatView';
+import * as flows from './flows';
+import { summarizeWithLm } from './lmSummary';
+import { defaultSession, isFilterMode } from './logic';
+import { SessionController } from './session';
+import { SessionsProvider } from './sessionsView';
+import { TestState } from './testState';
+import { TreeProvider } from './treeView';
+
+let api: Api | undefined;
+
+export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
+  const log = vscode.window.createOutputChannel('Session Tree', { log: true });
+  ctx.subscriptions.push(log);
+  const state = new TestState(process.env.SESSIONTREE_TEST_STATE);
+  const cfg = vscode.workspace.getConfiguration('sessiontree');
+  const useLm = cfg.get<boolean>('branchSummary.useLanguageModel', false);
+  try {
+    api = await Api.start(ctx, log, useLm);
+  } catch (e) {
+    const msg = errorMessage(e);
+    log.appendLine(msg);
+    state.set('startError', msg);
+    void vscode.window.showErrorMessage(msg);
+    return;
+  }
+  const a = api;
+  state.set('serverInfo', a.client.initializeResult?.serverInfo ?? null);
+  const ctl = new SessionController(a, log);
+  const sessions = new SessionsProvider(a);
+  const tree = new TreeProvider(ctl);
+  const chat = new ChatProvider(ctl, log);
+  ctx.subscriptions.push(ctl, sessions, tree, chat);
+  ctx.subscriptions.push(vscode.window.registerWebviewViewProvider('sessiontree.chat', chat, { webviewOptions: { retainContextWhenHidden: true } }));
+  const setContext = () => {
+    void vscode.commands.executeCommand('setContext', 'sessiontree.filter', ctl.filter);
+    void vscode.commands.executeCommand('setContext', 'sessiontree.searching', ctl.search !== '');
+    void vscode.commands.executeCommand('setContext', 'sessiontree.follow', ctl.follow);
+    void vscode.commands.executeCommand('setContext', 'sessiontree.hasSession', !!ctl.uri);
+  };
+  setContext();
+  const snapshot = () => {
+    state.set('session', ctl.uri ?? null);
+    state.set('filter', ctl.filter);
+    state.set('search', ctl.search);
+    state.set('leaf', ctl.leaf ?? null);
+    state.set('revision', ctl.revision ?? null);
+    state.set('lines', ctl.rows?.lines ?? []);
+    state.set('labels', (ctl.rows?.rows ?? []).filter((r) => r.label).map((r) => ({ id: r.id, label: r.label })));
+    state.set('chatInput', chat.inputText);
+    state.set('chatMessages', chat.transcript.length);
+    state.set('openTree', chat.openTreeCount);
+  };
+  tree.onRendered = () => {
+    setContext();
+    snapshot();
+  };
+  chat.onStateChange = snapshot;
+  const f: flows.Flows = { ctl, tree, chat, sessions, log, record: (k, v) => state.set(k, v) };
+
+  ctx.subscriptions.push(
+    ctl.onDidChangeSession((info) => sessions.setCurrent(info?.uri)),
+    a.onDidBranch(() => void sessions.refresh().catch(() => undefined)),
+  );
+  if (useLm) {
+    ctx.subscriptions.push(
+      a.onBeforeTree((p, token) => summarizeWithLm(a, p, token).catch(() => ({}))),
+      a.onBeforeBranch(() => ({ cancel: false })),
+    );
+  }
+
+  const reg = (id: string, fn: (...args: never[]) => unknown) =>
+    ctx.subscriptions.push(vscode.commands.registerCommand(id, fn as (...args: unknown[]) => unknown));
+  const guard = (fn: () => Promise<unknown>) => () =>
+    fn().catch((e) => void vscode.window.showErrorMessage(`Session Tree: ${errorMessage(e)}`));
+
+  reg('sessiontree.openSession', async (uri?: string) => {
+    let target = uri;
+    if (!target) {
+      const picked = await vscode.window.showQuickPick(
+        sessions.sessions.map((s) => ({ label: s.name || s.firstUserMessage || s.path, description: s.dialect, uri: s.uri })),
+        { title: 'Open session' },
+      );
+      target = picked?.uri;
+    }
+    if (!target) return;
+    try {
+      await ctl.open(target);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Open failed: ${errorMessage(e)}`);
+    }
+  });
+  reg('sessiontree.openFile', async () => {
+    const picked = await vscode.window.showOpenDialog({ canSelectMany: false, filters: { 'Session files': ['jsonl'] } });
+    if (picked?.[0]) await vscode.commands.executeCommand('sessiontree.openSession', picked[0].toString());
+  });
+  reg('sessiontree.refreshSessions', guard(() => sessions.refresh()));
+  reg('sessiontree.refresh', guard(() => ctl.refresh()));
+  reg('sessiontree.navigate', (id?: string) => flows.navigate(f, id));
+  reg('sessiontree.select', () => flows.navigate(f, undefined));
+  reg('sessiontree.tree', () => flows.treeCommand(f));
+  reg('sessiontree.branch', (id?: string) => flows.branch(f, typeof id === 'string' ? id : undefined));
+  reg('sessiontree.branchHere', (node?: { row?: { id?: string | null } }) => flows.branch(f, node?.row?.id ?? undefined));
+  reg('sessiontree.label', (node?: { row?: { id?: string | null } }) => flows.label(f, node?.row?.id ?? undefined));
+  reg('sessiontree.clearLabel', (node?: { row?: { id?: string | null } }) => flows.label(f, node?.row?.id ?? undefined, true));
+  reg('sessiontree.search', () => flows.search(f));
+  reg('sessiontree.clearSearch', guard(() => ctl.setSearch('')));
+  reg('sessiontree.filterNext', guard(() => ctl.cycle(1)));
+  reg('sessiontree.filterPrevious', guard(() => ctl.cycle(-1)));
+  reg('sessiontree.pickFilter', async () => {
+    const modes = [
+      { label: 'Default', mode: 'default' as const, description: 'Alt+D' },
+      { label: 'No tools', mode: 'noTools' as const, description: 'Alt+T' },
+      { label: 'User messages only', mode: 'userOnly' as const, description: 'Alt+U' },
+      { label: 'Labelled only', mode: 'labeledOnly' as const, description: 'Alt+L' },
+      { label: 'All entries', mode: 'all' as const, description: 'Alt+A' },
+    ];
+    const picked = await vscode.window.showQuickPick(
+      modes.map((m) => ({ ...m, picked: m.mode === ctl.filter })),
+      { title: 'Tree filter' },
+    );
+    if (picked) await ctl.setFilter(picked.mode);
+  });
+  reg('sessiontree.filter', (mode?: string) => (isFilterMode(mode) ? ctl.jump(mode) : undefined));
+  for (const mode of ['default', 'noTools', 'userOnly', 'labeledOnly', 'all'] as const) {
+    reg(`sessiontree.filter.${mode}`, guard(() => ctl.jump(mode)));
+  }
+  reg('sessiontree.revealLeaf', guard(() => tree.revealLeaf(true)));
+  reg('sessiontree.followOn', () => ctl.setFollow(true));
+  reg('sessiontree.followOff', () => ctl.setFollow(false));
+  reg('sessiontree.handOff', () => {
+    const cwd = ctl.info?.cwd;
+    if (cwd && !fs.existsSync(cwd) && ctl.info) ctl.info = { ...ctl.info, cwd: '' };
+    flows.handOff(f);
+  });
+  reg('sessiontree.focusChat', () => chat.focus());
+  reg('sessiontree.send', (text?: string) => chat.send(typeof text === 'string' ? text : chat.inputText));
+
+  ctx.subscriptions.push(
+    vscode.workspace.onDidChangeConfiguration((e) => {
+      if (e.affectsConfiguration('sessiontree.follow')) {
+        ctl.setFollow(vscode.workspace.getConfiguration('sessiontree').get<boolean>('follow', true));
+      }
+      if (e.affectsConfiguration('sessiontree.extraRoots')) void sessions.refresh().catch(() => undefined);
+    }),
+  );
+
+  try {
+    const list = await sessions.refresh();
+    state.set('sessions', list.map((s) => ({ uri: s.uri, name: s.name, live: s.liveWriter ?? false })));
+    const first = defaultSession(list);
+    if (first) await ctl.open(first.uri);
+  } catch (e) {
+    log.appendLine(`initial listing: ${errorMessage(e)}`);
+    state.set('listError', errorMessage(e));
+  }
+  state.set('activatedOk', true);
+}
+
+export async function deactivate(): Promise<void> {
+  await api?.stop();
+}

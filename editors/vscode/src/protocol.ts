@@ -1,0 +1,377 @@
+/**
+ * The sessiontree protocol as the extension sees it: every `sessionTree/…` method name and the wire
+ * shapes (camelCase, enums as strings) it uses, mirrored from the Rust crate `sessiontree-protocol`
+ * (`protocol-ext/src`). This is the ONLY file that writes a method name; a Rust test checks the
+ * names below against the crate's catalog, so keep one `export const … = 'sessionTree/…'` per method.
+ * No behaviour lives here.
+ */
+
+// ---------------------------------------------------------------- method names
+
+export const Methods = {
+  listSessions: 'sessionTree/listSessions',
+  open: 'sessionTree/open',
+  close: 'sessionTree/close',
+  rows: 'sessionTree/rows',
+  tree: 'sessionTree/tree',
+  entry: 'sessionTree/entry',
+  context: 'sessionTree/context',
+  navigate: 'sessionTree/navigate',
+  branch: 'sessionTree/branch',
+  setLabel: 'sessionTree/setLabel',
+  append: 'sessionTree/append',
+  setName: 'sessionTree/setName',
+  nameFromPlanTitle: 'sessionTree/nameFromPlanTitle',
+  // server → client notifications
+  didChange: 'sessionTree/didChange',
+  didNavigate: 'sessionTree/didNavigate',
+  didBranch: 'sessionTree/didBranch',
+  // server → client requests (hooks)
+  beforeTree: 'sessionTree/beforeTree',
+  beforeBranch: 'sessionTree/beforeBranch',
+} as const;
+
+/** Every method name, for tests. */
+export const ALL_METHODS: readonly string[] = Object.values(Methods);
+
+/** The key under `experimental` in both capability objects. */
+export const EXPERIMENTAL_KEY = 'sessionTree';
+
+/** `workspace/executeCommand` commands the server's code lenses and code actions use. */
+export const ServerCommands = {
+  navigate: 'sessionTree.navigate',
+  branch: 'sessionTree.branch',
+  label: 'sessionTree.label',
+} as const;
+
+// ---------------------------------------------------------------- shared types
+
+export type Dialect = 'omp' | 'pi';
+
+/** The `/tree` filter modes of the agents. */
+export type FilterMode = 'default' | 'noTools' | 'userOnly' | 'labeledOnly' | 'all';
+
+/** A half-open range of characters (Unicode scalar values, not UTF-16 units) inside `Row.text`. */
+export interface CharRange {
+  start: number;
+  end: number;
+}
+
+export interface Row {
+  id: string | null;
+  kind: string;
+  role?: string | null;
+  /** Indentation level as the agent draws it. */
+  depth?: number;
+  /** Indentation and connectors (`├─ `, `│  `, …) as drawn. */
+  prefix: string;
+  /** The text after the prefix and the label (role prefix, content preview). */
+  text: string;
+  label?: string | null;
+  onActivePath?: boolean;
+  isLeaf?: boolean;
+  hasChildren?: boolean;
+  selected?: boolean;
+  matches?: CharRange[];
+}
+
+export interface TreeNode {
+  id: string | null;
+  parentId?: string | null;
+  depth: number;
+  kind: string;
+  role?: string | null;
+  preview: string;
+  label?: string | null;
+  timestamp?: string | null;
+  line: number;
+  childCount: number;
+  onActivePath?: boolean;
+  isLeaf?: boolean;
+}
+
+export interface SessionDiagnostic {
+  kind: string;
+  line?: number | null;
+  message: string;
+  severity: string;
+}
+
+export interface MutationResult {
+  revision: number;
+  leaf?: string | null;
+  entryId?: string | null;
+}
+
+export interface SessionInfo {
+  uri: string;
+  path: string;
+  agent?: Dialect | null;
+  dialect: Dialect;
+  sessionId: string;
+  cwd: string;
+  name?: string | null;
+  firstUserMessage?: string | null;
+  entryCount: number;
+  modified: string;
+  modifiedMs: number;
+  liveWriter?: boolean;
+}
+
+export interface SuppliedSummary {
+  summary: string;
+  details?: unknown;
+}
+
+// ---------------------------------------------------------------- capabilities
+
+/** The server's `capabilities.experimental.sessionTree`. */
+export interface ServerExperimental {
+  version: number;
+  features: string[];
+}
+
+/** The client's `capabilities.experimental.sessionTree`. */
+export interface ClientExperimental {
+  hooks?: boolean;
+}
+
+/** `initializationOptions`. */
+export interface InitializationOptions {
+  extraRoots?: string[];
+  liveWriterSeconds?: number | null;
+  ompAgentDir?: string | null;
+  piAgentDir?: string | null;
+  home?: string | null;
+}
+
+// ---------------------------------------------------------------- requests
+
+export interface ListSessionsParams {
+  folders?: string[];
+}
+export interface ListSessionsResult {
+  sessions: SessionInfo[];
+}
+
+export interface OpenParams {
+  uri: string;
+}
+export interface OpenResult {
+  uri: string;
+  sessionId: string;
+  dialect: Dialect;
+  name?: string | null;
+  cwd: string;
+  leaf?: string | null;
+  revision: number;
+  entryCount: number;
+  diagnostics: SessionDiagnostic[];
+}
+export interface CloseResult {
+  closed?: boolean;
+}
+
+export interface RowsParams {
+  uri: string;
+  filter?: FilterMode;
+  search?: string;
+  selection?: string | null;
+  width?: number;
+  height?: number;
+}
+export interface RowsResult {
+  revision: number;
+  leaf?: string | null;
+  rows: Row[];
+  lines: string[];
+  selection?: string | null;
+  windowStart: number;
+  totalRows: number;
+}
+
+export interface TreeParams {
+  uri: string;
+  offset?: number;
+  limit?: number;
+}
+export interface TreeResult {
+  revision: number;
+  leaf?: string | null;
+  total: number;
+  offset: number;
+  nodes: TreeNode[];
+}
+
+export interface EntryParams {
+  uri: string;
+  id: string;
+}
+export interface EntryResult {
+  revision: number;
+  entry: unknown;
+  markdown: string;
+  label?: string | null;
+  line: number;
+  children: string[];
+}
+
+export interface ContextParams {
+  uri: string;
+  leaf?: string | null;
+}
+export interface ContextResult {
+  revision: number;
+  leaf?: string | null;
+  state: unknown;
+  messages: unknown[];
+  text: string;
+}
+
+export type SummarizeChoice = 'none' | 'summarize' | 'custom';
+export interface NavigateParams {
+  uri: string;
+  targetId: string;
+  summarize?: SummarizeChoice;
+  customInstructions?: string | null;
+  /** pi only: a label to attach (to the summary entry, or to the target without one). */
+  label?: string | null;
+  baseRevision?: number | null;
+}
+export type NavigateDecision = 'stay' | 'target' | 'parent' | 'root' | 'reopenAsk';
+export interface NavigateResult {
+  revision: number;
+  decision: NavigateDecision;
+  oldLeaf?: string | null;
+  newLeaf?: string | null;
+  editorText?: string | null;
+  alreadyAtThisPoint?: boolean;
+  cancelled?: boolean;
+  summaryEntryId?: string | null;
+  /** A summary was asked for but nothing was abandoned, so none was written. */
+  summarySkipped?: boolean;
+  /** `reopenAsk`: the `ask` tool call whose question is asked again. */
+  toolCallId?: string | null;
+}
+
+export interface BranchParams {
+  uri: string;
+  entryId: string;
+  baseRevision?: number | null;
+}
+export interface BranchResult {
+  newUri?: string | null;
+  newPath?: string | null;
+  sessionId?: string | null;
+  written?: boolean;
+  editorText: string;
+  cancelled?: boolean;
+  revision: number;
+}
+
+export interface SetLabelParams {
+  uri: string;
+  targetId: string;
+  label?: string | null;
+  baseRevision?: number | null;
+}
+
+export type AppendKind = 'user' | 'custom';
+export interface AppendParams {
+  uri: string;
+  kind?: AppendKind;
+  text: string;
+  customType?: string | null;
+  display?: boolean;
+  baseRevision?: number | null;
+}
+
+export interface SetNameParams {
+  uri: string;
+  name: string;
+  baseRevision?: number | null;
+}
+export interface NameFromPlanTitleParams {
+  uri: string;
+  planTitle: string;
+  baseRevision?: number | null;
+}
+export interface NameResult {
+  revision: number;
+  leaf?: string | null;
+  entryId?: string | null;
+  name?: string | null;
+  applied?: boolean;
+}
+
+// ---------------------------------------------------------------- notifications
+
+export type ChangeReason = 'append' | 'label' | 'name' | 'navigate' | 'follow' | 'reload';
+export interface DidChangeParams {
+  uri: string;
+  revision: number;
+  leaf?: string | null;
+  reason: ChangeReason;
+  newEntryIds?: string[];
+}
+export interface DidNavigateParams {
+  uri: string;
+  revision: number;
+  newLeaf?: string | null;
+  oldLeaf?: string | null;
+  summaryEntryId?: string | null;
+  fromClient?: boolean;
+}
+export interface DidBranchParams {
+  uri: string;
+  entryId: string;
+  newUri: string;
+  written?: boolean;
+}
+
+// ---------------------------------------------------------------- hooks (server → client requests)
+
+export interface BeforeTreeParams {
+  uri: string;
+  targetId: string;
+  oldLeaf?: string | null;
+  commonAncestor?: string | null;
+  entriesToSummarize: string[];
+  userWantsSummary?: boolean;
+  customInstructions?: string | null;
+}
+export interface BeforeTreeResult {
+  cancel?: boolean;
+  summary?: SuppliedSummary | null;
+}
+export interface BeforeBranchParams {
+  uri: string;
+  entryId: string;
+}
+export interface BeforeBranchResult {
+  cancel?: boolean;
+}
+
+// ---------------------------------------------------------------- errors
+
+/** `error.data.kind` of a protocol error. */
+export type ErrorKind =
+  | 'entryNotFound'
+  | 'sessionNotFound'
+  | 'fileNotFound'
+  | 'invalidHeader'
+  | 'needsMigration'
+  | 'staleRevision'
+  | 'invalidParams'
+  | 'notUserMessage'
+  | 'writerBusy'
+  | 'fileReplaced'
+  | 'noModel'
+  | 'unsupported'
+  | 'io'
+  | 'internal';
+
+export interface ErrorData {
+  kind: ErrorKind;
+  revision?: number;
+}

@@ -1,0 +1,120 @@
+/**
+ * The panel's state for the session on screen: which file is open, the filter and search the user
+ * chose, the selected entry, and the last rows the server sent. It asks the server for rows after
+ * every change and tells the views; it computes nothing about the tree itself.
+ */
+import * as vscode from 'vscode';
+import { Api, errorMessage } from './api';
+import { cycleFilter, jumpFilter, ROW_WIDTH } from './logic';
+import type { DidChangeParams, FilterMode, OpenResult, RowsResult } from './protocol';
+
+export interface RowsChange {
+  /** Why the rows were fetched again. */
+  reason: 'open' | 'filter' | 'search' | 'refresh' | DidChangeParams['reason'];
+  /** Reveal and select the leaf (follow mode, or after a move). */
+  revealLeaf: boolean;
+}
+
+export class SessionController implements vscode.Disposable {
+  uri: string | undefined;
+  info: OpenResult | undefined;
+  rows: RowsResult | undefined;
+  filter: FilterMode = 'default';
+  search = '';
+  selectedId: string | undefined;
+  follow: boolean;
+
+  private readonly rowsEmitter = new vscode.EventEmitter<RowsChange>();
+  /** Rows arrived (after open, a filter/search change, or a server change). */
+  readonly onDidChangeRows = this.rowsEmitter.event;
+  private readonly sessionEmitter = new vscode.EventEmitter<OpenResult | undefined>();
+  /** Another session is on screen. */
+  readonly onDidChangeSession = this.sessionEmitter.event;
+  private readonly subs: vscode.Disposable[] = [];
+  private seq = 0;
+
+  constructor(readonly api: Api, private readonly log: vscode.OutputChannel) {
+    this.follow = vscode.workspace.getConfiguration('sessiontree').get<boolean>('follow', true);
+    this.subs.push(api.onDidChange((p) => this.onServerChange(p)));
+  }
+
+  get revision(): number | undefined {
+    return this.rows?.revision ?? this.info?.revision;
+  }
+
+  get leaf(): string | undefined {
+    return this.rows?.leaf ?? this.info?.leaf ?? undefined;
+  }
+
+  async open(uri: string): Promise<OpenResult> {
+    if (this.uri && this.uri !== uri) {
+      const old = this.uri;
+      this.api.close({ uri: old }).catch((e) => this.log.appendLine(`close ${old}: ${errorMessage(e)}`));
+    }
+    const info = await this.api.open({ uri });
+    this.uri = info.uri;
+    this.info = info;
+    this.selectedId = undefined;
+    this.rows = undefined;
+    this.sessionEmitter.fire(info);
+    await this.refresh({ reason: 'open', revealLeaf: true });
+    return info;
+  }
+
+  setFilter(mode: FilterMode): Promise<void> {
+    this.filter = mode;
+    return this.refresh({ reason: 'filter', revealLeaf: false });
+  }
+
+  cycle(step: 1 | -1): Promise<void> {
+    return this.setFilter(cycleFilter(this.filter, step));
+  }
+
+  jump(target: FilterMode): Promise<void> {
+    return this.setFilter(jumpFilter(this.filter, target));
+  }
+
+  setSearch(search: string): Promise<void> {
+    this.search = search;
+    return this.refresh({ reason: 'search', revealLeaf: false });
+  }
+
+  setFollow(on: boolean): void {
+    this.follow = on;
+    this.rowsEmitter.fire({ reason: 'refresh', revealLeaf: on });
+  }
+
+  /** Fetches the rows again; the latest request wins when several overlap. */
+  async refresh(change: RowsChange = { reason: 'refresh', revealLeaf: false }): Promise<void> {
+    const uri = this.uri;
+    if (!uri) return;
+    const mine = ++this.seq;
+    const rows = await this.api.rows({
+      uri,
+      filter: this.filter,
+      search: this.search,
+      selection: change.revealLeaf ? null : (this.selectedId ?? null),
+      width: ROW_WIDTH,
+      height: 0,
+    });
+    if (mine !== this.seq || uri !== this.uri) return;
+    this.rows = rows;
+    if (change.revealLeaf) this.selectedId = rows.leaf ?? undefined;
+    this.rowsEmitter.fire(change);
+  }
+
+  private onServerChange(p: DidChangeParams): void {
+    if (p.uri !== this.uri) return;
+    const live = p.reason === 'follow' || p.reason === 'append' || p.reason === 'reload';
+    const reveal = (this.follow && live) || p.reason === 'navigate';
+    this.refresh({ reason: p.reason, revealLeaf: reveal }).catch((e) =>
+      this.log.appendLine(`rows after ${p.reason}: ${errorMessage(e)}`),
+    );
+  }
+
+  dispose(): void {
+    this.subs.forEach((d) => d.dispose());
+    this.rowsEmitter.dispose();
+    this.sessionEmitter.dispose();
+  }
+}

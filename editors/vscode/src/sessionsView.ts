@@ -1,0 +1,69 @@
+/**
+ * The Sessions view: the workspace's session files as `sessionTree/listSessions` reports them
+ * (name, first message, age, dialect), the one an agent is writing marked live, the one on screen
+ * marked open. Clicking one opens it in the Tree and Chat views.
+ */
+import * as vscode from 'vscode';
+import type { Api } from './api';
+import { relativeTime, sessionLabel } from './logic';
+import type { SessionInfo } from './protocol';
+
+export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<SessionInfo | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  sessions: SessionInfo[] = [];
+  current: string | undefined;
+  readonly view: vscode.TreeView<SessionInfo>;
+
+  constructor(private readonly api: Api) {
+    this.view = vscode.window.createTreeView('sessiontree.sessions', { treeDataProvider: this });
+  }
+
+  async refresh(): Promise<SessionInfo[]> {
+    const res = await this.api.listSessions({});
+    this.sessions = res.sessions;
+    this.view.message = this.sessions.length ? undefined : 'No omp/pi sessions for this workspace.';
+    this.emitter.fire(undefined);
+    return this.sessions;
+  }
+
+  setCurrent(uri: string | undefined): void {
+    this.current = uri;
+    this.emitter.fire(undefined);
+  }
+
+  getTreeItem(s: SessionInfo): vscode.TreeItem {
+    const item = new vscode.TreeItem(sessionLabel(s));
+    item.id = s.uri;
+    const open = s.uri === this.current;
+    item.description = [s.liveWriter ? '● live' : '', relativeTime(s.modifiedMs, Date.now()), s.dialect]
+      .filter(Boolean)
+      .join(' · ');
+    item.iconPath = new vscode.ThemeIcon(
+      s.liveWriter ? 'pulse' : open ? 'eye' : 'comment-discussion',
+      s.liveWriter ? new vscode.ThemeColor('charts.green') : undefined,
+    );
+    const md = new vscode.MarkdownString();
+    md.appendMarkdown(`**${sessionLabel(s)}**${open ? ' (open)' : ''}\n\n`);
+    if (s.firstUserMessage) md.appendText(s.firstUserMessage + '\n\n');
+    md.appendMarkdown(`${s.dialect} · ${s.entryCount} entries · ${s.modified}\n\n`);
+    md.appendText(s.path);
+    item.tooltip = md;
+    item.contextValue = `session ${s.dialect}${s.liveWriter ? ' live' : ''}${open ? ' open' : ''}`;
+    item.command = { command: 'sessiontree.openSession', title: 'Open session', arguments: [s.uri] };
+    return item;
+  }
+
+  getChildren(s?: SessionInfo): SessionInfo[] {
+    return s ? [] : this.sessions;
+  }
+
+  getParent(): undefined {
+    return undefined;
+  }
+
+  dispose(): void {
+    this.view.dispose();
+    this.emitter.dispose();
+  }
+}

@@ -1,0 +1,131 @@
+/**
+ * The Tree view: the server's rows drawn as a native TreeView, one item per row, in the order and
+ * with the connectors the server sent (the agents' `/tree` look). Items have stable ids (the entry
+ * id), `getParent` (every row is top-level, so `reveal` always finds it), a `contextValue` for item
+ * menus, label highlights from the server's match ranges, and a tooltip fetched lazily from
+ * `sessionTree/entry`.
+ */
+import * as vscode from 'vscode';
+import { errorMessage } from './api';
+import { rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription } from './logic';
+import type { Row } from './protocol';
+import type { SessionController } from './session';
+
+export interface RowNode {
+  readonly key: string;
+  readonly row: Row;
+  readonly index: number;
+}
+
+export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<RowNode | undefined>();
+  readonly onDidChangeTreeData = this.emitter.event;
+  private nodes: RowNode[] = [];
+  private byKey = new Map<string, RowNode>();
+  readonly view: vscode.TreeView<RowNode>;
+  private readonly subs: vscode.Disposable[] = [];
+  /** Called after the tree was redrawn (tests record what is on screen). */
+  onRendered: (() => void) | undefined;
+
+  constructor(private readonly ctl: SessionController) {
+    this.view = vscode.window.createTreeView('sessiontree.tree', { treeDataProvider: this, showCollapseAll: false });
+    this.subs.push(
+      this.view,
+      this.view.onDidChangeSelection((e) => {
+        const id = e.selection[0]?.row.id;
+        if (id) this.ctl.selectedId = id;
+      }),
+      ctl.onDidChangeRows((change) => this.redraw(change.revealLeaf)),
+      ctl.onDidChangeSession(() => this.redraw(true)),
+    );
+    this.describe();
+  }
+
+  private describe(): void {
+    this.view.description = treeDescription(this.ctl.filter, this.ctl.search, this.ctl.follow, this.ctl.rows?.totalRows);
+    this.view.title = this.ctl.info?.name ? `Tree — ${this.ctl.info.name}` : 'Tree';
+    this.view.message = !this.ctl.uri
+      ? 'No session open. Pick one in Sessions.'
+      : this.ctl.rows && this.ctl.rows.rows.length === 0
+        ? this.ctl.search
+          ? `Nothing matches "${this.ctl.search}".`
+          : 'No entries in this filter.'
+        : undefined;
+  }
+
+  private redraw(revealLeaf: boolean): void {
+    const rows = this.ctl.rows?.rows ?? [];
+    this.nodes = rows.map((row, index) => ({ key: rowItemId(row, index), row, index }));
+    this.byKey = new Map(this.nodes.map((n) => [n.key, n]));
+    this.describe();
+    this.emitter.fire(undefined);
+    const target = revealLeaf ? this.ctl.leaf : this.ctl.selectedId;
+    if (target && this.view.visible) {
+      const node = this.byKey.get(`e:${target}`);
+      if (node) void Promise.resolve(this.view.reveal(node, { select: true, focus: false })).catch(() => undefined);
+    }
+    this.onRendered?.();
+  }
+
+  /** The rows on screen, for tests and the `/tree` quick pick. */
+  get current(): readonly RowNode[] {
+    return this.nodes;
+  }
+
+  nodeFor(id: string): RowNode | undefined {
+    return this.byKey.get(`e:${id}`);
+  }
+
+  async revealLeaf(focus = false): Promise<void> {
+    const leaf = this.ctl.leaf;
+    const node = leaf ? this.nodeFor(leaf) : undefined;
+    if (node) await this.view.reveal(node, { select: true, focus });
+  }
+
+  getTreeItem(node: RowNode): vscode.TreeItem {
+    const { row } = node;
+    const item = new vscode.TreeItem({ label: rowLabel(row), highlights: rowHighlights(row) });
+    item.id = node.key;
+    item.contextValue = rowContext(row);
+    const color = row.isLeaf
+      ? new vscode.ThemeColor('charts.green')
+      : row.onActivePath
+        ? new vscode.ThemeColor('charts.blue')
+        : undefined;
+    item.iconPath = new vscode.ThemeIcon(rowIcon(row), color);
+    item.description = row.isLeaf ? '● leaf' : undefined;
+    item.accessibilityInformation = {
+      label: `${row.isLeaf ? 'leaf, ' : row.onActivePath ? 'active path, ' : ''}${row.text}`,
+    };
+    if (row.id) item.command = { command: 'sessiontree.navigate', title: 'Navigate here', arguments: [row.id] };
+    return item;
+  }
+
+  getChildren(node?: RowNode): RowNode[] {
+    return node ? [] : this.nodes;
+  }
+
+  getParent(): undefined {
+    // Rows are drawn flat with the server's connectors, as the agents draw `/tree`: every row is a root.
+    return undefined;
+  }
+
+  async resolveTreeItem(item: vscode.TreeItem, node: RowNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
+    const uri = this.ctl.uri;
+    if (!uri || !node.row.id) return item;
+    try {
+      const entry = await this.ctl.api.entry({ uri, id: node.row.id }, token);
+      const md = new vscode.MarkdownString(entry.markdown);
+      md.appendMarkdown(`\n\n---\nline ${entry.line}${entry.label ? ` · label \`${entry.label}\`` : ''}`);
+      item.tooltip = md;
+    } catch (e) {
+      item.tooltip = errorMessage(e);
+    }
+    return item;
+  }
+
+  dispose(): void {
+    this.subs.forEach((d) => d.dispose());
+    this.emitter.dispose();
+  }
+}

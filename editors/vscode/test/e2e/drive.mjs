@@ -1,0 +1,280 @@
+// End-to-end test of the extension in a real VS Code (code-server) driven by Debian's Chromium
+// through playwright-core, against the real `sessiontree lsp` and a real session file.
+// Started by scripts/test-vscode.sh, which starts code-server and passes:
+//   node drive.mjs <url> <state.json> <session file> <artifacts dir>
+// env: PLAYWRIGHT_DIR = a folder whose node_modules holds playwright-core.
+// The extension writes what it shows to <state.json> (SESSIONTREE_TEST_STATE); the checks read
+// the DOM where VS Code renders it and that file where the DOM hides it (webview input, toasts).
+// Last line: "e2e: N passed, M failed".
+import { createRequire } from 'node:module';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+
+const [url, stateFile, sessionFile, outDir] = process.argv.slice(2);
+const sessionDir = path.dirname(sessionFile);
+const { chromium } = createRequire(path.join(process.env.PLAYWRIGHT_DIR ?? process.cwd(), 'x.js'))('playwright-core');
+fs.mkdirSync(outDir, { recursive: true });
+const t0 = Date.now();
+let passed = 0;
+let failed = 0;
+const pending = [];
+const log = (tag, msg) => console.log(`${tag} ${String(Date.now() - t0).padStart(6)}ms  ${msg}`);
+
+async function check(name, fn) {
+  try {
+    const r = await fn();
+    passed++;
+    log('ok  ', name + (r !== undefined ? ` -> ${JSON.stringify(r).slice(0, 200)}` : ''));
+    return r;
+  } catch (e) {
+    failed++;
+    log('FAIL', `${name}: ${String(e?.message ?? e).split('\n').slice(0, 3).join(' | ')}`);
+    await page?.screenshot({ path: path.join(outDir, `fail-${passed + failed}.png`) }).catch(() => {});
+    return undefined;
+  }
+}
+
+const readState = () => {
+  try {
+    return JSON.parse(fs.readFileSync(stateFile, 'utf8'));
+  } catch {
+    return {};
+  }
+};
+async function waitState(pred, what, ms = 15000) {
+  const end = Date.now() + ms;
+  for (;;) {
+    const s = readState();
+    if (pred(s)) return s;
+    if (Date.now() > end) {
+      const short = { ...s, lines: s.lines?.length };
+      throw new Error(`timeout waiting for ${what}; state: ${JSON.stringify(short).slice(0, 600)}`);
+    }
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+const userDataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'st-chromium-'));
+const ctx = await chromium.launchPersistentContext(userDataDir, {
+  executablePath: process.env.CHROMIUM ?? '/usr/bin/chromium',
+  headless: true,
+  viewport: { width: 1280, height: 1100 },
+  args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+    '--disable-component-update', '--disable-sync'],
+});
+const page = ctx.pages()[0] ?? (await ctx.newPage());
+const consoleErrors = [];
+page.on('console', (m) => m.type() === 'error' && consoleErrors.push(m.text()));
+
+const sidebar = page.locator('.part.sidebar');
+const treeRows = () => sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row');
+const treeRow = (text) => treeRows().filter({ hasText: text }).first();
+const rowTexts = async () => (await treeRows().allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+
+async function palette(cmd, pick = cmd) {
+  await page.keyboard.press('F1');
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill('>' + cmd);
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first().waitFor({ timeout: 10000 });
+  await page.keyboard.press('Enter');
+}
+async function quickInput(text) {
+  const input = page.locator('.quick-input-widget input');
+  await input.waitFor({ state: 'visible', timeout: 10000 });
+  await input.fill(text);
+}
+async function focusTree() {
+  await palette('Session Tree: /tree');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+  await page.waitForTimeout(200);
+}
+/** The chat webview's document (VS Code nests it: iframe.webview > iframe#active-frame). */
+function chatFrame() {
+  return page.frameLocator('iframe.webview.ready').last().frameLocator('#active-frame');
+}
+
+await check('workbench loads', async () => {
+  await page.goto(url, { waitUntil: 'domcontentloaded' });
+  await page.locator('.monaco-workbench').waitFor({ timeout: 60000 });
+  await page.locator('.part.activitybar').waitFor({ timeout: 60000 });
+  return await page.title();
+});
+
+await check('extension activates, starts the server, lists and opens the session', async () => {
+  const s = await waitState((s) => s.activatedOk || s.startError, 'activation', 40000);
+  if (s.startError) throw new Error(s.startError);
+  if (!s.sessions?.length) throw new Error('no sessions listed: ' + JSON.stringify(s.listError ?? s.sessions));
+  if (!s.session) throw new Error('no session opened');
+  return { server: s.serverInfo, sessions: s.sessions.length, rows: s.lines.length };
+});
+
+await check('activity bar opens the Session Tree container (Sessions, Tree, Chat)', async () => {
+  const item = page.locator('.part.activitybar [aria-label^="Session Tree"]').first();
+  await item.waitFor({ timeout: 20000 });
+  await item.click();
+  for (const name of ['Sessions', 'Tree', 'Chat']) {
+    await sidebar.locator('.pane-header', { hasText: name }).first().waitFor({ timeout: 10000 });
+  }
+  return await sidebar.locator('.pane-header h3').allInnerTexts();
+});
+
+await check('Sessions view lists the session by its name', async () => {
+  const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: 'CSV importer quoted commas' });
+  await row.first().waitFor({ timeout: 10000 });
+  const text = (await row.first().innerText()).replace(/\s+/g, ' ');
+  // Give the Tree the room (the Sessions view stays one click away).
+  await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click();
+  return text;
+});
+
+await check('Tree view renders the server rows (labels, active path, leaf)', async () => {
+  await treeRow('PR opened').waitFor({ timeout: 15000 });
+  const texts = await rowTexts();
+  const s = readState();
+  for (const want of ['[bug report] user: The CSV importer', '[csv crate] assistant: Switched', 'user: Write the state machine by hand.', 'branch summary']) {
+    if (!texts.some((t) => t.includes(want))) throw new Error(`missing row "${want}" in ${JSON.stringify(texts)}`);
+  }
+  if (texts.length !== s.lines.length) throw new Error(`DOM has ${texts.length} rows, server sent ${s.lines.length}`);
+  if (!(await treeRow('PR opened').innerText()).includes('leaf')) throw new Error('leaf not marked');
+  return { rows: texts.length, first: texts[0] };
+});
+
+await check('filter keys: Alt+U shows user messages only, Ctrl+O cycles, Alt+D returns', async () => {
+  await focusTree();
+  await page.keyboard.press('Alt+KeyU');
+  await waitState((s) => s.filter === 'userOnly', 'filter userOnly', 5000);
+  await treeRow('Let me look at the parser').waitFor({ state: 'detached', timeout: 5000 });
+  const userOnly = await rowTexts();
+  if (!userOnly.every((t) => t.includes('user:'))) throw new Error('non-user rows: ' + JSON.stringify(userOnly));
+  const desc = await sidebar.locator('.pane-header:has-text("Tree") .description').first().innerText().catch(() => '');
+  if (!desc.includes('[user]')) throw new Error(`view description "${desc}" lacks [user]`);
+  await page.keyboard.press('Control+KeyO');
+  await waitState((s) => s.filter === 'labeledOnly', 'filter labeledOnly', 5000);
+  await page.keyboard.press('Alt+KeyD');
+  await waitState((s) => s.filter === 'default', 'filter default', 5000);
+  await treeRow('Let me look at the parser').waitFor({ timeout: 5000 });
+  return { userOnly: userOnly.length, description: desc };
+});
+
+const leaf0 = readState().leaf;
+await check('selecting a user message moves the leaf and prefills the chat input', async () => {
+  await treeRow('user: Benchmark it against the old splitter.').click();
+  const s = await waitState((s) => s.navigate?.targetId && s.leaf !== leaf0 && s.chatInput, 'navigate', 10000);
+  if (s.navigate.decision !== 'parent') throw new Error('decision ' + s.navigate.decision);
+  if (s.chatInput !== 'Benchmark it against the old splitter.') throw new Error('chat input: ' + JSON.stringify(s.chatInput));
+  const inDom = await chatFrame().locator('#input').inputValue({ timeout: 5000 }).catch((e) => `(webview not readable: ${e.message.split('\n')[0]})`);
+  if (inDom !== s.chatInput) throw new Error('webview input: ' + inDom);
+  const leafRow = treeRows().filter({ hasText: '● leaf' }).first();
+  await leafRow.filter({ hasText: /compaction/i }).waitFor({ timeout: 5000 });
+  return { from: leaf0, to: s.leaf, decision: s.navigate.decision, input: inDom };
+});
+
+await check('selecting the leaf says "Already at this point"', async () => {
+  await page.waitForTimeout(500);
+  await treeRows().filter({ hasText: '● leaf' }).first().click();
+  const s = await waitState((s) => s.navigate?.alreadyAtThisPoint === true, 'alreadyAtThisPoint', 8000);
+  await page.locator('.notifications-toasts', { hasText: 'Already at this point' }).first().waitFor({ timeout: 5000 }).catch(() => {});
+  return { decision: s.navigate.decision };
+});
+
+await check('Shift+L labels the selected entry and the label appears', async () => {
+  await focusTree();
+  await page.keyboard.press('Shift+KeyL');
+  await quickInput('bench-start');
+  await page.keyboard.press('Enter');
+  await treeRow('[bench-start]').waitFor({ timeout: 8000 });
+  const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
+  return s.labels;
+});
+
+await check('search highlights matches and shows in the description', async () => {
+  await palette('Session Tree: Search the Tree');
+  await quickInput('splitter');
+  await page.keyboard.press('Enter');
+  await waitState((s) => s.search === 'splitter', 'search', 5000);
+  await treeRow('PR opened').waitFor({ state: 'detached', timeout: 5000 });
+  const hl = await treeRows().locator('.highlight').allInnerTexts();
+  if (!hl.length || !hl.every((t) => t.toLowerCase() === 'splitter')) throw new Error('highlights: ' + JSON.stringify(hl));
+  const desc = await sidebar.locator('.pane-header:has-text("Tree") .description').first().innerText();
+  if (!desc.includes('splitter')) throw new Error('description: ' + desc);
+  await palette('Session Tree: Clear Search');
+  await waitState((s) => s.search === '', 'search cleared', 5000);
+  return { highlights: hl.length, description: desc };
+});
+
+const before = readState();
+await check('/branch forks into a new file, opens it and prefills the input', async () => {
+  await palette('/branch');
+  await quickInput('Great');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Great, open a PR.' }).first().waitFor({ timeout: 8000 });
+  await page.keyboard.press('Enter');
+  const s = await waitState((s) => s.branch && s.session !== before.session, 'branch', 10000);
+  if (s.branch.error) throw new Error(s.branch.error);
+  if (!s.branch.newPath || !fs.existsSync(s.branch.newPath)) throw new Error('new file missing: ' + s.branch.newPath);
+  if (path.dirname(s.branch.newPath) !== sessionDir) throw new Error('new file is not beside the source: ' + s.branch.newPath);
+  await waitState((s) => s.chatInput === 'Great, open a PR.', 'chat prefill', 5000);
+  return { newPath: path.basename(s.branch.newPath), rows: s.lines.length };
+});
+
+await check('an agent-style append to the file shows up live (follow)', async () => {
+  const s = readState();
+  const file = new URL(s.session).pathname;
+  const id = 'e2e0' + Date.now().toString(16).slice(-4);
+  const line = {
+    type: 'message', id, parentId: s.leaf, timestamp: new Date().toISOString(),
+    message: { role: 'assistant', content: [{ type: 'text', text: 'Live from the agent' }], api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: Date.now() },
+  };
+  const text = fs.readFileSync(file, 'utf8');
+  fs.appendFileSync(file, (text.endsWith('\n') ? '' : '\n') + JSON.stringify(line) + '\n');
+  await treeRow('Live from the agent').waitFor({ timeout: 10000 });
+  await waitState((s) => s.leaf === id, 'leaf follows the append', 5000);
+  return { id, file: path.basename(file) };
+});
+
+await check('chat Send appends a user message at the leaf', async () => {
+  const input = chatFrame().locator('#input');
+  await input.fill('Sent from the chat view');
+  await input.press('Enter');
+  await treeRow('Sent from the chat view').waitFor({ timeout: 10000 });
+  const s = await waitState((s) => s.chatInput === '', 'input cleared', 5000);
+  const file = new URL(s.session).pathname;
+  if (!fs.readFileSync(file, 'utf8').includes('Sent from the chat view')) throw new Error('not in the file');
+  return { messages: s.chatMessages };
+});
+
+await check('Escape twice on the empty chat input opens the tree', async () => {
+  const input = chatFrame().locator('#input');
+  await input.focus();
+  const n = readState().openTree ?? 0;
+  await input.press('Escape');
+  await input.press('Escape');
+  await waitState((s) => (s.openTree ?? 0) > n, 'openTree', 5000);
+});
+
+await check('hand-off opens the agent CLI in a terminal', async () => {
+  await palette("Session Tree: Continue in the Agent's CLI");
+  const s = await waitState((s) => s.handOff, 'handOff', 5000);
+  if (s.handOff.command !== 'omp' || s.handOff.args[0] !== '--resume') throw new Error(JSON.stringify(s.handOff));
+  await page.locator('.part.panel .terminal').first().waitFor({ timeout: 10000 }).catch(() => {});
+  return s.handOff;
+});
+
+await check('screenshot of the panel', async () => {
+  if (await page.locator('.part.panel').isVisible()) await palette('View: Close Panel').catch(() => {});
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+  await page.waitForTimeout(400);
+  const full = path.join(outDir, 'vscode-panel.png');
+  await page.screenshot({ path: full });
+  const box = await sidebar.boundingBox();
+  if (box) await page.screenshot({ path: path.join(outDir, 'vscode-sidebar.png'), clip: box });
+  return full;
+});
+
+fs.writeFileSync(path.join(outDir, 'vscode-console-errors.txt'), consoleErrors.join('\n'));
+await ctx.close();
+fs.rmSync(userDataDir, { recursive: true, force: true });
+for (const p of pending) log('PEND', p);
+console.log(`e2e: ${passed} passed, ${failed} failed (${Date.now() - t0} ms)`);
+process.exit(failed ? 1 : 0);

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Tests the VS Code extension: type check, lint, unit tests, bundle + .vsix, then an end-to-end
+# run in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, driven by Debian's Chromium through
+# playwright-core) against the real `sessiontree lsp` and a real omp session file laid out where
+# omp keeps sessions for the test workspace.
+# Installs what it needs first (scripts/install-vscode-test.sh; SKIP_INSTALL=1 skips that).
+# env: SESSIONTREE_BIN = server binary to use (default: cargo build -p sessiontree → target/debug).
+# Artifacts: target/artifacts/vscode-panel.png (+ logs in target/vscode-e2e/).
+# Last line: "vscode: N passed, M failed"; exits non-zero on any failure.
+set -uo pipefail
+ROOT=$(cd "$(dirname "$0")/.." && pwd)
+EXT=$ROOT/editors/vscode
+TOOLS=${SESSIONTREE_TOOLS_DIR:-$ROOT/.tools}/code-server
+RUN=$ROOT/target/vscode-e2e
+ART=$ROOT/target/artifacts
+pass=0; fail=0; T0=$(date +%s)
+CS_PID=
+cleanup() { if [ -n "$CS_PID" ]; then kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null; fi; }
+trap cleanup EXIT
+
+step() { # step NAME CMD... — one pass/fail each; the log is shown on failure
+  local name=$1; shift; local s; s=$(date +%s)
+  if "$@" >"$RUN/log-$name.txt" 2>&1; then pass=$((pass + 1)); r=ok; else fail=$((fail + 1)); r=FAIL; fi
+  printf '%-4s %4ss  %s\n' "$r" "$(( $(date +%s) - s ))" "$name"
+  [ "$r" = ok ] || tail -30 "$RUN/log-$name.txt" | sed 's/^/      | /'
+  [ "$r" = ok ]
+}
+finish() { echo "total $(( $(date +%s) - T0 ))s"; echo "vscode: $pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
+
+rm -rf "$RUN"; mkdir -p "$RUN" "$ART"
+
+if [ "${SKIP_INSTALL:-0}" != 1 ]; then
+  step install bash "$ROOT/scripts/install-vscode-test.sh" || finish
+fi
+
+# ---------------------------------------------------------------- server
+if [ -n "${SESSIONTREE_BIN:-}" ]; then
+  BIN=$SESSIONTREE_BIN
+else
+  step server-build cargo build -q -p sessiontree --manifest-path "$ROOT/Cargo.toml" || finish
+  BIN=$ROOT/target/debug/sessiontree
+fi
+
+# ---------------------------------------------------------------- extension: static checks, unit tests, package
+cd "$EXT" || exit 1
+step typecheck npm run -s typecheck
+step lint npm run -s lint
+if npm run -s test:unit >"$RUN/log-unit.txt" 2>&1; then ur=0; else ur=1; fi
+up=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$RUN/log-unit.txt"); uf=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$RUN/log-unit.txt")
+up=${up:-0}; uf=${uf:-0}; [ "$ur" != 0 ] && [ "$uf" = 0 ] && uf=1
+pass=$((pass + up)); fail=$((fail + uf))
+printf '%-4s        unit tests: %s passed, %s failed\n' "$([ "$uf" = 0 ] && echo ok || echo FAIL)" "$up" "$uf"
+[ "$uf" = 0 ] || grep -B2 -A12 '^not ok' "$RUN/log-unit.txt" | sed 's/^/      | /' | head -60
+step package npm run -s package || finish
+VSIX=$EXT/sessiontree.vsix
+
+# ---------------------------------------------------------------- end to end in code-server
+WS=$RUN/ws; UD=$RUN/ud; AGENT=$RUN/omp-agent
+mkdir -p "$WS" "$UD/User" "$RUN/ext" "$RUN/xdg"
+echo "# e2e workspace" > "$WS/README.md"
+# omp keeps a project's sessions in <agent dir>/sessions/<folder name from the cwd> (discovery.rs).
+enc=$(node -e '
+  const [cwd, home, tmp] = process.argv.slice(1); const d = (s) => s.replace(/[\/\\:]/g, "-");
+  if (home && cwd === home) console.log("-");
+  else if (home && cwd.startsWith(home + "/")) console.log("-" + d(cwd.slice(home.length + 1)));
+  else if (cwd.startsWith(tmp + "/")) console.log("-tmp-" + d(cwd.slice(tmp.length + 1)));
+  else console.log("--" + d(cwd.replace(/^\//, "")) + "--");' "$WS" "${HOME:-}" "${TMPDIR:-/tmp}")
+SESS_DIR=$AGENT/sessions/$enc; mkdir -p "$SESS_DIR"
+SESSION=$SESS_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000002.jsonl
+cp "$ROOT/examples/csv-importer.omp.jsonl" "$SESSION"
+
+PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$RUN/config.yaml"
+node -e '
+  const [file, bin, agent] = process.argv.slice(1);
+  require("fs").writeFileSync(file, JSON.stringify({
+    "workbench.startupEditor": "none", "workbench.tips.enabled": false, "workbench.enableExperiments": false,
+    "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false, "extensions.ignoreRecommendations": true,
+    "telemetry.telemetryLevel": "off", "update.mode": "none", "security.workspace.trust.enabled": false,
+    "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "sessiontree.serverPath": bin, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent + "-pi",
+  }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT"
+export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
+export SESSIONTREE_TEST_STATE=$RUN/state.json RUST_LOG=${RUST_LOG:-info}
+CS=$TOOLS/bin/code-server
+common=(--config "$RUN/config.yaml" --user-data-dir "$UD" --extensions-dir "$RUN/ext")
+step install-vsix "$CS" "${common[@]}" --install-extension "$VSIX" || finish
+start_cs() {
+  "$CS" "${common[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
+    --disable-getting-started-override "$WS" >"$RUN/code-server.log" 2>&1 &
+  CS_PID=$!
+  for _ in $(seq 1 300); do
+    curl -sf -o /dev/null "http://127.0.0.1:$PORT/healthz" && return 0
+    kill -0 "$CS_PID" 2>/dev/null || break
+    sleep 0.1
+  done
+  cat "$RUN/code-server.log"; return 1
+}
+step code-server-start start_cs || finish
+
+e2e_start=$(date +%s)
+PLAYWRIGHT_DIR=$TOOLS timeout 240 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+  "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
+ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
+ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")
+[ -z "$ep" ] && { ep=0; ef=1; echo "FAIL e2e driver did not finish"; }
+pass=$((pass + ep)); fail=$((fail + ef))
+echo "e2e took $(( $(date +%s) - e2e_start ))s; screenshot $ART/vscode-panel.png; logs in $RUN"
+finish
