@@ -154,7 +154,7 @@ function H.server_lines(filter, search)
     filter = filter or st.filter,
     search = search or st.search,
     selection = H.cursor_id(),
-    width = vim.api.nvim_win_get_width(st.win) - 1,
+    width = require('sessiontree.panel').row_width(),
     height = 0,
   })
   return result.lines, result

@@ -145,7 +145,13 @@ function M.open(uri)
     end
     if target then
       vim.api.nvim_set_current_win(target)
-      vim.cmd('rightbelow vsplit')
+      -- An empty, unnamed window is reused rather than split.
+      local b = vim.api.nvim_win_get_buf(target)
+      local empty = vim.api.nvim_buf_get_name(b) == '' and not vim.bo[b].modified and vim.api.nvim_buf_line_count(b) == 1
+        and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
+      if not empty then
+        vim.cmd('rightbelow vsplit')
+      end
     else
       vim.cmd(config.options.panel.position == 'right' and 'topleft vsplit' or 'botright vsplit')
     end

@@ -4,7 +4,12 @@
 
 local M = {}
 
-local health = vim.health
+--- `vim.health`, looked up at each check (tests replace it).
+local health = setmetatable({}, {
+  __index = function(_, key)
+    return vim.health[key]
+  end,
+})
 
 ---@param cmd string[]
 ---@return string|nil version line
@@ -32,6 +37,7 @@ function M.check()
   health.start('sessiontree: server')
   local client = require('sessiontree.client')
   local cmd, where = client.resolve_cmd()
+  local runnable = false
   if not cmd then
     health.error('server binary not found: ' .. where, {
       'cargo install --path server/lsp (puts `sessiontree` on PATH)',
@@ -40,6 +46,7 @@ function M.check()
   elseif vim.fn.executable(cmd[1]) == 0 then
     health.error('server command is not executable: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')')
   else
+    runnable = true
     local version = binary_version(cmd)
     health.ok('server: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')' .. (version and (' — ' .. version) or ''))
   end
@@ -47,7 +54,7 @@ function M.check()
   local c = client.get()
   if not c then
     health.info('no sessiontree client running yet (it starts with :SessionTree)')
-    if cmd then
+    if runnable then
       local started, err = client.ensure()
       if not started then
         health.error('could not start the server: ' .. tostring(err))

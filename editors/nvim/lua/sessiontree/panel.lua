@@ -227,13 +227,13 @@ end
 
 --- The width to ask rows for (0 = uncut).
 ---@return integer
-local function row_width()
+function M.row_width()
   local st = M.state
   if not config.options.panel.truncate or not M.is_open() then
     return 0
   end
   -- Leave room for the leaf marker the panel draws after the text.
-  return math.max(20, vim.api.nvim_win_get_width(st.win) - 1)
+  return math.max(20, vim.api.nvim_win_get_width(st.win) - vim.fn.strdisplaywidth(render.LEAF_MARK) - 1)
 end
 
 --- Asks the server for the rows of the current state and draws them. Answers to an older request
@@ -253,7 +253,7 @@ function M.refresh(done)
     filter = st.filter,
     search = st.search,
     selection = st.selection,
-    width = row_width(),
+    width = M.row_width(),
     height = 0,
   }, function(err, result)
     st.pending = st.pending - 1

@@ -136,6 +136,9 @@ function M.text_start(line, row)
   return math.min(#(row.prefix or ''), #line)
 end
 
+--- Drawn after the leaf's row (the panel keeps room for it when rows are cut to its width).
+M.LEAF_MARK = ' ← leaf'
+
 --- The cursor marker the server draws in front of the selected row (`› `), if its lines have one.
 M.MARKER = '›'
 
@@ -248,7 +251,7 @@ function M.draw(buf, lines, rows)
     end
     if row.isLeaf then
       vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
-        virt_text = { { ' ● leaf', 'SessionTreeLeaf' } },
+        virt_text = { { M.LEAF_MARK, 'SessionTreeLeaf' } },
         virt_text_pos = 'eol',
       })
     end

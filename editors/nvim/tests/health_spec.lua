@@ -1,0 +1,36 @@
+-- :checkhealth sessiontree against the real server: version, binary, protocol, sessions, client.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+
+H.run(function()
+  local conf = H.conformance_dir()
+  local dir = H.workspace({ ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl' })
+  H.setup(dir)
+  vim.cmd('checkhealth sessiontree')
+  local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
+  H.check(text:find('OK Neovim 0.', 1, true), 'reports the Neovim version', text)
+  H.check(text:find('OK server: ', 1, true) and text:find('sessiontree %d+%.%d+'), 'reports the server binary and its version')
+  H.check(text:find('OK protocol version 1', 1, true), 'reports the protocol version')
+  H.check(text:find('1 session(s) in ' .. dir .. '/sessions', 1, true), 'reports the session folder found')
+  H.check(text:find('OK client %d+ running'), 'reports the client')
+  H.check(not text:find('ERROR', 1, true), 'no errors', text)
+
+  -- A missing binary is an error with advice.
+  require('sessiontree.client').stop(true)
+  vim.wait(500)
+  require('sessiontree').setup({ cmd = { dir .. '/no-such-sessiontree', 'lsp' } })
+  -- (Captured from vim.health directly: a second :checkhealth in one headless run trips a redraw assertion.)
+  local got = {}
+  local real = vim.health
+  vim.health = setmetatable({}, {
+    __index = function(_, level)
+      return function(msg)
+        table.insert(got, level .. ' ' .. tostring(msg))
+      end
+    end,
+  })
+  local ok, err = pcall(require('sessiontree.health').check)
+  vim.health = real
+  text = table.concat(got, '\n')
+  H.check(ok, 'the check runs', err)
+  H.check(text:find('error server command is not executable', 1, true), 'a missing binary is reported as an error', text)
+end)

@@ -1,0 +1,14 @@
+-- init for the tmux run: the plugin from this checkout, the real server, sessions in $ST_DIR/sessions.
+local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h')
+vim.opt.runtimepath:prepend(plugin)
+vim.o.termguicolors = false
+vim.o.shortmess = vim.o.shortmess .. 'I'
+vim.cmd('runtime plugin/sessiontree.lua')
+local dir = vim.env.ST_DIR
+require('sessiontree').setup({
+  cmd = { vim.env.SESSIONTREE_BIN, 'lsp' },
+  extra_roots = { dir .. '/sessions' },
+  omp_agent_dir = dir .. '/omp-agent',
+  pi_agent_dir = dir .. '/pi-agent',
+  panel = { width = 64 },
+})

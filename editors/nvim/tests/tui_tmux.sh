@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# Drives the plugin in a real Neovim TUI inside tmux: :SessionTree, moves, a filter, a search,
+# Enter on a user message (the chat opens with its text), then saves the screen.
+# usage: tui_tmux.sh NVIM SESSIONTREE_BIN CONFORMANCE_DIR ARTIFACT
+# Ends with "tui: N passed, M failed, 0 pending"; exits non-zero on a failure.
+set -uo pipefail
+NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
+HERE=$(cd "$(dirname "$0")" && pwd)
+REPO=$(cd "$HERE/../../.." && pwd)
+S=sessiontree-tui-$$
+ST_DIR=$(mktemp -d)
+mkdir -p "$ST_DIR/sessions" "$(dirname "$ARTIFACT")"
+cp "$CONF/c06-branch-basic/omp/session.jsonl" "$ST_DIR/sessions/c06.jsonl"
+cp "$REPO/examples/csv-importer.omp.jsonl" "$ST_DIR/sessions/csv-importer.omp.jsonl"
+touch -d '-1 minute' "$ST_DIR/sessions/c06.jsonl"
+export ST_DIR SESSIONTREE_BIN=$BIN
+export XDG_STATE_HOME=$ST_DIR/state XDG_CONFIG_HOME=$ST_DIR/config XDG_DATA_HOME=$ST_DIR/data
+
+passed=0 failed=0
+check() { # check <description> <grep -E pattern> [screen]
+    if printf '%s\n' "$SCREEN" | grep -qE -- "$2"; then
+        passed=$((passed + 1)); echo "  ok    $1"
+    else
+        failed=$((failed + 1)); echo "  FAIL  $1 (no /$2/ on the screen)"
+    fi
+}
+screen() { SCREEN=$(tmux capture-pane -p -t "$S"); }
+wait_for() { # wait_for <pattern>: up to 10 s
+    for _ in $(seq 1 100); do
+        screen
+        if printf '%s\n' "$SCREEN" | grep -qE -- "$1"; then return 0; fi
+        sleep 0.1
+    done
+    return 1
+}
+cleanup() { tmux kill-session -t "$S" 2>/dev/null || true; rm -rf "$ST_DIR"; }
+trap cleanup EXIT
+
+echo "# tui (tmux)"
+tmux -f /dev/null new-session -d -s "$S" -x 140 -y 32 \
+    "cd '$ST_DIR' && '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
+tmux set-option -t "$S" escape-time 0 >/dev/null
+wait_for '~' || true
+tmux send-keys -t "$S" ':SessionTree' Enter
+wait_for 'CSV importer quoted commas' ; check ':SessionTree shows the newest session in the header' 'CSV importer quoted commas · filter: default'
+wait_for 'user: The CSV importer'; check 'the panel draws the rows' 'user: The CSV importer drops rows'
+check 'the leaf is marked' '← leaf'
+check 'the server cursor marker is on the leaf row' '› .*PR opened.*← leaf'
+FIRST=$SCREEN
+tmux send-keys -t "$S" k
+sleep 0.3; screen
+check 'k moves the cursor marker up' '› .*user: Great, open a PR'
+check 'the old row lost the marker' '^  .*PR opened.*← leaf'
+tmux send-keys -t "$S" M-u
+wait_for 'filter: userOnly'; check '<M-u> filters to user messages (header)' 'filter: userOnly'
+check 'user-only hides assistant rows' '^[^│]*user: The CSV importer'
+tmux send-keys -t "$S" M-d
+wait_for 'filter: default'
+tmux send-keys -t "$S" / q u o t e
+wait_for 'search: quote'; check '/ and typing search live (header)' 'search: quote'
+tmux send-keys -t "$S" Enter Escape
+wait_for 'filter: default · [0-9]+ rows'
+tmux send-keys -t "$S" ':SessionTree! ' Enter
+sleep 0.5; screen
+# vim.ui.select in the TUI lists the sessions with numbers: pick the c06 one.
+N=$(printf '%s\n' "$SCREEN" | grep -E '^[0-9]+: Plan a trip' | head -1 | cut -d: -f1)
+check ':SessionTree! lists the sessions' '^[0-9]+: Plan a trip'
+tmux send-keys -t "$S" "${N:-2}" Enter
+wait_for 'user: Paris'; check 'the picked session (c06) is shown' 'user: Paris'
+# Put the cursor on "user: Paris" and press Enter: the leaf moves, the chat opens with "Paris".
+for _ in 1 2 3 4 5 6; do
+    screen
+    if printf '%s\n' "$SCREEN" | grep -qE '› .*user: Paris'; then break; fi
+    tmux send-keys -t "$S" k; sleep 0.15
+done
+tmux send-keys -t "$S" Enter
+wait_for 'message · <CR>'; check 'Enter on a user message opens the chat' 'chat · <CR> sends'
+check 'the chat shows the conversation' '## assistant'
+check 'the chat input holds the message text' '^Paris *$|│Paris'
+sleep 0.3; screen
+{ printf '%s\n' "$FIRST"; printf -- '-----\n'; printf '%s\n' "$SCREEN"; } > "$ARTIFACT"
+echo "  screen saved to $ARTIFACT"
+tmux send-keys -t "$S" Escape ':qa!' Enter
+sleep 0.3
+echo "tui: $passed passed, $failed failed, 0 pending"
+[ "$failed" -eq 0 ]
