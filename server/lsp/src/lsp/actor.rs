@@ -13,8 +13,12 @@ use std::sync::Arc;
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
-/// A job that runs on the actor with exclusive access to the session.
-type Job = Box<dyn FnOnce(&mut Actor) + Send>;
+/// A job that runs on the actor with exclusive access to the session. It returns the delivery of
+/// its answer, which the actor runs after sending the notifications the job caused.
+type Job = Box<dyn FnOnce(&mut Actor) -> Deliver + Send>;
+
+/// Sends an answer to the waiting request.
+type Deliver = Box<dyn FnOnce() + Send>;
 
 /// What the queue carries.
 pub enum Command {
@@ -62,7 +66,10 @@ impl SessionHandle {
     ) -> ApiResult<R> {
         let (tx, rx) = oneshot::channel();
         let job: Job = Box::new(move |actor| {
-            let _ = tx.send(f(actor));
+            let result = f(actor);
+            Box::new(move || {
+                let _ = tx.send(result);
+            })
         });
         self.tx
             .send(Command::Run(job))
@@ -263,23 +270,39 @@ impl Actor {
                 biased;
                 command = rx.recv() => {
                     let Some(command) = command else { break };
-                    match command {
-                        Command::Run(job) => job(&mut self),
+                    // Notifications go out before the answer that caused them: a client then
+                    // sees `didChange` first, and Emacs 28's jsonrpc, which can drop a message
+                    // arriving right behind a reply it is waiting for, keeps them.
+                    let deliver: Option<Deliver> = match command {
+                        Command::Run(job) => Some(job(&mut self)),
                         Command::Navigate(params, reply) => {
                             let result = self.navigate(params).await;
-                            let _ = reply.send(result);
+                            Some(Box::new(move || {
+                                let _ = reply.send(result);
+                            }))
                         }
                         Command::Branch(params, reply) => {
                             let result = self.branch(params).await;
-                            let _ = reply.send(result);
+                            Some(Box::new(move || {
+                                let _ = reply.send(result);
+                            }))
                         }
-                        Command::Follow => self.follow(),
+                        Command::Follow => {
+                            self.follow();
+                            None
+                        }
                         Command::Close => break,
+                    };
+                    self.flush().await;
+                    if let Some(deliver) = deliver {
+                        deliver();
                     }
                 }
-                _ = poll.tick() => self.follow(),
+                _ = poll.tick() => {
+                    self.follow();
+                    self.flush().await;
+                }
             }
-            self.flush().await;
         }
         tracing::debug!(uri = %self.uri, "actor stopped");
     }
