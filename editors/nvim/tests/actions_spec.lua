@@ -122,11 +122,7 @@ H.run(function()
     local row = row_of('2ececf0f')
     return row and row.label == 'trip start' and H.panel_lines()[1]:find('[trip start]', 1, true)
   end), 'the label appears on the row', H.panel_lines()[1])
-  local marks = vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, { 0, 0 }, { 0, -1 }, { details = true })
-  local labelled = false
-  for _, m in ipairs(marks) do
-    labelled = labelled or m[4].hl_group == 'SessionTreeLabel'
-  end
+  local labelled = H.panel_groups().SessionTreeLabel
   H.check(labelled, 'the label is highlighted with SessionTreeLabel')
   goto_row('2ececf0f')
   H.redraw_after(function()

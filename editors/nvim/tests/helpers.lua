@@ -124,6 +124,39 @@ function H.panel_lines()
   return vim.api.nvim_buf_get_lines(st.buf, 0, -1, false)
 end
 
+--- The highlight groups the panel draws (the decoration provider's per-row highlights plus the
+--- extmarks), as a set, and how many search matches.
+---@return table<string, boolean> groups
+---@return integer matches
+function H.panel_groups()
+  local render = require('sessiontree.render')
+  local st = require('sessiontree.panel').state
+  local groups, matches = {}, 0
+  for i, line in ipairs(H.panel_lines()) do
+    local row = st.rows[i]
+    if row then
+      for _, h in ipairs(render.row_highlights(line, row)) do
+        groups[h[3]] = true
+        if h[3] == 'SessionTreeMatch' then
+          matches = matches + 1
+        end
+      end
+    end
+  end
+  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(st.buf, -1, 0, -1, { details = true })) do
+    if m[4].hl_group then
+      groups[m[4].hl_group] = true
+    end
+    if m[4].line_hl_group then
+      groups[m[4].line_hl_group] = true
+    end
+    for _, chunk in ipairs(m[4].virt_text or {}) do
+      groups[chunk[2]] = true
+    end
+  end
+  return groups, matches
+end
+
 --- The id of the row under the cursor.
 ---@return string|nil
 function H.cursor_id()

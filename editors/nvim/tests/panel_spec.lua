@@ -44,17 +44,8 @@ H.run(function()
   H.check(vim.wo[st.win].winbar:find('CSV importer', 1, true) ~= nil, 'the header is the panel winbar')
 
   -- extmarks: the active path, the label, the leaf marker
-  local marks = vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, 0, -1, { details = true })
-  local groups = {}
-  for _, m in ipairs(marks) do
-    if m[4].hl_group then
-      groups[m[4].hl_group] = true
-    end
-    for _, chunk in ipairs(m[4].virt_text or {}) do
-      groups[chunk[2]] = true
-    end
-  end
-  for _, g in ipairs({ 'SessionTreeLabel', 'SessionTreeRoleUser', 'SessionTreeRoleAssistant', 'SessionTreeLeaf', 'SessionTreeInactive' }) do
+  local groups = H.panel_groups()
+  for _, g in ipairs({ 'SessionTreeLabel', 'SessionTreeRoleUser', 'SessionTreeRoleAssistant', 'SessionTreeLeaf', 'SessionTreeInactive', 'SessionTreeCursor', 'SessionTreeActivePath' }) do
     H.check(groups[g], 'rows highlighted with ' .. g)
   end
   H.check(vim.api.nvim_get_hl(0, { name = 'SessionTreeActivePath' }).link ~= nil, 'SessionTreeActivePath is a default link users can relink')
@@ -126,12 +117,7 @@ H.run(function()
   local searched = H.server_lines('default', 'quoted')
   H.check(vim.deep_equal(H.panel_lines(), searched), 'the rows are the searched rows', { H.panel_lines(), searched })
   H.check(#searched < n and #searched > 0, 'the search narrows (' .. #searched .. ' of ' .. n .. ')')
-  local match_marks = 0
-  for _, m in ipairs(vim.api.nvim_buf_get_extmarks(st.buf, require('sessiontree.render').ns, 0, -1, { details = true })) do
-    if m[4].hl_group == 'SessionTreeMatch' then
-      match_marks = match_marks + 1
-    end
-  end
+  local _, match_marks = H.panel_groups()
   H.check(match_marks > 0, 'search matches highlighted (' .. match_marks .. ')')
   H.redraw_after(function()
     H.feed('<BS>')

@@ -47,6 +47,12 @@ wait_for 'user: The CSV importer'; check 'the panel draws the rows' 'user: The C
 check 'the leaf is marked' '← leaf'
 check 'the server cursor marker is on the leaf row' '› .*PR opened.*← leaf'
 FIRST=$SCREEN
+COLORS=$(tmux capture-pane -e -p -t "$S")
+if printf '%s\n' "$COLORS" | grep -qE $'\e\\[[0-9;]*m\\[csv crate\\]'; then
+    passed=$((passed + 1)); echo "  ok    the label is drawn in its own colour (decoration provider)"
+else
+    failed=$((failed + 1)); echo "  FAIL  no colour escape before [csv crate]"
+fi
 tmux send-keys -t "$S" k
 sleep 0.3; screen
 check 'k moves the cursor marker up' '› .*user: Great, open a PR'

@@ -321,6 +321,7 @@ local function ensure_buf()
     group = augroup,
     buffer = buf,
     callback = function()
+      render.forget(buf)
       st.buf, st.win = nil, nil
     end,
   })

@@ -182,7 +182,58 @@ function M.move_marker(buf, from, to)
   vim.bo[buf].modified = false
 end
 
---- Writes `lines` into `buf` and highlights each row from its structure.
+--- The highlights of one row: `{ start_col, end_col, group, priority }` in bytes of `line`.
+---@param line string the row's line as drawn
+---@param row table the protocol `Row`
+---@return { [1]: integer, [2]: integer, [3]: string, [4]: integer }[]
+function M.row_highlights(line, row)
+  local out = {}
+  local plen = M.text_start(line, row)
+  if plen > 0 then
+    table.insert(out, { 0, plen, row.onActivePath and 'SessionTreeActivePath' or 'SessionTreeConnector', 100 })
+  end
+  if not row.onActivePath and #line > plen then
+    table.insert(out, { plen, #line, 'SessionTreeInactive', 90 })
+  end
+  -- The label is written as `[label] ` before the role (in the gutter or at the text's start).
+  local role_from = plen
+  if row.label and row.label ~= '' then
+    local ls, le = line:find('[' .. row.label .. ']', 1, true)
+    if ls then
+      table.insert(out, { ls - 1, le, 'SessionTreeLabel', 110 })
+      role_from = math.max(plen, le)
+    end
+  end
+  -- The role part: `user:`/`assistant:` for messages, `[kind…]` for the rest.
+  local rest = line:sub(role_from + 1)
+  local lead = #rest:match('^%s*')
+  local role_len
+  if rest:sub(lead + 1, lead + 1) == '[' then
+    local close = rest:find(']', lead + 1, true)
+    role_len = close and (close - lead) or nil
+  elseif row.role and rest:sub(lead + 1, lead + #row.role + 1) == row.role .. ':' then
+    role_len = #row.role + 1
+  end
+  if role_len then
+    local start = role_from + lead
+    table.insert(out, { start, start + role_len, M.role_group(row), 105 })
+  end
+  for _, m in ipairs(row.matches or {}) do
+    local s = math.min(plen + byte_of(row.text, m.start), #line)
+    local e = math.min(plen + byte_of(row.text, m['end']), #line)
+    if e > s then
+      table.insert(out, { s, e, 'SessionTreeMatch', 120 })
+    end
+  end
+  return out
+end
+
+--- The rows drawn in each panel buffer, for the decoration provider.
+---@type table<integer, table[]>
+local drawn = {}
+
+--- Writes `lines` into `buf`. Row highlights are drawn by a decoration provider for the visible
+--- lines only, so a redraw costs the same on a 40 000-row session as on a small one.
 ---@param buf integer
 ---@param lines string[] the server's `lines`
 ---@param rows table[] the server's `rows` (same order)
@@ -192,71 +243,44 @@ function M.draw(buf, lines, rows)
   vim.bo[buf].modifiable = false
   vim.bo[buf].modified = false
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
+  drawn[buf] = rows
   for i, row in ipairs(rows) do
-    local line = lines[i] or ''
-    local lnum = i - 1
-    local plen = M.text_start(line, row)
-    if plen > 0 then
-      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
-        end_col = plen,
-        hl_group = row.onActivePath and 'SessionTreeActivePath' or 'SessionTreeConnector',
-      })
-    end
-    if not row.onActivePath and #line > plen then
-      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, plen, {
-        end_col = #line,
-        hl_group = 'SessionTreeInactive',
-        priority = 90,
-      })
-    end
-    -- The label is written as `[label] ` before the role (in the gutter or at the text's start).
-    local role_from = plen
-    if row.label and row.label ~= '' then
-      local ls, le = line:find('[' .. row.label .. ']', 1, true)
-      if ls then
-        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, ls - 1, {
-          end_col = le,
-          hl_group = 'SessionTreeLabel',
-          priority = 110,
-        })
-        role_from = math.max(plen, le)
-      end
-    end
-    -- The role part: `user:`/`assistant:` for messages, `[kind…]` for the rest.
-    local group = M.role_group(row)
-    local rest = line:sub(role_from + 1)
-    local lead = #rest:match('^%s*')
-    local role_len
-    if rest:sub(lead + 1, lead + 1) == '[' then
-      local close = rest:find(']', lead + 1, true)
-      role_len = close and (close - lead) or nil
-    elseif row.role and rest:sub(lead + 1, lead + #row.role + 1) == row.role .. ':' then
-      role_len = #row.role + 1
-    end
-    if role_len then
-      local start = role_from + lead
-      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, start, {
-        end_col = start + role_len,
-        hl_group = group,
-        priority = 105,
-      })
-    end
-    for _, m in ipairs(row.matches or {}) do
-      local s = plen + byte_of(row.text, m.start)
-      local e = plen + byte_of(row.text, m['end'])
-      s, e = math.min(s, #line), math.min(e, #line)
-      if e > s then
-        vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, s, { end_col = e, hl_group = 'SessionTreeMatch', priority = 120 })
-      end
-    end
     if row.isLeaf then
-      vim.api.nvim_buf_set_extmark(buf, M.ns, lnum, 0, {
+      vim.api.nvim_buf_set_extmark(buf, M.ns, i - 1, 0, {
         virt_text = { { M.LEAF_MARK, 'SessionTreeLeaf' } },
         virt_text_pos = 'eol',
       })
     end
   end
 end
+
+--- Forgets a wiped buffer.
+---@param buf integer
+function M.forget(buf)
+  drawn[buf] = nil
+end
+
+vim.api.nvim_set_decoration_provider(M.ns, {
+  on_win = function(_, _, buf)
+    return drawn[buf] ~= nil
+  end,
+  on_line = function(_, _, buf, lnum)
+    local rows = drawn[buf]
+    local row = rows and rows[lnum + 1]
+    if not row then
+      return
+    end
+    local line = vim.api.nvim_buf_get_lines(buf, lnum, lnum + 1, false)[1] or ''
+    for _, h in ipairs(M.row_highlights(line, row)) do
+      pcall(vim.api.nvim_buf_set_extmark, buf, M.ns, lnum, h[1], {
+        end_col = h[2],
+        hl_group = h[3],
+        priority = h[4],
+        ephemeral = true,
+      })
+    end
+  end,
+})
 
 --- Marks the cursor row (a full-line highlight users can relink, instead of 'cursorline').
 ---@param buf integer
