@@ -16,12 +16,16 @@ use serde_json::{json, Value};
 use sessiontree_core::context::build_context;
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
+use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, Instant};
+
+/// The search query (2-3 tokens, words the generator uses).
+const SEARCH: &str = "parse config";
 
 /// Bumped whenever the generator's output changes, so cached files are regenerated.
 const DATA_VERSION: u32 = 1;
@@ -45,6 +49,8 @@ struct Args {
     seed: u64,
     json: Option<PathBuf>,
     probe: Option<PathBuf>,
+    op: String,
+    repeat: usize,
     keep_scratch: bool,
 }
 
@@ -56,6 +62,8 @@ fn parse_args() -> AnyResult<Args> {
         seed: 1,
         json: None,
         probe: None,
+        op: "open".to_owned(),
+        repeat: 5,
         keep_scratch: false,
     };
     let mut it = std::env::args().skip(1);
@@ -78,6 +86,8 @@ fn parse_args() -> AnyResult<Args> {
             "--seed" => args.seed = value("--seed")?.parse()?,
             "--json" => args.json = Some(PathBuf::from(value("--json")?)),
             "--probe" => args.probe = Some(PathBuf::from(value("--probe")?)),
+            "--op" => args.op = value("--op")?,
+            "--repeat" => args.repeat = value("--repeat")?.parse()?,
             "--keep-scratch" => args.keep_scratch = true,
             // `cargo bench` passes `--bench`; filters and libtest flags mean nothing here.
             "--bench" | "--nocapture" | "--quiet" | "-q" => {}
@@ -272,23 +282,66 @@ fn vm_kb(field: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
-fn run_probe(file: &Path) -> AnyResult<()> {
+fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
     let base_hwm = vm_kb("VmHWM:").unwrap_or(0.0);
     let started = Instant::now();
     let session = Session::open(file, OpenOptions::default())?;
     let opened = started.elapsed();
-    // The first answer: the leaf's branch (the rows of the first window once the view lands).
-    let branch = session.branch_path(None);
-    let answered = started.elapsed();
-    let out = json!({
+    let hwm_open = vm_kb("VmHWM:");
+    let rss_open = vm_kb("VmRSS:");
+    let mut out = json!({
         "openMs": opened.as_secs_f64() * 1e3,
-        "firstAnswerMs": answered.as_secs_f64() * 1e3,
-        "peakRssKb": vm_kb("VmHWM:"),
-        "rssAfterKb": vm_kb("VmRSS:"),
+        "peakRssOpenKb": hwm_open,
+        "rssAfterOpenKb": rss_open,
         "baseRssKb": base_hwm,
         "entries": session.entries().len(),
-        "branchLen": branch.len(),
     });
+    match op {
+        // The first answer an editor waits for: the first window of the /tree rows.
+        "open" => {
+            let t = Instant::now();
+            let view = compute_rows(&session, &ViewState::default(), None);
+            out["firstWindowMs"] = json!(t.elapsed().as_secs_f64() * 1e3);
+            out["firstAnswerMs"] = json!(started.elapsed().as_secs_f64() * 1e3);
+            out["peakRssKb"] = json!(vm_kb("VmHWM:"));
+            out["rows"] = json!(view.rows.len());
+        }
+        // Loops for profilers (`perf record … --probe FILE --op rows`).
+        "rows" | "search" | "context" | "tree" | "branch" => {
+            let mut times = Vec::new();
+            for _ in 0..repeat {
+                let t = Instant::now();
+                let n = match op {
+                    "rows" => compute_rows(&session, &ViewState::default(), None)
+                        .rows
+                        .len(),
+                    "search" => compute_rows(
+                        &session,
+                        &ViewState {
+                            search: SEARCH.to_owned(),
+                            ..ViewState::default()
+                        },
+                        None,
+                    )
+                    .rows
+                    .len(),
+                    "context" => {
+                        let path = session.branch_path(None);
+                        let values: Vec<Value> =
+                            path.iter().map(|&i| session.entries()[i].json()).collect();
+                        build_context(session.dialect(), &values).messages.len()
+                    }
+                    "tree" => session.tree().roots.len(),
+                    _ => session.branch_path(None).len(),
+                };
+                std::hint::black_box(n);
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            out["opMs"] = json!(times);
+            out["peakRssKb"] = json!(vm_kb("VmHWM:"));
+        }
+        other => return Err(format!("unknown probe op `{other}`").into()),
+    }
     writeln!(std::io::stdout().lock(), "{out}")?;
     Ok(())
 }
@@ -382,32 +435,40 @@ fn measure(
     let mut figs = Vec::new();
     let mut log = std::io::stdout().lock();
 
-    // Open, in fresh processes.
+    // Open, in fresh processes: Session::open, then the first window of rows.
     let mut open = Vec::new();
     let mut first = Vec::new();
+    let mut peak_open = Vec::new();
     let mut peak = Vec::new();
     let mut after = Vec::new();
     for _ in 0..runs {
         let p = probe_open(&file.path)?;
-        open.push(p["openMs"].as_f64().unwrap_or(f64::NAN));
-        first.push(p["firstAnswerMs"].as_f64().unwrap_or(f64::NAN));
-        peak.push(p["peakRssKb"].as_f64().unwrap_or(f64::NAN) / 1024.0);
-        after.push(p["rssAfterKb"].as_f64().unwrap_or(f64::NAN) / 1024.0);
+        let num = |key: &str| p[key].as_f64().unwrap_or(f64::NAN);
+        open.push(num("openMs"));
+        first.push(num("firstWindowMs"));
+        peak_open.push(num("peakRssOpenKb") / 1024.0);
+        peak.push(num("peakRssKb") / 1024.0);
+        after.push(num("rssAfterOpenKb") / 1024.0);
     }
-    figs.push(
-        Figure {
-            samples: first,
-            ..Figure::time("open → first answer (fresh process)", "open", &[])
-        }
-        .with_note("Session::open + getBranch of the leaf; rows not wired in yet"),
-    );
     figs.push(Figure {
         samples: open,
-        ..Figure::time("  of which Session::open", "", &[])
+        ..Figure::time("open: Session::open (fresh process)", "open", &[])
     });
-    figs.push(Figure::memory("peak RSS (fresh process)", "peak_rss", peak));
+    figs.push(Figure::memory(
+        "peak RSS: open (fresh process)",
+        "peak_rss",
+        peak_open,
+    ));
     figs.push(Figure::memory("  RSS held after open", "", after));
-
+    figs.push(Figure {
+        samples: first,
+        ..Figure::time("  first window right after open (same process)", "", &[])
+    });
+    figs.push(Figure::memory(
+        "peak RSS: open + first window (fresh process)",
+        "peak_rss",
+        peak,
+    ));
     // Breakdown of open, in this process (page cache warm).
     let (t, _) = time_runs(runs, |_| {
         std::fs::read(&file.path).map(|b| b.len()).unwrap_or(0)
@@ -473,22 +534,51 @@ fn measure(
     ));
     drop(values);
 
-    // View: rows, search.
-    for (op, key) in [
-        ("first window of rows", "first_window"),
-        ("full rows, default filter", "rows_full"),
-        ("full rows, no-tools filter", "rows_full"),
-        ("full rows, user-only filter", "rows_full"),
-        ("full rows, labeled-only filter", "rows_full"),
-        ("full rows, all filter", "rows_full"),
-        ("search, 2-3 tokens", "search"),
+    // View: rows, filters, search (the engine's `view::compute_rows`, which builds the whole
+    // flattened model on every call; there is no windowed entry point yet).
+    let state = |filter: FilterMode, search: &str| ViewState {
+        filter,
+        search: search.to_owned(),
+        ..ViewState::default()
+    };
+    let (t, view) = time_runs(runs, |_| {
+        compute_rows(&session, &state(FilterMode::Default, ""), None)
+    });
+    let total_rows = view.as_ref().map_or(0, |v| v.rows.len());
+    drop(view);
+    figs.push(
+        Figure::time(
+            "first window of rows (compute_rows, default)",
+            "first_window",
+            &t,
+        )
+        .with_note(format!(
+            "no windowed API: computes all {total_rows} rows to show the window"
+        )),
+    );
+    for (op, mode) in [
+        ("full rows, default filter", FilterMode::Default),
+        ("full rows, no-tools filter", FilterMode::NoTools),
+        ("full rows, user-only filter", FilterMode::UserOnly),
+        ("full rows, labeled-only filter", FilterMode::LabeledOnly),
+        ("full rows, all filter", FilterMode::All),
     ] {
-        figs.push(Figure::not_measured(
-            op,
-            key,
-            "the view (compute_rows) has not landed in the engine yet",
-        ));
+        let (t, view) = time_runs(runs, |_| {
+            compute_rows(&session, &state(mode, ""), None).rows.len()
+        });
+        figs.push(
+            Figure::time(op, "rows_full", &t).with_note(format!("{} rows", view.unwrap_or(0))),
+        );
     }
+    let (t, hits) = time_runs(runs, |_| {
+        compute_rows(&session, &state(FilterMode::Default, SEARCH), None)
+            .rows
+            .len()
+    });
+    figs.push(
+        Figure::time("search, 2-3 tokens", "search", &t)
+            .with_note(format!("`{SEARCH}`: {} rows", hits.unwrap_or(0))),
+    );
 
     // Navigate (in memory): alternate between an entry off the active path and the leaf.
     let mut nav_session = Session::open(&file.path, OpenOptions::default())?;
@@ -510,7 +600,7 @@ fn measure(
     drop(nav_session);
 
     // Workspace-symbol-like search over every entry: no engine API yet; a raw-line scan stands in.
-    let tokens = ["parse", "config"];
+    let tokens: Vec<&str> = SEARCH.split(' ').collect();
     let (t, hits) = time_runs(runs, |_| {
         session
             .entries()
@@ -529,7 +619,7 @@ fn measure(
             &t,
         )
         .with_note(format!(
-        "no engine API yet: case-insensitive scan of every raw line for `parse config` ({} hits)",
+        "the server's index is private: case-insensitive scan of every raw line for `{SEARCH}` ({} hits)",
         hits.unwrap_or(0)
     )),
     );
@@ -540,6 +630,8 @@ fn measure(
     std::fs::create_dir_all(scratch_dir)?;
     let scratch = scratch_dir.join(file.path.file_name().unwrap_or_default());
     std::fs::copy(&file.path, &scratch)?;
+    // Flush the copy now, or the first fdatasync below pays for writing back 300 MB.
+    std::fs::File::open(&scratch)?.sync_all()?;
     let mut s = Session::open(&scratch, OpenOptions::default())?;
     let write = {
         let line = format!(
@@ -728,7 +820,7 @@ fn fmt_value(v: f64, unit: &str) -> String {
 fn real_main() -> AnyResult<()> {
     let args = parse_args()?;
     if let Some(file) = &args.probe {
-        return run_probe(file);
+        return run_probe(file, &args.op, args.repeat);
     }
     let budgets = Budgets::load()?;
     let data_dir = target_dir().join("bench-data");
