@@ -89,6 +89,16 @@ else
     failed=$((failed + 1))
 fi
 
+# Formatting, when stylua is installed (editors/nvim/.stylua.toml); optional.
+STYLUA=${STYLUA:-$(command -v stylua || true)}
+if [ -n "$STYLUA" ]; then
+    if (cd editors/nvim && "$STYLUA" --check . >"$WORK/stylua.out" 2>&1); then
+        echo "  ok    stylua --check"; passed=$((passed + 1))
+    else
+        echo "  FAIL  stylua --check"; head -20 "$WORK/stylua.out"; failed=$((failed + 1))
+    fi
+fi
+
 [ "$pending" -gt 0 ] && echo "nvim: $pending pending (waiting on the server; see the PENDING lines)"
 echo "nvim: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -56,57 +56,104 @@ H.run(function()
   local chat = require('sessiontree.chat')
   local protocol = require('sessiontree.protocol')
   local st = panel.state
-  H.check(H.redraw_after(function()
-    vim.cmd('SessionTree ' .. c06)
-  end, 10000), ':SessionTree {file} drew rows')
-  H.check(st.leaf == '662d009f' and H.cursor_id() == '662d009f', 'c06 opens at its leaf (662d009f)', { leaf = st.leaf, cursor = H.cursor_id() })
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionTree ' .. c06)
+    end, 10000),
+    ':SessionTree {file} drew rows'
+  )
+  H.check(
+    st.leaf == '662d009f' and H.cursor_id() == '662d009f',
+    'c06 opens at its leaf (662d009f)',
+    { leaf = st.leaf, cursor = H.cursor_id() }
+  )
 
   -- Enter on the leaf: nothing moves.
   H.feed('<CR>')
-  H.check(H.wait(function()
-    return said('Already at this point')
-  end), 'Enter on the leaf says "Already at this point"', messages)
+  H.check(
+    H.wait(function()
+      return said('Already at this point')
+    end),
+    'Enter on the leaf says "Already at this point"',
+    messages
+  )
 
   -- Enter on a user message: the leaf moves to its parent and its text fills the chat input.
   H.check(goto_row('c498f61c'), 'cursor on "user: Paris"')
-  H.check(H.redraw_after(function()
-    H.feed('<CR>')
-  end), 'Enter redraws')
-  H.check(H.wait(function()
-    return st.leaf == '42864a3e'
-  end), 'the leaf moved to the message\'s parent (42864a3e)', st.leaf)
+  H.check(
+    H.redraw_after(function()
+      H.feed('<CR>')
+    end),
+    'Enter redraws'
+  )
+  H.check(
+    H.wait(function()
+      return st.leaf == '42864a3e'
+    end),
+    "the leaf moved to the message's parent (42864a3e)",
+    st.leaf
+  )
   H.check(row_of('42864a3e') and row_of('42864a3e').isLeaf, 'the panel marks the new leaf')
-  H.check(H.wait(function()
-    return chat.input_text() == 'Paris'
-  end), 'the chat input is prefilled with the message text', chat.input_text())
+  H.check(
+    H.wait(function()
+      return chat.input_text() == 'Paris'
+    end),
+    'the chat input is prefilled with the message text',
+    chat.input_text()
+  )
   H.check(chat.is_open(), 'the chat opened beside the panel')
-  H.check(H.wait(function()
-    local lines = vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
-    local text = table.concat(lines, '\n')
-    return text:find('Where to?', 1, true) and not text:find('Rome', 1, true)
-  end), 'the chat shows the conversation along the new active path', vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false))
+  H.check(
+    H.wait(function()
+      local lines = vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
+      local text = table.concat(lines, '\n')
+      return text:find('Where to?', 1, true) and not text:find('Rome', 1, true)
+    end),
+    'the chat shows the conversation along the new active path',
+    vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
+  )
   H.check(vim.bo[chat.state.conv_buf].filetype == 'markdown', 'the chat is a markdown buffer')
 
   -- Send from the chat: a user message appended at the leaf.
   vim.api.nvim_buf_set_lines(chat.state.input_buf, 0, -1, false, { 'Paris, for three days' })
   local before = #vim.fn.readfile(c06)
-  H.check(H.redraw_after(function()
-    vim.api.nvim_set_current_win(chat.state.input_win)
-    H.feed('<CR>')
-  end), '<CR> in the chat input sends and the panel redraws')
-  H.check(H.wait(function()
-    return #vim.fn.readfile(c06) == before + 1
-  end), 'one line appended to the file')
+  H.check(
+    H.redraw_after(function()
+      vim.api.nvim_set_current_win(chat.state.input_win)
+      H.feed('<CR>')
+    end),
+    '<CR> in the chat input sends and the panel redraws'
+  )
+  H.check(
+    H.wait(function()
+      return #vim.fn.readfile(c06) == before + 1
+    end),
+    'one line appended to the file'
+  )
   local last = vim.json.decode(vim.fn.readfile(c06)[before + 1])
-  H.check(last.message and last.message.role == 'user' and last.message.content == 'Paris, for three days' and last.parentId == '42864a3e',
-    'it is a user message under the leaf', last)
-  H.check(H.wait(function()
-    return st.leaf == last.id and row_of(last.id) ~= nil
-  end), 'the new message is a row and the leaf', st.leaf)
+  H.check(
+    last.message
+      and last.message.role == 'user'
+      and last.message.content == 'Paris, for three days'
+      and last.parentId == '42864a3e',
+    'it is a user message under the leaf',
+    last
+  )
+  H.check(
+    H.wait(function()
+      return st.leaf == last.id and row_of(last.id) ~= nil
+    end),
+    'the new message is a row and the leaf',
+    st.leaf
+  )
   H.check(chat.input_text() == '', 'the input is cleared after sending')
-  H.check(H.wait(function()
-    return table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n'):find('three days', 1, true)
-  end), 'the chat shows the sent message')
+  H.check(
+    H.wait(function()
+      return table
+        .concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n')
+        :find('three days', 1, true)
+    end),
+    'the chat shows the sent message'
+  )
   vim.cmd('SessionSend')
   H.check(said('nothing to send'), ':SessionSend with an empty input says there is nothing to send')
 
@@ -115,29 +162,44 @@ H.run(function()
     on_confirm('trip start')
   end
   goto_row('2ececf0f')
-  H.check(H.redraw_after(function()
-    H.feed('L')
-  end), 'L redraws')
-  H.check(H.wait(function()
-    local row = row_of('2ececf0f')
-    return row and row.label == 'trip start' and H.panel_lines()[1]:find('[trip start]', 1, true)
-  end), 'the label appears on the row', H.panel_lines()[1])
+  H.check(
+    H.redraw_after(function()
+      H.feed('L')
+    end),
+    'L redraws'
+  )
+  H.check(
+    H.wait(function()
+      local row = row_of('2ececf0f')
+      return row and row.label == 'trip start' and H.panel_lines()[1]:find('[trip start]', 1, true)
+    end),
+    'the label appears on the row',
+    H.panel_lines()[1]
+  )
   local labelled = H.panel_groups().SessionTreeLabel
   H.check(labelled, 'the label is highlighted with SessionTreeLabel')
   goto_row('2ececf0f')
   H.redraw_after(function()
     vim.cmd('SessionLabel origin')
   end)
-  H.check(H.wait(function()
-    return row_of('2ececf0f').label == 'origin'
-  end), ':SessionLabel origin changes it', row_of('2ececf0f'))
+  H.check(
+    H.wait(function()
+      return row_of('2ececf0f').label == 'origin'
+    end),
+    ':SessionLabel origin changes it',
+    row_of('2ececf0f')
+  )
   goto_row('2ececf0f')
   H.redraw_after(function()
     vim.cmd('SessionLabel!')
   end)
-  H.check(H.wait(function()
-    return row_of('2ececf0f').label == nil and not H.panel_lines()[1]:find('[', 1, true)
-  end), ':SessionLabel! clears it', H.panel_lines()[1])
+  H.check(
+    H.wait(function()
+      return row_of('2ececf0f').label == nil and not H.panel_lines()[1]:find('[', 1, true)
+    end),
+    ':SessionLabel! clears it',
+    H.panel_lines()[1]
+  )
 
   -- Live: another process appends an assistant reply under the leaf.
   local leaf = st.leaf
@@ -153,18 +215,39 @@ H.run(function()
     id = 'f00dfeed',
     parentId = leaf,
     timestamp = '2025-01-01T00:01:00.000Z',
-    message = { role = 'assistant', content = { { type = 'text', text = 'Three days in Paris: Louvre, Orsay, Montmartre.' } }, api = 'fake-api', provider = 'anthropic', model = 'claude-test', stopReason = 'stop', timestamp = 1735689660000 },
+    message = {
+      role = 'assistant',
+      content = { { type = 'text', text = 'Three days in Paris: Louvre, Orsay, Montmartre.' } },
+      api = 'fake-api',
+      provider = 'anthropic',
+      model = 'claude-test',
+      stopReason = 'stop',
+      timestamp = 1735689660000,
+    },
   })
   vim.fn.system({ 'sh', '-c', 'printf "%s\\n" "$1" >> "$2"', 'sh', entry, c06 })
   H.check(vim.v.shell_error == 0, 'another process appended a line')
-  H.check(H.wait(function()
-    return row_of('f00dfeed') ~= nil and st.leaf == 'f00dfeed'
-  end, 10000), 'the append shows up live as the new leaf', st.leaf)
+  H.check(
+    H.wait(function()
+      return row_of('f00dfeed') ~= nil and st.leaf == 'f00dfeed'
+    end, 10000),
+    'the append shows up live as the new leaf',
+    st.leaf
+  )
   H.check(H.cursor_id() == 'f00dfeed', 'the cursor that sat on the leaf followed it', H.cursor_id())
-  H.check(vim.deep_equal(H.panel_lines(), (H.server_lines())), 'the redrawn rows equal the server lines', { H.panel_lines(), (H.server_lines()) })
-  H.check(H.wait(function()
-    return table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n'):find('Montmartre', 1, true)
-  end, 5000), 'the chat follows the append too')
+  H.check(
+    vim.deep_equal(H.panel_lines(), (H.server_lines())),
+    'the redrawn rows equal the server lines',
+    { H.panel_lines(), (H.server_lines()) }
+  )
+  H.check(
+    H.wait(function()
+      return table
+        .concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n')
+        :find('Montmartre', 1, true)
+    end, 5000),
+    'the chat follows the append too'
+  )
 
   -- A selection elsewhere stays put when the agent appends.
   goto_row('c498f61c')
@@ -176,9 +259,12 @@ H.run(function()
     message = { role = 'user', content = 'And the food?', timestamp = 1735689720000 },
   })
   vim.fn.system({ 'sh', '-c', 'printf "%s\\n" "$1" >> "$2"', 'sh', entry2, c06 })
-  H.check(H.wait(function()
-    return row_of('f00dfee2') ~= nil
-  end, 10000), 'a second append shows up')
+  H.check(
+    H.wait(function()
+      return row_of('f00dfee2') ~= nil
+    end, 10000),
+    'a second append shows up'
+  )
   H.check(H.cursor_id() == 'c498f61c', 'the cursor stayed on the entry the user chose', H.cursor_id())
 
   -- Summaries: with summaries on, Enter asks; "No summary" navigates; the wire choice is sent.
@@ -192,11 +278,20 @@ H.run(function()
   H.redraw_after(function()
     H.feed('<CR>')
   end)
-  H.check(asked and asked.prompt == 'Summarize branch?' and vim.deep_equal(asked.items, { 'No summary', 'Summarize', 'Summarize with custom prompt' }),
-    'with summaries on, Enter asks "Summarize branch?"', asked)
-  H.check(H.wait(function()
-    return st.leaf == 'f00dfeed'
-  end), '"No summary" navigates (leaf f00dfeed)', st.leaf)
+  H.check(
+    asked
+      and asked.prompt == 'Summarize branch?'
+      and vim.deep_equal(asked.items, { 'No summary', 'Summarize', 'Summarize with custom prompt' }),
+    'with summaries on, Enter asks "Summarize branch?"',
+    asked
+  )
+  H.check(
+    H.wait(function()
+      return st.leaf == 'f00dfeed'
+    end),
+    '"No summary" navigates (leaf f00dfeed)',
+    st.leaf
+  )
   -- "Summarize" (abandoning the f00dfeed branch) without a model configured: a clear error, nothing moves.
   vim.ui.select = function(items, opts, on_choice)
     on_choice(items[2], 2)
@@ -204,13 +299,19 @@ H.run(function()
   messages = {}
   goto_row('6c055220')
   H.feed('<CR>')
-  H.check(H.wait(function()
-    return said('navigate:') or said('Moved to')
-  end), 'Summarize got an answer', messages)
+  H.check(
+    H.wait(function()
+      return said('navigate:') or said('Moved to')
+    end),
+    'Summarize got an answer',
+    messages
+  )
   if said('noModel') then
     H.check(st.leaf == 'f00dfeed', 'no model configured: the error is shown and nothing moved', messages)
   else
-    H.pending_check('summaries with a model (the server answered without noModel: ' .. table.concat(messages, ' | ') .. ')')
+    H.pending_check(
+      'summaries with a model (the server answered without noModel: ' .. table.concat(messages, ' | ') .. ')'
+    )
   end
   -- "Summarize with custom prompt" asks for the instructions first.
   local prompted
@@ -224,12 +325,21 @@ H.run(function()
   messages = {}
   goto_row('6c055220')
   H.feed('<CR>')
-  H.check(H.wait(function()
-    return said('navigate:') or said('Moved to')
-  end), 'Summarize with custom prompt got an answer', messages)
+  H.check(
+    H.wait(function()
+      return said('navigate:') or said('Moved to')
+    end),
+    'Summarize with custom prompt got an answer',
+    messages
+  )
   H.check(prompted and prompted:find('instructions', 1, true), 'custom instructions asked with vim.ui.input', prompted)
-  H.check(require('sessiontree.actions').pending_navigate == nil and st.busy == nil, 'no navigation left pending, header not busy')
-  H.pending_check('<C-c> cancelling a running summary (needs a server-side summary provider; the flow sends $/cancelRequest)')
+  H.check(
+    require('sessiontree.actions').pending_navigate == nil and st.busy == nil,
+    'no navigation left pending, header not busy'
+  )
+  H.pending_check(
+    '<C-c> cancelling a running summary (needs a server-side summary provider; the flow sends $/cancelRequest)'
+  )
   require('sessiontree.config').options.summaries = 'auto'
 
   -- /branch: pick "Rome", a new session file is written and shown, with "Rome" in the input.
@@ -245,22 +355,39 @@ H.run(function()
   local old_uri = st.uri
   local files_before = vim.fn.glob(dir .. '/**/*.jsonl', false, true)
   vim.cmd('SessionBranch')
-  H.check(H.wait(function()
-    return not panel.same_uri(st.uri, old_uri) and #st.rows > 0
-  end, 10000), ':SessionBranch switched the panel to the new session', st.uri)
+  H.check(
+    H.wait(function()
+      return not panel.same_uri(st.uri, old_uri) and #st.rows > 0
+    end, 10000),
+    ':SessionBranch switched the panel to the new session',
+    st.uri
+  )
   local user_ids = vim.tbl_map(function(n)
     return n.id
   end, offered or {})
-  H.check(vim.tbl_contains(user_ids, '6c055220') and vim.tbl_contains(user_ids, 'c498f61c') and not vim.tbl_contains(user_ids, '42864a3e'),
-    'the picker offers the user messages only', user_ids)
+  H.check(
+    vim.tbl_contains(user_ids, '6c055220')
+      and vim.tbl_contains(user_ids, 'c498f61c')
+      and not vim.tbl_contains(user_ids, '42864a3e'),
+    'the picker offers the user messages only',
+    user_ids
+  )
   local new_path = vim.uri_to_fname(st.uri)
   H.check(vim.fn.filereadable(new_path) == 1, 'the new session file exists: ' .. new_path)
   H.check(#vim.fn.glob(dir .. '/**/*.jsonl', false, true) >= #files_before, 'no file lost')
-  H.check(H.wait(function()
-    return chat.input_text() == 'Rome'
-  end), 'the branched message text is in the input', chat.input_text())
+  H.check(
+    H.wait(function()
+      return chat.input_text() == 'Rome'
+    end),
+    'the branched message text is in the input',
+    chat.input_text()
+  )
   local texts = table.concat(H.panel_lines(), '\n')
-  H.check(texts:find('Where to?', 1, true) and not texts:find('Rome is historic', 1, true), 'the new session holds the path before the message', H.panel_lines())
+  H.check(
+    texts:find('Where to?', 1, true) and not texts:find('Rome is historic', 1, true),
+    'the new session holds the path before the message',
+    H.panel_lines()
+  )
   H.check(vim.fn.readfile(c06)[1]:find('"type":"title"', 1, true) ~= nil, 'the source file keeps its title slot')
 
   -- c05 (labels written by the agent) draws its labels.
@@ -271,7 +398,11 @@ H.run(function()
   for _, row in ipairs(st.rows) do
     any_label = any_label or (row.label ~= nil)
   end
-  H.check(any_label and table.concat(H.panel_lines(), '\n'):find('%[') ~= nil, 'c05: the agent\'s labels are drawn', H.panel_lines())
+  H.check(
+    any_label and table.concat(H.panel_lines(), '\n'):find('%[') ~= nil,
+    "c05: the agent's labels are drawn",
+    H.panel_lines()
+  )
   H.redraw_after(function()
     H.feed('<M-l>')
   end)

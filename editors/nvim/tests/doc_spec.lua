@@ -54,7 +54,11 @@ H.run(function()
   H.check(ok, ':helptags builds without duplicate or bad tags', err)
   vim.opt.runtimepath:prepend(tmp)
   ok, err = pcall(vim.cmd, 'help sessiontree')
-  H.check(ok and vim.bo.buftype == 'help' and vim.fn.expand('%:t') == 'sessiontree.txt', ':help sessiontree opens the page', { err, vim.fn.expand('%:p') })
+  H.check(
+    ok and vim.bo.buftype == 'help' and vim.fn.expand('%:t') == 'sessiontree.txt',
+    ':help sessiontree opens the page',
+    { err, vim.fn.expand('%:p') }
+  )
   for _, tag in ipairs({ 'sessiontree-keys', 'sessiontree-options', ':SessionBranch', 'sessiontree-requirements' }) do
     H.check(pcall(vim.cmd, 'help ' .. tag), ':help ' .. tag)
   end

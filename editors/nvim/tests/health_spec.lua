@@ -8,7 +8,10 @@ H.run(function()
   vim.cmd('checkhealth sessiontree')
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
   H.check(text:find('OK Neovim 0.', 1, true), 'reports the Neovim version', text)
-  H.check(text:find('OK server: ', 1, true) and text:find('sessiontree %d+%.%d+'), 'reports the server binary and its version')
+  H.check(
+    text:find('OK server: ', 1, true) and text:find('sessiontree %d+%.%d+'),
+    'reports the server binary and its version'
+  )
   H.check(text:find('OK protocol version 1', 1, true), 'reports the protocol version')
   H.check(text:find('1 session(s) in ' .. dir .. '/sessions', 1, true), 'reports the session folder found')
   H.check(text:find('OK client %d+ running'), 'reports the client')
@@ -32,5 +35,9 @@ H.run(function()
   vim.health = real
   text = table.concat(got, '\n')
   H.check(ok, 'the check runs', err)
-  H.check(text:find('error server command is not executable', 1, true), 'a missing binary is reported as an error', text)
+  H.check(
+    text:find('error server command is not executable', 1, true),
+    'a missing binary is reported as an error',
+    text
+  )
 end)

@@ -16,39 +16,78 @@ H.run(function()
 
   H.check(vim.fn.exists(':SessionTree') == 0, 'no commands before plugin/ is sourced (-u NONE)')
   vim.cmd('runtime plugin/sessiontree.lua')
-  for _, name in ipairs({ 'SessionTree', 'SessionOpen', 'SessionBranch', 'SessionLabel', 'SessionSearch', 'SessionFilter', 'SessionSend', 'SessionChat' }) do
+  for _, name in ipairs({
+    'SessionTree',
+    'SessionOpen',
+    'SessionBranch',
+    'SessionLabel',
+    'SessionSearch',
+    'SessionFilter',
+    'SessionSend',
+    'SessionChat',
+  }) do
     H.check(vim.fn.exists(':' .. name) == 2, ':' .. name .. ' is defined')
   end
-  H.check(package.loaded['sessiontree.panel'] == nil and package.loaded['sessiontree.client'] == nil,
-    'plugin/ loads no module until a command runs', vim.tbl_filter(function(k) return k:match('^sessiontree') end, vim.tbl_keys(package.loaded)))
+  H.check(
+    package.loaded['sessiontree.panel'] == nil and package.loaded['sessiontree.client'] == nil,
+    'plugin/ loads no module until a command runs',
+    vim.tbl_filter(function(k)
+      return k:match('^sessiontree')
+    end, vim.tbl_keys(package.loaded))
+  )
 
   local panel = require('sessiontree.panel')
   local protocol = require('sessiontree.protocol')
-  H.check(H.redraw_after(function()
-    vim.cmd('SessionTree')
-  end, 10000), ':SessionTree drew rows')
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionTree')
+    end, 10000),
+    ':SessionTree drew rows'
+  )
   local st = panel.state
   H.check(panel.same_uri(st.uri, csv_uri), ':SessionTree opened the most recently modified session', st.uri)
   H.check(panel.is_open() and vim.api.nvim_get_current_win() == st.win, 'the panel window is open and focused')
-  H.check(vim.bo[st.buf].filetype == 'sessiontree' and vim.bo[st.buf].buftype == 'nofile', 'scratch buffer with filetype sessiontree')
+  H.check(
+    vim.bo[st.buf].filetype == 'sessiontree' and vim.bo[st.buf].buftype == 'nofile',
+    'scratch buffer with filetype sessiontree'
+  )
   H.check(vim.api.nvim_win_get_width(st.win) == 70, 'panel width from setup (70)', vim.api.nvim_win_get_width(st.win))
   local layout = vim.fn.winlayout()
   H.check(layout[1] == 'row' and layout[2][1][2] == st.win, 'the panel is the left column', layout)
 
   local _, server = H.server_lines('default', '')
-  H.check(vim.deep_equal(H.panel_lines(), server.lines), 'the buffer lines equal the server lines', { buf = H.panel_lines(), server = server.lines })
+  H.check(
+    vim.deep_equal(H.panel_lines(), server.lines),
+    'the buffer lines equal the server lines',
+    { buf = H.panel_lines(), server = server.lines }
+  )
   H.check(#server.lines > 3, 'several rows (' .. #server.lines .. ')')
   H.check(H.cursor_id() == server.leaf, 'the cursor starts on the leaf', { cursor = H.cursor_id(), leaf = server.leaf })
   local header = panel.header()
-  H.check(header:find('CSV importer quoted commas', 1, true) and header:find('filter: default', 1, true), 'header names the session and the filter', header)
+  H.check(
+    header:find('CSV importer quoted commas', 1, true) and header:find('filter: default', 1, true),
+    'header names the session and the filter',
+    header
+  )
   H.check(vim.wo[st.win].winbar:find('CSV importer', 1, true) ~= nil, 'the header is the panel winbar')
 
   -- extmarks: the active path, the label, the leaf marker
   local groups = H.panel_groups()
-  for _, g in ipairs({ 'SessionTreeLabel', 'SessionTreeRoleUser', 'SessionTreeRoleAssistant', 'SessionTreeLeaf', 'SessionTreeInactive', 'SessionTreeCursor', 'SessionTreeActivePath' }) do
+  for _, g in ipairs({
+    'SessionTreeLabel',
+    'SessionTreeRoleUser',
+    'SessionTreeRoleAssistant',
+    'SessionTreeLeaf',
+    'SessionTreeInactive',
+    'SessionTreeCursor',
+    'SessionTreeActivePath',
+  }) do
     H.check(groups[g], 'rows highlighted with ' .. g)
   end
-  H.check(vim.api.nvim_get_hl(0, { name = 'SessionTreeActivePath' }).link ~= nil, 'SessionTreeActivePath is a default link users can relink')
+  H.check(
+    vim.api.nvim_get_hl(0, { name = 'SessionTreeActivePath' }).link ~= nil,
+    'SessionTreeActivePath is a default link users can relink'
+  )
 
   -- keys: j/k move, wrap at both ends; Left/Right page
   local n = #st.rows
@@ -62,20 +101,34 @@ H.run(function()
   H.feed('<Down>')
   H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n, '<Down> moves down')
   H.feed('<Left>')
-  H.check(vim.api.nvim_win_get_cursor(st.win)[1] == 1, '<Left> pages up (stops at the first row)', vim.api.nvim_win_get_cursor(st.win))
+  H.check(
+    vim.api.nvim_win_get_cursor(st.win)[1] == 1,
+    '<Left> pages up (stops at the first row)',
+    vim.api.nvim_win_get_cursor(st.win)
+  )
   H.feed('<Right>')
   H.check(vim.api.nvim_win_get_cursor(st.win)[1] == n, '<Right> pages down (stops at the last row)')
   H.feed('k')
   local kept = H.cursor_id()
-  H.check(vim.deep_equal(H.panel_lines(), (H.server_lines('default', ''))), 'after moving, the lines equal the server lines for the cursor entry (marker moved)',
-    { H.panel_lines(), (H.server_lines('default', '')) })
+  H.check(
+    vim.deep_equal(H.panel_lines(), (H.server_lines('default', ''))),
+    'after moving, the lines equal the server lines for the cursor entry (marker moved)',
+    { H.panel_lines(), (H.server_lines('default', '')) }
+  )
 
   -- filters: <M-u> user only, <C-o> cycles on, <M-a> all, <M-d> back
-  H.check(H.redraw_after(function()
-    H.feed('<M-u>')
-  end), '<M-u> redraws')
+  H.check(
+    H.redraw_after(function()
+      H.feed('<M-u>')
+    end),
+    '<M-u> redraws'
+  )
   local user_only = H.server_lines('userOnly', '')
-  H.check(st.filter == 'userOnly' and vim.deep_equal(H.panel_lines(), user_only), '<M-u>: the user-only rows', { H.panel_lines(), user_only })
+  H.check(
+    st.filter == 'userOnly' and vim.deep_equal(H.panel_lines(), user_only),
+    '<M-u>: the user-only rows',
+    { H.panel_lines(), user_only }
+  )
   H.check(#user_only < n, 'user-only shows fewer rows')
   H.check(panel.header():find('filter: userOnly', 1, true), 'header shows the filter')
   H.redraw_after(function()
@@ -90,7 +143,11 @@ H.run(function()
     H.feed('<M-a>')
   end)
   local all = H.server_lines('all', '')
-  H.check(st.filter == 'all' and vim.deep_equal(H.panel_lines(), all) and #all >= n, '<M-a>: every row', { H.panel_lines(), all })
+  H.check(
+    st.filter == 'all' and vim.deep_equal(H.panel_lines(), all) and #all >= n,
+    '<M-a>: every row',
+    { H.panel_lines(), all }
+  )
   H.redraw_after(function()
     H.feed('<M-t>')
   end)
@@ -103,7 +160,11 @@ H.run(function()
     H.feed('<M-d>')
   end)
   H.check(st.filter == 'default' and #H.panel_lines() == n, '<M-d>: back to default')
-  H.check(H.cursor_id() == kept, 'the cursor stayed on the same entry across the filters', { kept = kept, now = H.cursor_id() })
+  H.check(
+    H.cursor_id() == kept,
+    'the cursor stayed on the same entry across the filters',
+    { kept = kept, now = H.cursor_id() }
+  )
 
   -- search: / then typing narrows live, Backspace edits, Esc clears, then closes
   H.feed('/')
@@ -159,9 +220,12 @@ H.run(function()
       end
     end
   end
-  H.check(H.redraw_after(function()
-    vim.cmd('SessionOpen')
-  end), ':SessionOpen drew the picked session')
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionOpen')
+    end),
+    ':SessionOpen drew the picked session'
+  )
   H.check(offered and #offered == 2, ':SessionOpen offered the 2 sessions', offered and #offered)
   H.check(panel.same_uri(st.uri, vim.uri_from_fname(dir .. '/sessions/c06.jsonl')), 'the picked session is shown')
   local c06 = H.server_lines('default', '')

@@ -17,7 +17,11 @@ H.run(function()
   table.sort(rust_list)
   table.sort(lua_list)
   H.check(#rust_list >= 18, #rust_list .. ' methods in methods.rs')
-  H.check(vim.deep_equal(rust_list, lua_list), 'protocol.lua lists exactly the methods of methods.rs', { rust = rust_list, lua = lua_list })
+  H.check(
+    vim.deep_equal(rust_list, lua_list),
+    'protocol.lua lists exactly the methods of methods.rs',
+    { rust = rust_list, lua = lua_list }
+  )
   local src = table.concat(vim.fn.readfile(H.plugin_dir .. '/lua/sessiontree/protocol.lua'), '\n')
   local strings = 0
   for _ in src:gmatch("'[^']*'") do
@@ -29,7 +33,10 @@ H.run(function()
   for _, file in ipairs(vim.fn.glob(H.plugin_dir .. '/lua/sessiontree/*.lua', false, true)) do
     if not file:match('protocol%.lua$') then
       local text = table.concat(vim.fn.readfile(file), '\n')
-      H.check(not text:find("'sessionTree/", 1, true), vim.fn.fnamemodify(file, ':t') .. ' uses protocol constants, no raw method strings')
+      H.check(
+        not text:find("'sessionTree/", 1, true),
+        vim.fn.fnamemodify(file, ':t') .. ' uses protocol constants, no raw method strings'
+      )
     end
   end
 
@@ -47,8 +54,12 @@ H.run(function()
 
   -- lsp/sessiontree.lua is a valid vim.lsp.config.
   local cfg = dofile(H.plugin_dir .. '/lsp/sessiontree.lua')
-  H.check(type(cfg.cmd) == 'table' and vim.tbl_contains(cfg.filetypes, 'jsonl') and cfg.handlers[require('sessiontree.protocol').DID_CHANGE],
-    'lsp/sessiontree.lua: cmd, filetypes, handlers')
+  H.check(
+    type(cfg.cmd) == 'table'
+      and vim.tbl_contains(cfg.filetypes, 'jsonl')
+      and cfg.handlers[require('sessiontree.protocol').DID_CHANGE],
+    'lsp/sessiontree.lua: cmd, filetypes, handlers'
+  )
   if vim.lsp.config then
     vim.opt.runtimepath:prepend(H.plugin_dir)
     local resolved = vim.lsp.config.sessiontree
@@ -73,5 +84,9 @@ H.run(function()
   vim.cmd('SessionTree')
   vim.fn.has = has
   vim.api.nvim_err_writeln = err_writeln
-  H.check(errors[1] and errors[1]:find('needs Neovim 0.10 or newer', 1, true), 'on Neovim < 0.10 the commands say it needs 0.10', errors)
+  H.check(
+    errors[1] and errors[1]:find('needs Neovim 0.10 or newer', 1, true),
+    'on Neovim < 0.10 the commands say it needs 0.10',
+    errors
+  )
 end)

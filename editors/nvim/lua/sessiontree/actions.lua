@@ -233,7 +233,9 @@ function M.branch_picker()
     vim.ui.select(items, {
       prompt = 'Branch from message',
       format_item = function(node)
-        return (node.onActivePath and '• ' or '  ') .. (node.label and ('[' .. node.label .. '] ') or '') .. node.preview
+        return (node.onActivePath and '• ' or '  ')
+          .. (node.label and ('[' .. node.label .. '] ') or '')
+          .. node.preview
       end,
     }, function(node)
       if node then
@@ -264,9 +266,35 @@ function M.preview()
       return
     end
     local lines = vim.split(result.markdown or '', '\n', { plain = true })
-    vim.lsp.util.open_floating_preview(lines, 'markdown', { border = 'rounded', max_width = 100, focus_id = 'sessiontree.entry' })
+    vim.lsp.util.open_floating_preview(
+      lines,
+      'markdown',
+      { border = 'rounded', max_width = 100, focus_id = 'sessiontree.entry' }
+    )
   end)
 end
+
+-- Progress the server reports (`$/progress`, e.g. while a summary is written) goes to the header.
+vim.api.nvim_create_autocmd('LspProgress', {
+  group = vim.api.nvim_create_augroup('sessiontree.progress', { clear = true }),
+  callback = function(ev)
+    local c = client.get()
+    local data = ev.data or {}
+    if not c or data.client_id ~= c.id then
+      return
+    end
+    local value = data.params and data.params.value or {}
+    if value.kind == 'end' then
+      panel.set_busy(M.pending_navigate and 'summarizing… <C-c> cancels' or nil)
+      return
+    end
+    local text = vim.trim(table.concat({ value.title or '', value.message or '' }, ' '))
+    if value.percentage then
+      text = text .. ' ' .. value.percentage .. '%'
+    end
+    panel.set_busy(text .. (M.pending_navigate and ' · <C-c> cancels' or ''))
+  end,
+})
 
 ---@param lhs string|string[]|false|nil
 ---@return string[]

@@ -147,7 +147,9 @@ function M.open(uri)
       vim.api.nvim_set_current_win(target)
       -- An empty, unnamed window is reused rather than split.
       local b = vim.api.nvim_win_get_buf(target)
-      local empty = vim.api.nvim_buf_get_name(b) == '' and not vim.bo[b].modified and vim.api.nvim_buf_line_count(b) == 1
+      local empty = vim.api.nvim_buf_get_name(b) == ''
+        and not vim.bo[b].modified
+        and vim.api.nvim_buf_line_count(b) == 1
         and vim.api.nvim_buf_get_lines(b, 0, 1, false)[1] == ''
       if not empty then
         vim.cmd('rightbelow vsplit')
@@ -280,7 +282,8 @@ end
 
 client.on(protocol.DID_CHANGE, function(params)
   local st = M.state
-  if st.uri and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
+  -- A closed chat reads the context again when it opens.
+  if M.is_open() and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
     M.refresh()
   end
 end)

@@ -212,17 +212,21 @@ local function when_ready(c, fn)
   end
   local timer = assert(vim.uv.new_timer())
   local waited = 0
-  timer:start(10, 10, vim.schedule_wrap(function()
-    waited = waited + 10
-    local stopped = c.is_stopped and c:is_stopped()
-    if c.initialized or stopped or waited > 20000 then
-      if not timer:is_closing() then
-        timer:stop()
-        timer:close()
-        fn(c.initialized == true)
+  timer:start(
+    10,
+    10,
+    vim.schedule_wrap(function()
+      waited = waited + 10
+      local stopped = c.is_stopped and c:is_stopped()
+      if c.initialized or stopped or waited > 20000 then
+        if not timer:is_closing() then
+          timer:stop()
+          timer:close()
+          fn(c.initialized == true)
+        end
       end
-    end
-  end))
+    end)
+  )
 end
 
 --- Sends a request; `handler(err, result)` runs on the main loop. Returns the request id (for

@@ -48,7 +48,9 @@ function M.check()
   else
     runnable = true
     local version = binary_version(cmd)
-    health.ok('server: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')' .. (version and (' — ' .. version) or ''))
+    health.ok(
+      'server: ' .. table.concat(cmd, ' ') .. ' (from ' .. where .. ')' .. (version and (' — ' .. version) or '')
+    )
   end
 
   local c = client.get()
@@ -69,7 +71,13 @@ function M.check()
   if c then
     local exp = client.server_experimental()
     if exp then
-      health.ok(string.format('protocol version %s; features: %s', tostring(exp.version), table.concat(exp.features or {}, ', ')))
+      health.ok(
+        string.format(
+          'protocol version %s; features: %s',
+          tostring(exp.version),
+          table.concat(exp.features or {}, ', ')
+        )
+      )
     else
       health.error('the server did not announce experimental.sessionTree: is it a sessiontree server?')
     end

@@ -94,7 +94,10 @@ function M.tree(opts)
       return
     end
     if not sessions or #sessions == 0 then
-      notify('No sessions found for ' .. vim.fn.getcwd() .. '; :SessionTree {file} opens one (see :checkhealth sessiontree)', vim.log.levels.WARN)
+      notify(
+        'No sessions found for ' .. vim.fn.getcwd() .. '; :SessionTree {file} opens one (see :checkhealth sessiontree)',
+        vim.log.levels.WARN
+      )
       return
     end
     panel.open(sessions[1].uri)
@@ -156,7 +159,10 @@ function M.filter(mode)
   local config = require('sessiontree.config')
   local wire = config.filter_mode(mode or '')
   if not wire then
-    notify('unknown filter `' .. tostring(mode) .. '`; one of ' .. table.concat(config.FILTERS, ', '), vim.log.levels.ERROR)
+    notify(
+      'unknown filter `' .. tostring(mode) .. '`; one of ' .. table.concat(config.FILTERS, ', '),
+      vim.log.levels.ERROR
+    )
     return
   end
   require('sessiontree.panel').set_filter(wire)

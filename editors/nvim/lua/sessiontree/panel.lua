@@ -535,7 +535,10 @@ client.on(protocol.DID_CHANGE, function(params)
       end
     end)
   end
-  M.schedule_refresh()
+  -- A closed panel redraws when it opens again.
+  if M.is_open() then
+    M.schedule_refresh()
+  end
 end)
 
 vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {

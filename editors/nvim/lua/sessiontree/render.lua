@@ -104,7 +104,11 @@ function M.winbar(st)
   local text = '%#SessionTreeHeader# ' .. esc(st.name or 'session') .. ' %#SessionTreeHeaderInfo#'
   text = text .. '· filter: ' .. esc(st.filter) .. ' '
   if st.searching or st.search ~= '' then
-    text = text .. '· %#SessionTreeSearch#search: ' .. esc(st.search) .. (st.searching and '▏' or '') .. '%#SessionTreeHeaderInfo# '
+    text = text
+      .. '· %#SessionTreeSearch#search: '
+      .. esc(st.search)
+      .. (st.searching and '▏' or '')
+      .. '%#SessionTreeHeaderInfo# '
   end
   if st.total then
     text = text .. '· ' .. st.total .. ' rows '
