@@ -215,13 +215,8 @@ fn node_head(session: &Session, index: usize) -> Map<String, Value> {
             m.insert("type".into(), kind.into());
         }
         if entry.kind() == "message" {
-            if let Some(role) = entry
-                .json()
-                .get("message")
-                .and_then(|msg| msg.get("role"))
-                .filter(|r| !r.is_null())
-            {
-                m.insert("role".into(), role.clone());
+            if let Some(role) = message_role(&entry.raw) {
+                m.insert("role".into(), role);
             }
         }
     }
@@ -232,6 +227,31 @@ fn node_head(session: &Session, index: usize) -> Map<String, Value> {
         }
     }
     m
+}
+
+/// `message.role` of a message entry, read without building the whole entry (the tree of a large
+/// session would otherwise parse every message body).
+fn message_role(raw: &str) -> Option<Value> {
+    #[derive(serde::Deserialize)]
+    struct Outer {
+        #[serde(default)]
+        message: Option<Inner>,
+    }
+    #[derive(serde::Deserialize)]
+    struct Inner {
+        #[serde(default)]
+        role: Option<Value>,
+    }
+    match serde_json::from_str::<Outer>(raw) {
+        Ok(outer) => outer.message.and_then(|m| m.role).filter(|r| !r.is_null()),
+        // Duplicate keys or a non-object `message`: read it the general way.
+        Err(_) => serde_json::from_str::<Value>(raw)
+            .ok()?
+            .get("message")
+            .and_then(|m| m.get("role"))
+            .filter(|r| !r.is_null())
+            .cloned(),
+    }
 }
 
 /// `getTree()` as nested JSON, built bottom-up with an explicit stack. A node reached again on its

@@ -202,11 +202,11 @@ impl Session {
     /// the entries whose `parentId` is `null`.
     pub fn children(&self, parent: Option<&str>) -> Vec<usize> {
         match self.dialect {
-            // pi scans its id map: one entry per id (the later duplicate), at the id's first position.
+            // pi scans its id map: one entry per id (the later duplicate), at the id's first
+            // position, and one for the id-less entries.
             Dialect::Pi => self
-                .by_id
-                .values()
-                .copied()
+                .pi_id_map_slots()
+                .into_iter()
                 .filter(|&i| match (&self.entries[i].parent, parent) {
                     (Parent::Null, None) => true,
                     (Parent::Id(p), Some(want)) => &**p == want,
