@@ -173,3 +173,45 @@ fn tree_render_matches_the_agents() {
         failures.len()
     );
 }
+
+/// A 100k-entry linear chain (and a branch at its bottom) renders without recursion, quickly.
+#[test]
+fn deep_chain_renders() {
+    use std::io::Write;
+    let Ok(dir) = tempfile::tempdir() else { return };
+    for dialect in [Dialect::Pi, Dialect::Omp] {
+        let path = dir.path().join(format!("deep-{dialect}.jsonl"));
+        let Ok(mut file) = std::fs::File::create(&path) else {
+            return;
+        };
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"deep\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+        );
+        let n = 100_000;
+        for i in 0..n {
+            let parent = if i == 0 {
+                "null".to_owned()
+            } else {
+                format!("\"{:08x}\"", i - 1)
+            };
+            let role = if i % 2 == 0 { "user" } else { "custom" };
+            text.push_str(&format!(
+                "{{\"type\":\"message\",\"id\":\"{i:08x}\",\"parentId\":{parent},\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"{role}\",\"content\":\"m{i}\",\"timestamp\":1}}}}\n"
+            ));
+        }
+        text.push_str(&format!(
+            "{{\"type\":\"message\",\"id\":\"side0000\",\"parentId\":\"{:08x}\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"side\",\"timestamp\":1}}}}\n",
+            n - 10
+        ));
+        assert!(file.write_all(text.as_bytes()).is_ok());
+        drop(file);
+        let Ok(session) = Session::open(&path, OpenOptions::with_dialect(dialect)) else {
+            panic!("open {dialect}")
+        };
+        let started = std::time::Instant::now();
+        let render = tree_render_fixture(&session, &["m99".to_owned()], 120, 40, None);
+        let lines = render["filters"]["default"].as_array().map_or(0, Vec::len);
+        println!("deep {dialect}: {lines} lines in {:?}", started.elapsed());
+        assert!(lines >= 20, "{dialect}: {render}");
+    }
+}

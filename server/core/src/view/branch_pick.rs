@@ -133,3 +133,130 @@ pub fn ranked_user_messages(session: &Session, query: &str) -> Vec<UserMessageIt
         .filter_map(|r| items.get(r.index).cloned())
         .collect()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::ids::RandomIds;
+    use crate::view::testkit::Kit;
+
+    #[test]
+    fn only_user_messages_can_be_branched_from() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = Kit::seed_example(dialect);
+            for name in ["plan", "a_result", "milestone"] {
+                assert!(
+                    matches!(
+                        decide_branch(&k.session, &k.id(name)),
+                        Err(Error::Unsupported(_))
+                    ),
+                    "{dialect} {name}"
+                );
+            }
+            assert!(matches!(
+                decide_branch(&k.session, "nope"),
+                Err(Error::EntryNotFound(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn root_user_message_starts_a_new_session() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut k = Kit::seed_example(dialect);
+            let decision = decide_branch(&k.session, &k.id("start"));
+            let Ok(decision @ BranchDecision::NewSession { .. }) = decision else {
+                panic!("{dialect}: {decision:?}")
+            };
+            assert_eq!(decision.selected_text(), "Start task");
+            let fresh = apply_branch(&mut k.session, &decision, Box::new(RandomIds));
+            let Ok(fresh) = fresh else {
+                panic!("{dialect}: {:?}", fresh.err())
+            };
+            assert!(fresh.entries().is_empty() || dialect == Dialect::Omp);
+            assert_eq!(fresh.leaf_id(), None);
+        }
+    }
+
+    #[test]
+    fn other_user_messages_fork_at_their_parent() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut k = Kit::seed_example(dialect);
+            let decision = decide_branch(&k.session, &k.id("try_b"));
+            let Ok(decision) = decision else {
+                panic!("{dialect}")
+            };
+            assert_eq!(
+                decision,
+                BranchDecision::Fork {
+                    leaf_id: k.id("plan"),
+                    selected_text: "Try approach B".into()
+                },
+                "{dialect}"
+            );
+            let fork = apply_branch(&mut k.session, &decision, Box::new(RandomIds));
+            let Ok(fork) = fork else {
+                panic!("{dialect}: {:?}", fork.err())
+            };
+            let path: Vec<Option<&str>> = fork.branch_ids(None);
+            assert_eq!(
+                path,
+                vec![Some(k.id("start").as_str()), Some(k.id("plan").as_str())]
+            );
+        }
+    }
+
+    #[test]
+    fn omp_carries_the_title_into_the_new_session() {
+        let mut k = Kit::seed_example(Dialect::Omp);
+        let _ = k.session.set_name("Seed session");
+        let Ok(decision) = decide_branch(&k.session, &k.id("start")) else {
+            panic!()
+        };
+        let BranchDecision::NewSession { carry_title, .. } = &decision else {
+            panic!("{decision:?}")
+        };
+        assert_eq!(
+            carry_title.as_ref().map(|t| t.0.as_str()),
+            Some("Seed session")
+        );
+        let fresh = apply_branch(&mut k.session, &decision, Box::new(RandomIds));
+        let Ok(fresh) = fresh else {
+            panic!("{:?}", fresh.err())
+        };
+        assert_eq!(fresh.session_name(), Some("Seed session"));
+        let pi = Kit::seed_example(Dialect::Pi);
+        let Ok(BranchDecision::NewSession { carry_title, .. }) =
+            decide_branch(&pi.session, &pi.id("start"))
+        else {
+            panic!()
+        };
+        assert_eq!(carry_title, None);
+    }
+
+    #[test]
+    fn picker_lists_and_ranks_user_messages() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = Kit::seed_example(dialect);
+            let all: Vec<String> = user_messages(&k.session)
+                .into_iter()
+                .map(|i| i.text)
+                .collect();
+            assert_eq!(
+                all,
+                [
+                    "Start task",
+                    "Try approach A",
+                    "Continue A",
+                    "Try approach B"
+                ]
+            );
+            let ranked = ranked_user_messages(&k.session, "approach b");
+            assert_eq!(
+                ranked.first().map(|i| i.entry_id.clone()),
+                Some(k.id("try_b")),
+                "{dialect}"
+            );
+        }
+    }
+}

@@ -47,8 +47,16 @@ pub(crate) struct Node {
 pub(crate) struct Model {
     pub dialect: Dialect,
     pub nodes: Vec<Node>,
-    /// id → last position holding it (pi's `entryMap`, omp's `rowByKey`).
-    pub last_pos: HashMap<Option<String>, usize>,
+    /// Every position's key: its id interned (one key for all id-less entries, like
+    /// JavaScript's `undefined`).
+    pub key: Vec<usize>,
+    /// id → key.
+    pub key_by_id: HashMap<String, usize>,
+    /// key → last position holding it (pi's `entryMap`, omp's `rowByKey`).
+    pub key_last_pos: Vec<usize>,
+    /// key → parent key: pi follows the entry's `parentId` (a missing parent ends the walk), omp
+    /// the walk's parent of the last position.
+    pub key_parent: Vec<Option<usize>>,
     /// pi: gutter entries of `flattenTree`.
     pub gutters: Vec<Gutter>,
 }
@@ -281,7 +289,10 @@ impl Model {
                 (text, f.search_parts.join(" "))
             })
             .collect();
-        let mut last_pos = HashMap::with_capacity(nodes.len());
+        let mut key_by_id: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+        let mut undefined_key: Option<usize> = None;
+        let mut key = Vec::with_capacity(nodes.len());
+        let mut key_last_pos: Vec<usize> = Vec::new();
         for (pos, node) in nodes.iter_mut().enumerate() {
             let (text, rest) = fact_of
                 .get(pos)
@@ -294,21 +305,36 @@ impl Model {
                 Some(label) => format!("{label} {rest}"),
                 None => rest,
             };
-            last_pos.insert(node.id.clone(), pos);
+            let next = key_last_pos.len();
+            let k = match &node.id {
+                Some(id) => *key_by_id.entry(id.clone()).or_insert(next),
+                None => *undefined_key.get_or_insert(next),
+            };
+            if k == next {
+                key_last_pos.push(pos);
+            } else {
+                key_last_pos[k] = pos;
+            }
+            key.push(k);
         }
+        let key_parent: Vec<Option<usize>> = key_last_pos
+            .iter()
+            .map(|&pos| match dialect {
+                Dialect::Pi => session
+                    .entry_at(nodes[pos].entry)
+                    .and_then(|e| e.parent.id())
+                    .and_then(|p| key_by_id.get(p).copied()),
+                Dialect::Omp => nodes[pos].parent.map(|p| key[p]),
+            })
+            .collect();
         Model {
             dialect,
             nodes,
-            last_pos,
+            key,
+            key_by_id,
+            key_last_pos,
+            key_parent,
             gutters,
-        }
-    }
-
-    /// The parent key of a position: pi reads the entry's `parentId`, omp the walk's parent.
-    fn parent_key(&self, session_parent: Option<&str>, pos: usize) -> Option<Option<String>> {
-        match self.dialect {
-            Dialect::Pi => session_parent.map(|p| Some(p.to_owned())),
-            Dialect::Omp => self.nodes[pos].parent.map(|p| self.nodes[p].id.clone()),
         }
     }
 
@@ -317,29 +343,22 @@ impl Model {
     /// anchor; `None` when nothing is visible.
     pub fn nearest_visible(
         &self,
-        session: &Session,
         anchor: Option<&str>,
-        row_of_key: &HashMap<Option<String>, usize>,
+        row_of_key: &[Option<usize>],
         visible_count: usize,
     ) -> Option<usize> {
         if visible_count == 0 {
             return None;
         }
-        let mut cursor: Option<Option<String>> = anchor.map(|a| Some(a.to_owned()));
+        let mut cursor = anchor.and_then(|a| self.key_by_id.get(a).copied());
         let mut steps = 0;
-        while let Some(key) = cursor {
-            if let Some(&row) = row_of_key.get(&key) {
+        while let Some(k) = cursor {
+            if let Some(row) = row_of_key[k] {
                 return Some(row);
             }
-            let Some(&pos) = self.last_pos.get(&key) else {
-                break;
-            };
-            let parent = session
-                .entry_at(self.nodes[pos].entry)
-                .and_then(|e| e.parent.id());
-            cursor = self.parent_key(parent, pos);
+            cursor = self.key_parent[k];
             steps += 1;
-            if steps > self.nodes.len() {
+            if steps > self.key_last_pos.len() {
                 break;
             }
         }
@@ -399,82 +418,77 @@ impl PiStructure {
 pub(crate) fn visible_parents(
     model: &Model,
     visible: &[usize],
-    row_of: &HashMap<usize, usize>,
+    row_of: &[Option<usize>],
 ) -> Vec<Option<usize>> {
     let mut nearest: Vec<Option<usize>> = vec![None; model.nodes.len()];
     for (pos, node) in model.nodes.iter().enumerate() {
-        nearest[pos] = node
-            .parent
-            .and_then(|p| row_of.get(&p).copied().or(nearest[p]));
+        nearest[pos] = node.parent.and_then(|p| row_of[p].or(nearest[p]));
     }
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
 
-type Key = Option<String>;
-
 /// A pending row of pi's walk: (key, indent, just branched, shows a connector, is last, gutters,
 /// child of the virtual root).
-type Frame = (Key, usize, bool, bool, bool, Option<usize>, bool);
+type Frame = (usize, usize, bool, bool, bool, Option<usize>, bool);
 
 /// pi's `recalculateVisualStructure` over the visible rows. Like pi it keys everything by entry
 /// id: with duplicated ids only the last visible copy is re-laid out, the others keep their
 /// `flattenTree` values.
 pub(crate) fn pi_structure(
     model: &Model,
-    session: &Session,
     visible: &[usize],
-    row_of: &HashMap<usize, usize>,
+    row_of: &[Option<usize>],
 ) -> PiStructure {
-    let visible_keys: HashSet<&Key> = visible.iter().map(|&p| &model.nodes[p].id).collect();
-    let mut filtered: HashMap<&Key, usize> = HashMap::new();
+    let keys = model.key_last_pos.len();
+    let mut visible_key = vec![false; keys];
+    let mut filtered: Vec<Option<usize>> = vec![None; keys];
     for &pos in visible {
-        filtered.insert(&model.nodes[pos].id, pos);
+        let k = model.key[pos];
+        visible_key[k] = true;
+        filtered[k] = Some(pos);
     }
-    let parent_of = |key: &Key| -> Option<String> {
-        let pos = *model.last_pos.get(key)?;
-        session
-            .entry_at(model.nodes[pos].entry)
-            .and_then(|e| e.parent.id())
-            .map(str::to_owned)
-    };
-    // Nearest visible ancestor key of a key (None = null), memoized over hidden ids.
-    let mut memo: HashMap<String, Option<String>> = HashMap::new();
-    let mut visible_parent: HashMap<&Key, Option<String>> = HashMap::new();
-    let mut children: HashMap<Option<Key>, Vec<&Key>> = HashMap::new();
-    children.insert(None, Vec::new());
+    // Nearest visible ancestor key of every hidden key walked (None = null), memoized.
+    let mut memo: Vec<Option<Option<usize>>> = vec![None; keys];
+    let mut visible_parent: Vec<Option<usize>> = vec![None; keys];
+    let mut children: Vec<Vec<usize>> = vec![Vec::new(); keys];
+    let mut roots: Vec<usize> = Vec::new();
+    let mut walked: Vec<usize> = Vec::new();
     for &pos in visible {
-        let key = &model.nodes[pos].id;
-        let mut walked: Vec<String> = Vec::new();
-        let mut cursor = parent_of(key);
+        let k = model.key[pos];
+        walked.clear();
+        let mut cursor = model.key_parent[k];
         let found = loop {
             let Some(cur) = cursor else { break None };
-            if visible_keys.contains(&Some(cur.clone())) {
+            if visible_key[cur] {
                 break Some(cur);
             }
-            if let Some(hit) = memo.get(&cur) {
-                break hit.clone();
+            if let Some(hit) = memo[cur] {
+                break hit;
             }
-            if walked.len() > model.nodes.len() || walked.contains(&cur) {
+            // A parent cycle among hidden entries (pi would spin forever): give up after a lap.
+            if walked.len() > keys {
                 break None;
             }
-            cursor = parent_of(&Some(cur.clone()));
             walked.push(cur);
+            cursor = model.key_parent[cur];
         };
-        for w in walked {
-            memo.insert(w, found.clone());
+        for &w in &walked {
+            memo[w] = Some(found);
         }
-        visible_parent.insert(key, found.clone());
-        children.entry(found.map(Some)).or_default().push(key);
+        visible_parent[k] = found;
+        match found {
+            Some(p) => children[p].push(k),
+            None => roots.push(k),
+        }
     }
-    let roots: Vec<&Key> = children.get(&None).cloned().unwrap_or_default();
     let multiple_roots = roots.len() > 1;
-    let mut updated: HashMap<usize, PiRow> = HashMap::new();
+    let mut updated: Vec<Option<PiRow>> = vec![None; model.nodes.len()];
     let mut gutters = model.gutters.clone();
     let mut stack: Vec<Frame> = Vec::new();
     let start = usize::from(multiple_roots);
     for (i, &r) in roots.iter().enumerate().rev() {
         stack.push((
-            r.clone(),
+            r,
             start,
             multiple_roots,
             multiple_roots,
@@ -486,7 +500,7 @@ pub(crate) fn pi_structure(
     let cap = visible.len().saturating_mul(4).saturating_add(1024);
     let mut steps = 0;
     while let Some((
-        key,
+        k,
         indent,
         just_branched,
         show_connector,
@@ -499,21 +513,16 @@ pub(crate) fn pi_structure(
         if steps > cap {
             break;
         }
-        let Some(&pos) = filtered.get(&key) else {
-            continue;
-        };
-        updated.insert(
-            pos,
-            PiRow {
-                indent,
-                show_connector,
-                is_last,
-                is_virtual_root_child: virtual_child,
-                gutters: row_gutters,
-                foldable: false,
-            },
-        );
-        let kids: &[&Key] = children.get(&Some(key.clone())).map_or(&[], Vec::as_slice);
+        let Some(pos) = filtered[k] else { continue };
+        updated[pos] = Some(PiRow {
+            indent,
+            show_connector,
+            is_last,
+            is_virtual_root_child: virtual_child,
+            gutters: row_gutters,
+            foldable: false,
+        });
+        let kids = &children[k];
         let multiple = kids.len() > 1;
         let child_indent = if multiple || (just_branched && indent > 0) {
             indent + 1
@@ -536,9 +545,9 @@ pub(crate) fn pi_structure(
         } else {
             row_gutters
         };
-        for (i, &k) in kids.iter().enumerate().rev() {
+        for (i, &c) in kids.iter().enumerate().rev() {
             stack.push((
-                k.clone(),
+                c,
                 child_indent,
                 multiple,
                 multiple,
@@ -548,27 +557,21 @@ pub(crate) fn pi_structure(
             ));
         }
     }
-    let child_count = |key: &Key| children.get(&Some(key.clone())).map_or(0, Vec::len);
     let mut rows = Vec::with_capacity(visible.len());
     let mut parent_row = Vec::with_capacity(visible.len());
     let mut child_rows = Vec::with_capacity(visible.len());
     for &pos in visible {
-        let key = &model.nodes[pos].id;
-        let mut row = updated.get(&pos).copied().unwrap_or(model.nodes[pos].pi);
-        let parent = visible_parent.get(key).cloned().flatten();
-        let kids = child_count(key);
+        let k = model.key[pos];
+        let mut row = updated[pos].unwrap_or(model.nodes[pos].pi);
+        let parent = visible_parent[k];
+        let kids = children[k].len();
         row.foldable = kids > 0
-            && match &parent {
+            && match parent {
                 None => true,
-                Some(p) => child_count(&Some(p.clone())) > 1,
+                Some(p) => children[p].len() > 1,
             };
         rows.push(row);
-        parent_row.push(parent.and_then(|p| {
-            filtered
-                .get(&Some(p))
-                .and_then(|pp| row_of.get(pp))
-                .copied()
-        }));
+        parent_row.push(parent.and_then(|p| filtered[p]).and_then(|pp| row_of[pp]));
         child_rows.push(kids);
     }
     PiStructure {

@@ -13,6 +13,8 @@ pub mod js;
 pub mod navigate;
 mod render;
 pub mod search;
+#[cfg(test)]
+mod testkit;
 pub mod text;
 mod visibility;
 pub mod window;
@@ -24,7 +26,6 @@ use crate::dialect::Dialect;
 use crate::session::Session;
 use flatten::Model;
 use serde::{Deserialize, Serialize};
-use std::collections::HashMap;
 use std::path::Path;
 
 /// What the selector is showing: filter, search query, selected entry, size.
@@ -172,39 +173,28 @@ pub fn compute_rows(session: &Session, state: &ViewState, home: Option<&Path>) -
     let model = Model::build(session, home);
     compute_with(
         &model,
-        session,
         state,
         state.selected.as_deref().or(session.leaf_id()),
     )
 }
 
-fn compute_with(
-    model: &Model,
-    session: &Session,
-    state: &ViewState,
-    anchor: Option<&str>,
-) -> RowsView {
+fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
     let visible = visibility::visible(model, state.filter, &query);
-    let row_of: HashMap<usize, usize> = visible
-        .iter()
-        .enumerate()
-        .map(|(row, &pos)| (pos, row))
-        .collect();
-    let row_of_key: HashMap<Option<String>, usize> = visible
-        .iter()
-        .enumerate()
-        .map(|(row, &pos)| (model.nodes[pos].id.clone(), row))
-        .collect();
-    let selected = model.nearest_visible(session, anchor, &row_of_key, visible.len());
+    let mut row_of: Vec<Option<usize>> = vec![None; model.nodes.len()];
+    let mut row_of_key: Vec<Option<usize>> = vec![None; model.key_last_pos.len()];
+    for (row, &pos) in visible.iter().enumerate() {
+        row_of[pos] = Some(row);
+        row_of_key[model.key[pos]] = Some(row);
+    }
+    let selected = model.nearest_visible(anchor, &row_of_key, visible.len());
     // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
-    let selected_key = selected.map(|s| model.nodes[visible[s]].id.clone());
+    let selected_key = selected.map(|s| model.key[visible[s]]);
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(selected, visible.len(), max_rows);
 
-    let pi =
-        (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, session, &visible, &row_of));
+    let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
     let parent_rows = match &pi {
         Some(s) => s.parent_row.clone(),
         None => flatten::visible_parents(model, &visible, &row_of),
@@ -225,6 +215,7 @@ fn compute_with(
         .max()
         .unwrap_or(0);
 
+    let mut highlighter = search::Highlighter::new();
     let mut rows = Vec::with_capacity(visible.len());
     for (row, &pos) in visible.iter().enumerate() {
         let node = &model.nodes[pos];
@@ -274,11 +265,11 @@ fn compute_with(
             is_leaf: node.is_leaf,
             label: node.label.clone(),
             text: node.text.clone(),
-            matched: search::match_ranges(&query, &node.text),
+            matched: highlighter.ranges(&query, &node.text),
             has_children: child_rows[row] > 0,
             selected: match dialect {
                 Dialect::Pi => Some(row) == selected,
-                Dialect::Omp => selected_key.as_ref() == Some(&node.id),
+                Dialect::Omp => selected_key == Some(model.key[pos]),
             },
         });
     }
@@ -350,14 +341,14 @@ fn typed_search(
         height,
     };
     let mut anchor: Option<String> = session.leaf_id().map(str::to_owned);
-    let first = compute_with(model, session, &state, anchor.as_deref());
+    let first = compute_with(model, &state, anchor.as_deref());
     if let Some(id) = first.selected_id() {
         anchor = Some(id.to_owned());
     }
     let mut view = first;
     for (i, c) in query.char_indices() {
         state.search = query[..i + c.len_utf8()].to_owned();
-        view = compute_with(model, session, &state, anchor.as_deref());
+        view = compute_with(model, &state, anchor.as_deref());
         if let Some(id) = view.selected_id() {
             anchor = Some(id.to_owned());
         }
@@ -393,7 +384,7 @@ pub fn tree_render_fixture(
             width,
             height,
         };
-        let view = compute_with(&model, session, &state, session.leaf_id());
+        let view = compute_with(&model, &state, session.leaf_id());
         filters.insert(mode.as_str().to_owned(), fixture_lines(view));
     }
     let mut by_query = serde_json::Map::new();
@@ -425,4 +416,165 @@ pub fn tree_render_for_inspect(
         height.unwrap_or(40),
         home.as_deref(),
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use testkit::Kit;
+
+    fn lines(k: &Kit, state: &ViewState) -> Vec<String> {
+        compute_rows(&k.session, state, None).text_lines().to_vec()
+    }
+
+    #[test]
+    fn seed_example_tree() {
+        let state = ViewState::default();
+        let pi = Kit::seed_example(Dialect::Pi);
+        assert_eq!(
+            lines(&pi, &state),
+            [
+                "  • user: Start task",
+                "  • assistant: Plan",
+                "  ├⊟ • user: Try approach A",
+                "  │     • assistant: A result",
+                "› │     • [milestone] user: Continue A",
+                "  └⊟ user: Try approach B",
+                "        assistant: B result",
+                "  (5/7)",
+            ]
+        );
+        let omp = Kit::seed_example(Dialect::Omp);
+        assert_eq!(
+            lines(&omp, &state),
+            [
+                "  • user: Start task",
+                "  • assistant: Plan",
+                "  ├─ • user: Try approach A",
+                "  │  • assistant: A result",
+                "› │  • [milestone] user: Continue A",
+                "  └─ user: Try approach B",
+                "     assistant: B result",
+            ]
+        );
+    }
+
+    #[test]
+    fn filters_on_the_seed_example() {
+        let pi = Kit::seed_example(Dialect::Pi);
+        let user_only = ViewState {
+            filter: FilterMode::UserOnly,
+            ..ViewState::default()
+        };
+        assert_eq!(
+            lines(&pi, &user_only),
+            [
+                "  • user: Start task",
+                "  ├⊟ • user: Try approach A",
+                "› │     • [milestone] user: Continue A",
+                "  └─ user: Try approach B",
+                "  (3/4) [user]",
+            ]
+        );
+        let labeled = ViewState {
+            filter: FilterMode::LabeledOnly,
+            ..ViewState::default()
+        };
+        assert_eq!(
+            lines(&pi, &labeled),
+            ["› • [milestone] user: Continue A", "  (1/1) [labeled]"]
+        );
+        let omp = Kit::seed_example(Dialect::Omp);
+        let all = ViewState {
+            filter: FilterMode::All,
+            ..ViewState::default()
+        };
+        let omp_all = lines(&omp, &all);
+        assert_eq!(omp_all.last().map(String::as_str), Some("[all]"));
+        assert!(omp_all.iter().any(|l| l.contains("[label: milestone]")));
+        let search = ViewState {
+            search: "approach".into(),
+            ..ViewState::default()
+        };
+        assert_eq!(
+            lines(&omp, &search),
+            ["› ├─ • user: Try approach A", "  └─ user: Try approach B"],
+            "the selection falls back to the nearest visible ancestor of the leaf"
+        );
+        let nothing = ViewState {
+            search: "zzzz".into(),
+            ..ViewState::default()
+        };
+        assert_eq!(
+            lines(&omp, &nothing),
+            [
+                "No entries match search \"zzzz\"",
+                "Press Backspace to clear the search",
+                "(0/8)"
+            ]
+        );
+        assert_eq!(lines(&pi, &nothing), ["  No entries found", "  (0/0)"]);
+    }
+
+    #[test]
+    fn structured_rows_and_moves() {
+        let k = Kit::seed_example(Dialect::Pi);
+        let state = ViewState {
+            search: "approach".into(),
+            ..ViewState::default()
+        };
+        let view = compute_rows(&k.session, &state, None);
+        let texts: Vec<&str> = view.rows.iter().map(|r| r.text.as_str()).collect();
+        assert_eq!(texts, ["user: Try approach A", "user: Try approach B"]);
+        assert_eq!(view.rows[0].matched, vec![(10, 18)]);
+        // Two visible roots hang under pi's virtual root: no connectors.
+        assert_eq!(
+            view.text_lines(),
+            [
+                "› • user: Try approach A",
+                "  user: Try approach B",
+                "  (1/2)"
+            ]
+        );
+        assert_eq!(
+            (view.rows[0].connector, view.rows[1].parent_row),
+            (None, None)
+        );
+        assert!(view.rows[0].on_active_path && !view.rows[1].on_active_path);
+        assert_eq!(view.selected_id(), Some(k.id("try_a").as_str()));
+        assert_eq!(view.moved(Move::Down), Some(k.id("try_b").as_str()));
+        assert_eq!(
+            view.moved(Move::Up),
+            Some(k.id("try_b").as_str()),
+            "up wraps"
+        );
+        assert_eq!(view.moved(Move::PageDown), Some(k.id("try_b").as_str()));
+
+        let full = compute_rows(&k.session, &ViewState::default(), None);
+        let plan = &full.rows[1];
+        assert!(plan.has_children && plan.parent_row == Some(0) && plan.depth == 0);
+        let continue_a = &full.rows[4];
+        assert!(continue_a.is_leaf && continue_a.selected);
+        assert_eq!(continue_a.label.as_deref(), Some("milestone"));
+        assert_eq!(continue_a.gutter, vec![GutterCell::Line, GutterCell::Space]);
+        assert_eq!(continue_a.prefix.as_deref(), Some("│     "));
+    }
+
+    #[test]
+    fn small_terminals_window_the_rows() {
+        let k = Kit::seed_example(Dialect::Omp);
+        let state = ViewState {
+            height: 12,
+            ..ViewState::default()
+        };
+        let view = compute_rows(&k.session, &state, None);
+        assert_eq!(view.window.max_rows, 4);
+        let l = view.text_lines();
+        assert_eq!(l.len(), 4);
+        assert!(
+            l.iter().all(|line| line.chars().count() == 120),
+            "scrollbar column pads every row"
+        );
+        assert!(l.iter().any(|line| line.ends_with('█')));
+    }
 }

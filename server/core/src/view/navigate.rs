@@ -206,3 +206,289 @@ pub fn apply(
     }
     Ok(written)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::view::testkit::Kit;
+    use serde_json::json;
+
+    fn opts() -> NavigateOptions {
+        NavigateOptions::default()
+    }
+
+    fn plan(k: &Kit, name: &str, options: &NavigateOptions) -> Plan {
+        match decide(&k.session, &k.id(name), options) {
+            Ok(Decision::Move(plan)) => plan,
+            other => panic!("{name}: expected a move, got {other:?}"),
+        }
+    }
+
+    /// A session with one entry of every kind after a root user message, ending in a leaf.
+    fn every_kind(dialect: Dialect) -> Kit {
+        let mut k = Kit::new(dialect);
+        k.user("root", "first question")
+            .assistant("answer", "first answer");
+        k.tool(
+            "call",
+            "result",
+            "read",
+            json!({"path": "/tmp/refgen-home/project/a.txt"}),
+        );
+        k.message("bash", json!({"role": "bashExecution", "command": "ls", "output": "", "exitCode": 0, "cancelled": false, "truncated": false, "timestamp": 1}));
+        k.custom_message("custom_msg", "ext-a", "note for the editor", None);
+        k.compaction("compaction", "answer");
+        k.model("model").thinking("thinking").custom("custom");
+        k.label("label", "answer", "important");
+        match dialect {
+            Dialect::Pi => {
+                k.entry("info", "session_info", json!({"name": "A name"}));
+            }
+            Dialect::Omp => {
+                k.entry(
+                    "info",
+                    "title_change",
+                    json!({"title": "A name", "source": "user"}),
+                );
+                k.entry("tier", "service_tier_change", json!({"serviceTier": null}));
+                k.entry("mode", "mode_change", json!({"mode": "plan"}));
+                k.entry("ttsr", "ttsr_injection", json!({"injectedRules": ["r"]}));
+                k.entry("reset", "reset_boundary", json!({}));
+            }
+        }
+        k.summary_at("summary", "answer");
+        k.user("second", "second question")
+            .assistant("leaf", "second answer");
+        k
+    }
+
+    #[test]
+    fn already_at_this_point_on_the_leaf() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = every_kind(dialect);
+            assert_eq!(
+                decide(&k.session, &k.id("leaf"), &opts()).ok(),
+                Some(Decision::AlreadyHere),
+                "{dialect}"
+            );
+        }
+    }
+
+    #[test]
+    fn omp_navigate_tree_still_rewinds_a_leaf_user_message() {
+        let mut k = Kit::new(Dialect::Omp);
+        k.user("root", "q")
+            .assistant("a", "r")
+            .user("leaf_user", "again");
+        let api = NavigateOptions {
+            caller: Caller::Api,
+            ..opts()
+        };
+        let p = plan(&k, "leaf_user", &api);
+        assert_eq!(p.new_leaf, Some(k.id("a")));
+        assert_eq!(p.editor_text.as_deref(), Some("again"));
+        // The /tree selector itself says "Already at this point".
+        assert_eq!(
+            decide(&k.session, &k.id("leaf_user"), &opts()).ok(),
+            Some(Decision::AlreadyHere)
+        );
+        // pi never rewinds the leaf.
+        let mut k = Kit::new(Dialect::Pi);
+        k.user("root", "q")
+            .assistant("a", "r")
+            .user("leaf_user", "again");
+        assert_eq!(
+            decide(&k.session, &k.id("leaf_user"), &api).ok(),
+            Some(Decision::AlreadyHere)
+        );
+    }
+
+    #[test]
+    fn omp_selector_reopens_ask_answers() {
+        let mut k = Kit::new(Dialect::Omp);
+        k.user("root", "q")
+            .tool("call", "ask", "ask", json!({"questions": []}))
+            .assistant("leaf", "ok");
+        match decide(&k.session, &k.id("ask"), &opts()) {
+            Ok(Decision::ReopenAsk { tool_call_id }) => assert_eq!(tool_call_id, "call-call"),
+            other => panic!("{other:?}"),
+        }
+        let api = NavigateOptions {
+            caller: Caller::Api,
+            ..opts()
+        };
+        assert_eq!(plan(&k, "ask", &api).new_leaf, Some(k.id("ask")));
+    }
+
+    #[test]
+    fn every_entry_kind_both_dialects() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = every_kind(dialect);
+            // A root user message: reset, its text to the editor.
+            let p = plan(&k, "root", &opts());
+            assert_eq!(
+                (p.new_leaf.as_deref(), p.editor_text.as_deref()),
+                (None, Some("first question")),
+                "{dialect}"
+            );
+            // A user message: its parent.
+            let p = plan(&k, "second", &opts());
+            assert_eq!(p.new_leaf, Some(k.id("summary")), "{dialect}");
+            assert_eq!(p.editor_text.as_deref(), Some("second question"));
+            // A custom message: its parent, its text to the editor.
+            let p = plan(&k, "custom_msg", &opts());
+            assert_eq!(p.new_leaf, Some(k.id("bash")), "{dialect}");
+            assert_eq!(p.editor_text.as_deref(), Some("note for the editor"));
+            // Everything else: the entry itself, nothing for the editor.
+            let mut others = vec![
+                "answer",
+                "call",
+                "result",
+                "bash",
+                "compaction",
+                "model",
+                "thinking",
+                "custom",
+                "label",
+                "info",
+                "summary",
+            ];
+            if dialect == Dialect::Omp {
+                others.extend(["tier", "mode", "ttsr", "reset"]);
+            }
+            for name in others {
+                let p = plan(&k, name, &opts());
+                assert_eq!(p.new_leaf, Some(k.id(name)), "{dialect} {name}");
+                assert_eq!(p.editor_text, None, "{dialect} {name}");
+            }
+            assert!(matches!(
+                decide(&k.session, "nope", &opts()),
+                Err(Error::EntryNotFound(_))
+            ));
+        }
+    }
+
+    #[test]
+    fn omp_skill_prompts() {
+        let mut k = Kit::new(Dialect::Omp);
+        k.user("root", "q").assistant("a", "r");
+        k.custom_message("agent_skill", "skill-prompt", "expanded skill body", None);
+        k.custom_message("user_skill", "skill-prompt", "/skill:x do it", Some("user"));
+        k.assistant("leaf", "done");
+        // An agent-injected skill prompt is not editable: the leaf lands on it.
+        let p = plan(&k, "agent_skill", &opts());
+        assert_eq!(
+            (p.new_leaf, p.editor_text),
+            (Some(k.id("agent_skill")), None)
+        );
+        // A user-invoked one is a user request: parent, draft to the editor.
+        let p = plan(&k, "user_skill", &opts());
+        assert_eq!(p.new_leaf, Some(k.id("agent_skill")));
+        assert_eq!(p.editor_text.as_deref(), Some("/skill:x do it"));
+    }
+
+    #[test]
+    fn abandoned_entries_and_summaries() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut k = Kit::seed_example(dialect);
+            let summarize = NavigateOptions {
+                summarize: true,
+                ..opts()
+            };
+            let p = plan(&k, "b_result", &summarize);
+            assert_eq!(
+                p.abandoned,
+                vec![k.id("try_a"), k.id("a_result"), k.id("continue_a")],
+                "{dialect}"
+            );
+            assert_eq!(p.common_ancestor, Some(k.id("plan")));
+            assert!(p.summarize && !p.summary_skipped);
+            // Back to an ancestor: what lies below it is abandoned.
+            let p = plan(&k, "a_result", &summarize);
+            assert_eq!(p.abandoned, vec![k.id("continue_a")], "{dialect}");
+            // Forward to a descendant: nothing is abandoned, the summary is dropped.
+            k.branch("try_a");
+            let p = plan(&k, "continue_a", &summarize);
+            assert!(
+                p.abandoned.is_empty() && !p.summarize && p.summary_skipped,
+                "{dialect}"
+            );
+            assert_eq!(p.new_leaf, Some(k.id("a_result")));
+        }
+    }
+
+    #[test]
+    fn seed_selection_diagram() {
+        // selected node ─ is current leaf? → close (no-op)
+        //               ─ is user/custom_message? → leaf := parentId (or reset) + editor text
+        //               ─ otherwise → leaf := selected id, no editor text
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = Kit::seed_example(dialect);
+            assert_eq!(
+                decide(&k.session, &k.id("continue_a"), &opts()).ok(),
+                Some(Decision::AlreadyHere)
+            );
+            let p = plan(&k, "try_b", &opts());
+            assert_eq!(
+                (p.new_leaf, p.editor_text.as_deref()),
+                (Some(k.id("plan")), Some("Try approach B"))
+            );
+            let p = plan(&k, "start", &opts());
+            assert_eq!(
+                (p.new_leaf, p.editor_text.as_deref()),
+                (None, Some("Start task"))
+            );
+            let p = plan(&k, "b_result", &opts());
+            assert_eq!((p.new_leaf, p.editor_text), (Some(k.id("b_result")), None));
+        }
+    }
+
+    #[test]
+    fn apply_uses_branch_reset_and_branch_with_summary() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut k = Kit::seed_example(dialect);
+            let p = plan(&k, "try_b", &opts());
+            assert_eq!(apply(&mut k.session, &p, None).ok(), Some(None));
+            assert_eq!(k.session.leaf_id(), Some(k.id("plan").as_str()));
+
+            let p = plan(&k, "start", &opts());
+            assert_eq!(apply(&mut k.session, &p, None).ok(), Some(None));
+            assert_eq!(k.session.leaf_id(), None, "{dialect}: reset");
+
+            k.branch("continue_a");
+            let summarize = NavigateOptions {
+                summarize: true,
+                label: Some("back".into()),
+                ..opts()
+            };
+            let p = plan(&k, "b_result", &summarize);
+            let summary = Summary {
+                text: "Tried A.".into(),
+                details: None,
+                from_extension: false,
+            };
+            let written = apply(&mut k.session, &p, Some(&summary)).ok().flatten();
+            let Some(summary_id) = written else {
+                panic!("{dialect}: no summary written")
+            };
+            let entry = k
+                .session
+                .entry(&summary_id)
+                .map(|e| e.json())
+                .unwrap_or_default();
+            assert_eq!(entry["type"], "branch_summary");
+            assert_eq!(entry["fromId"], json!(k.id("b_result")));
+            assert_eq!(entry["parentId"], json!(k.id("b_result")));
+            // pi labels the summary entry; omp has no label option.
+            let labelled = k.session.label(&summary_id).map(str::to_owned);
+            assert_eq!(
+                labelled.as_deref(),
+                if dialect == Dialect::Pi {
+                    Some("back")
+                } else {
+                    None
+                }
+            );
+        }
+    }
+}

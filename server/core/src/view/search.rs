@@ -75,49 +75,77 @@ fn to_ranges(mut positions: Vec<u32>) -> Vec<(usize, usize)> {
     out
 }
 
-/// Character ranges of `text` that the query's tokens hit, for highlighting: substring hits for
-/// pi (every occurrence of each token), fuzzy positions from `nucleo-matcher` for omp.
-pub fn match_ranges(query: &Query, text: &str) -> Vec<(usize, usize)> {
-    if query.is_empty() || text.is_empty() {
-        return Vec::new();
+/// Finds highlight ranges; holds one `nucleo-matcher` matcher for many texts.
+pub struct Highlighter {
+    matcher: Option<Matcher>,
+    buf: Vec<char>,
+}
+
+impl Default for Highlighter {
+    fn default() -> Self {
+        Highlighter::new()
     }
-    let chars: Vec<char> = text.chars().collect();
-    let lower: Vec<char> = chars
-        .iter()
-        .map(|c| c.to_lowercase().next().unwrap_or(*c))
-        .collect();
-    let mut positions: Vec<u32> = Vec::new();
-    let mut matcher = Matcher::new(Config::DEFAULT);
-    let mut buf = Vec::new();
-    for token in &query.tokens {
-        let needle: Vec<char> = token.chars().collect();
-        let mut found = false;
-        if !needle.is_empty() && needle.len() <= lower.len() {
-            for start in 0..=lower.len() - needle.len() {
-                if lower[start..start + needle.len()] == needle[..] {
-                    found = true;
-                    positions.extend((start..start + needle.len()).map(|p| p as u32));
+}
+
+impl Highlighter {
+    /// A highlighter (the matcher is allocated on first fuzzy use).
+    pub fn new() -> Highlighter {
+        Highlighter {
+            matcher: None,
+            buf: Vec::new(),
+        }
+    }
+
+    /// Character ranges of `text` that the query's tokens hit: substring hits (every occurrence
+    /// of each token, case-insensitive), and for omp tokens that only match fuzzily the positions
+    /// `nucleo-matcher` picks.
+    pub fn ranges(&mut self, query: &Query, text: &str) -> Vec<(usize, usize)> {
+        if query.is_empty() || text.is_empty() {
+            return Vec::new();
+        }
+        let lower: Vec<char> = text
+            .chars()
+            .map(|c| c.to_lowercase().next().unwrap_or(c))
+            .collect();
+        let mut positions: Vec<u32> = Vec::new();
+        for token in &query.tokens {
+            let needle: Vec<char> = token.chars().collect();
+            let mut found = false;
+            if !needle.is_empty() && needle.len() <= lower.len() {
+                for start in 0..=lower.len() - needle.len() {
+                    if lower[start..start + needle.len()] == needle[..] {
+                        found = true;
+                        positions.extend((start..start + needle.len()).map(|p| p as u32));
+                    }
+                }
+            }
+            if !found && query.dialect == Dialect::Omp {
+                let matcher = self
+                    .matcher
+                    .get_or_insert_with(|| Matcher::new(Config::DEFAULT));
+                let atom = Atom::new(
+                    token,
+                    CaseMatching::Ignore,
+                    Normalization::Smart,
+                    AtomKind::Fuzzy,
+                    false,
+                );
+                let mut hits = Vec::new();
+                if atom
+                    .indices(Utf32Str::new(text, &mut self.buf), matcher, &mut hits)
+                    .is_some()
+                {
+                    positions.extend(hits);
                 }
             }
         }
-        if !found && query.dialect == Dialect::Omp {
-            let atom = Atom::new(
-                token,
-                CaseMatching::Ignore,
-                Normalization::Smart,
-                AtomKind::Fuzzy,
-                false,
-            );
-            let mut hits = Vec::new();
-            if atom
-                .indices(Utf32Str::new(text, &mut buf), &mut matcher, &mut hits)
-                .is_some()
-            {
-                positions.extend(hits);
-            }
-        }
+        to_ranges(positions)
     }
-    to_ranges(positions)
+}
+
+/// [`Highlighter::ranges`] for one text.
+pub fn match_ranges(query: &Query, text: &str) -> Vec<(usize, usize)> {
+    Highlighter::new().ranges(query, text)
 }
 
 /// One ranked item: its position in the input and its score (higher is better).
