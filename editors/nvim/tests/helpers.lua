@@ -90,12 +90,65 @@ function H.setup(dir, extra)
   assert(vim.fn.executable(bin) == 1, 'no server binary at ' .. bin .. ' (set SESSIONTREE_BIN)')
   vim.env.XDG_STATE_HOME = dir .. '/state'
   vim.fn.chdir(dir)
+  H.record_requests()
   require('sessiontree').setup(vim.tbl_deep_extend('force', {
     cmd = { bin, 'lsp' },
     extra_roots = { dir .. '/sessions' },
     omp_agent_dir = dir .. '/omp-agent',
     pi_agent_dir = dir .. '/pi-agent',
   }, extra or {}))
+end
+
+--- Every request the plugin sent: method → set of param keys (checked against protocol.json).
+---@type table<string, table<string, boolean>>
+H.sent = {}
+
+--- Records what the plugin sends, to check the wire names against the protocol's examples.
+function H.record_requests()
+  local client = require('sessiontree.client')
+  if client._recording then
+    return
+  end
+  client._recording = true
+  local request = client.request
+  client.request = function(method, params, handler)
+    H.sent[method] = H.sent[method] or {}
+    for key in pairs(params or {}) do
+      H.sent[method][key] = true
+    end
+    return request(method, params, handler)
+  end
+end
+
+--- Checks each method the plugin sent, and each param key, against
+--- protocol-ext/generated/protocol.json (whose examples fill every field).
+function H.check_wire()
+  local path = H.repo .. '/protocol-ext/generated/protocol.json'
+  if vim.fn.filereadable(path) == 0 then
+    H.pending_check('protocol-ext/generated/protocol.json missing: wire names not checked')
+    return
+  end
+  local contract = vim.json.decode(table.concat(vim.fn.readfile(path), '\n'))
+  local examples = {}
+  for _, m in ipairs(contract.methods or {}) do
+    examples[m.method] = m
+  end
+  local methods = vim.tbl_keys(H.sent)
+  table.sort(methods)
+  for _, method in ipairs(methods) do
+    local m = examples[method]
+    local unknown = {}
+    for key in pairs(H.sent[method]) do
+      if not (m and type(m.params) == 'table' and m.params[key] ~= nil) then
+        table.insert(unknown, key)
+      end
+    end
+    H.check(
+      m ~= nil and m.direction == 'clientToServer' and #unknown == 0,
+      'wire: ' .. method .. ' and its params are in protocol.json',
+      unknown
+    )
+  end
 end
 
 --- Feeds keys as typed (mappings apply) and runs them now.
@@ -202,6 +255,7 @@ function H.run(body)
     H.failed = H.failed + 1
     out('  FAIL  spec aborted: ' .. tostring(err):gsub('\n', '\n        '))
   end
+  H.check_wire()
   pcall(function()
     require('sessiontree.client').stop(true)
   end)

@@ -22,6 +22,22 @@ H.run(function()
     'protocol.lua lists exactly the methods of methods.rs',
     { rust = rust_list, lua = lua_list }
   )
+  local json_path = H.repo .. '/protocol-ext/generated/protocol.json'
+  if vim.fn.filereadable(json_path) == 1 then
+    local contract = vim.json.decode(table.concat(vim.fn.readfile(json_path), '\n'))
+    local json_list = vim.tbl_map(function(m)
+      return m.method
+    end, contract.methods)
+    table.sort(json_list)
+    H.check(
+      vim.deep_equal(json_list, lua_list),
+      'protocol.lua lists exactly the methods of generated/protocol.json',
+      json_list
+    )
+    H.check(contract.version == 1, 'protocol version 1 (the plugin was written against it)', contract.version)
+  else
+    H.pending_check('protocol-ext/generated/protocol.json missing')
+  end
   local src = table.concat(vim.fn.readfile(H.plugin_dir .. '/lua/sessiontree/protocol.lua'), '\n')
   local strings = 0
   for _ in src:gmatch("'[^']*'") do

@@ -46,11 +46,22 @@ local function navigated(result)
     notify('Navigation cancelled by a hook; nothing moved')
     return
   end
+  if result.decision == 'reopenAsk' then
+    notify(
+      "That is an answer to the agent's question: the agent asks it again (tool call "
+        .. tostring(result.toolCallId)
+        .. '); nothing moved'
+    )
+    return
+  end
   if result.editorText and result.editorText ~= '' then
     require('sessiontree.chat').prefill(panel.state.uri, result.editorText)
   end
   local where = result.newLeaf and ('leaf ' .. result.newLeaf) or 'a new root (the next message starts a new tree)'
   local summary = result.summaryEntryId and (' with summary ' .. result.summaryEntryId) or ''
+  if result.summarySkipped then
+    summary = ' (nothing was abandoned, so no summary was written)'
+  end
   notify('Moved to ' .. where .. summary)
   -- As in the agent, the cursor goes to the new leaf.
   panel.state.selection = nil

@@ -225,12 +225,18 @@ local function apply_rows(result)
   M.update_header()
 end
 
---- The width to ask rows for (0 = uncut).
+--- Width asked for when rows are not cut to the panel (the server reads 0 as 120).
+M.UNCUT_WIDTH = 4096
+
+--- The width to ask rows for.
 ---@return integer
 function M.row_width()
   local st = M.state
-  if not config.options.panel.truncate or not M.is_open() then
-    return 0
+  if not config.options.panel.truncate then
+    return M.UNCUT_WIDTH
+  end
+  if not M.is_open() then
+    return config.options.panel.width
   end
   -- Leave room for the leaf marker the panel draws after the text.
   return math.max(20, vim.api.nvim_win_get_width(st.win) - vim.fn.strdisplaywidth(render.LEAF_MARK) - 1)
