@@ -1,12 +1,25 @@
 #!/usr/bin/env bash
-# Installs what the tests need and a fresh machine lacks. Idempotent and quiet when everything is
-# already there. The Rust toolchain (with cargo-nextest) comes with the machine.
+# Installs what the Rust tests need and a fresh machine lacks; idempotent and quiet when everything is
+# already there. The Rust toolchain (with cargo-nextest) comes with the machine. The editor test
+# scripts install their own editors (scripts/install-nvim.sh, scripts/install-vscode-test.sh).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
-need_cmd() { command -v "$1" >/dev/null 2>&1; }
+have() { command -v "$1" >/dev/null 2>&1; }
 
-if ! need_cmd cargo; then
+if ! have cargo; then
     echo "install-test-deps: cargo is missing; install the Rust toolchain first" >&2
     exit 1
+fi
+
+# Emacs 28 with eglot runs the plain-LSP test (server/lsp/tests/eglot.rs).
+if ! { have emacs && emacs --batch -Q --eval "(require 'eglot)" >/dev/null 2>&1; }; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        echo "install-test-deps: installing emacs-nox and elpa-eglot (apt)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot >/dev/null
+    else
+        echo "install-test-deps: emacs with eglot is missing and cannot be installed here; the eglot test will be skipped" >&2
+    fi
 fi
