@@ -119,8 +119,13 @@ pub struct RowsView {
     pub dialect: Dialect,
     /// The state it was computed for (with the selection resolved).
     pub state: ViewState,
-    /// Every visible row, in order.
+    /// The visible rows, in order: all of them ([`compute_rows`], [`TreeModel::rows`]) or the
+    /// window's ([`TreeModel::window`]); `rows[0]` is visible row number `first_row`.
     pub rows: Vec<Row>,
+    /// The visible row number of `rows[0]`.
+    pub first_row: usize,
+    /// How many rows are visible in all.
+    pub visible_count: usize,
     /// The selected row.
     pub selected: Option<usize>,
     /// The rows shown.
@@ -131,6 +136,8 @@ pub struct RowsView {
     /// window); the message it throws. `text_lines` still draws the rows.
     pub agent_error: Option<String>,
     lines: Vec<String>,
+    #[serde(skip)]
+    ids: Vec<Option<String>>,
 }
 
 impl RowsView {
@@ -142,15 +149,22 @@ impl RowsView {
     /// The selected entry id.
     pub fn selected_id(&self) -> Option<&str> {
         self.selected
-            .and_then(|s| self.rows.get(s))
-            .and_then(|r| r.id.as_deref())
+            .and_then(|s| self.ids.get(s))
+            .and_then(Option::as_deref)
     }
 
     /// The entry id selected after a move (Up/Down wrap; page moves stop at the ends).
     pub fn moved(&self, how: Move) -> Option<&str> {
-        window::move_selection(self.selected, self.rows.len(), self.window.max_rows, how)
-            .and_then(|s| self.rows.get(s))
-            .and_then(|r| r.id.as_deref())
+        window::move_selection(self.selected, self.visible_count, self.window.max_rows, how)
+            .and_then(|s| self.ids.get(s))
+            .and_then(Option::as_deref)
+    }
+
+    /// The built row for a visible row number, if it was built.
+    pub fn row(&self, number: usize) -> Option<&Row> {
+        number
+            .checked_sub(self.first_row)
+            .and_then(|i| self.rows.get(i))
     }
 }
 
@@ -170,15 +184,55 @@ fn cells_of(prefix: &str) -> Vec<GutterCell> {
 
 /// Computes the view of a session for a state. `home` shortens tool-call paths to `~`.
 pub fn compute_rows(session: &Session, state: &ViewState, home: Option<&Path>) -> RowsView {
-    let model = Model::build(session, home);
-    compute_with(
-        &model,
-        state,
-        state.selected.as_deref().or(session.leaf_id()),
-    )
+    TreeModel::new(session, home).rows(state)
 }
 
-fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsView {
+/// A session flattened once (every entry parsed once), to compute many views from: keep it while
+/// the session's revision does not change.
+#[derive(Debug, Clone)]
+pub struct TreeModel {
+    model: Model,
+    leaf: Option<String>,
+}
+
+impl TreeModel {
+    /// Flattens a session; `home` shortens tool-call paths to `~`.
+    pub fn new(session: &Session, home: Option<&Path>) -> TreeModel {
+        TreeModel {
+            model: Model::build(session, home),
+            leaf: session.leaf_id().map(str::to_owned),
+        }
+    }
+
+    /// [`compute_rows`] on the prepared session: every visible row.
+    pub fn rows(&self, state: &ViewState) -> RowsView {
+        compute_with(
+            &self.model,
+            state,
+            state.selected.as_deref().or(self.leaf.as_deref()),
+            true,
+        )
+    }
+
+    /// Like [`TreeModel::rows`], but only the rows inside the window are built: `rows` holds
+    /// `window.start..window.end`, while `selected`, `window` and `parent_row` stay absolute row
+    /// numbers among all visible rows (`visible_count` of them). The text lines are the same.
+    pub fn window(&self, state: &ViewState) -> RowsView {
+        compute_with(
+            &self.model,
+            state,
+            state.selected.as_deref().or(self.leaf.as_deref()),
+            false,
+        )
+    }
+}
+
+fn compute_with(
+    model: &Model,
+    state: &ViewState,
+    anchor: Option<&str>,
+    all_rows: bool,
+) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
     let visible = visibility::visible(model, state.filter, &query);
@@ -217,7 +271,17 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
 
     let mut highlighter = search::Highlighter::new();
     let mut rows = Vec::with_capacity(visible.len());
-    for (row, &pos) in visible.iter().enumerate() {
+    let built = if all_rows {
+        0..visible.len()
+    } else {
+        win.start..win.end
+    };
+    for (row, &pos) in visible
+        .iter()
+        .enumerate()
+        .skip(built.start)
+        .take(built.len())
+    {
         let node = &model.nodes[pos];
         let in_window = row >= win.start && row < win.end;
         let (depth, connector, foldable) = match &pi {
@@ -274,7 +338,7 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
         });
     }
 
-    let line_rows: Vec<render::LineRow<'_>> = rows[win.start..win.end]
+    let line_rows: Vec<render::LineRow<'_>> = rows[win.start - built.start..win.end - built.start]
         .iter()
         .map(|r| render::LineRow {
             selected: r.selected,
@@ -303,9 +367,9 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
     drop(line_rows);
     let mut resolved = state.clone();
     resolved.selected = selected
-        .and_then(|s| rows.get(s))
-        .and_then(|r| r.id.clone())
+        .and_then(|s| model.nodes[visible[s]].id.clone())
         .or(resolved.selected);
+    let ids: Vec<Option<String>> = visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
     let agent_error = (dialect == Dialect::Omp
         && visible[win.start..win.end]
             .iter()
@@ -316,9 +380,12 @@ fn compute_with(model: &Model, state: &ViewState, anchor: Option<&str>) -> RowsV
         dialect,
         state: resolved,
         rows,
+        first_row: built.start,
+        visible_count: visible.len(),
         selected,
         window: win,
         total: model.nodes.len(),
+        ids,
         lines,
     }
 }
@@ -341,14 +408,14 @@ fn typed_search(
         height,
     };
     let mut anchor: Option<String> = session.leaf_id().map(str::to_owned);
-    let first = compute_with(model, &state, anchor.as_deref());
+    let first = compute_with(model, &state, anchor.as_deref(), false);
     if let Some(id) = first.selected_id() {
         anchor = Some(id.to_owned());
     }
     let mut view = first;
     for (i, c) in query.char_indices() {
         state.search = query[..i + c.len_utf8()].to_owned();
-        view = compute_with(model, &state, anchor.as_deref());
+        view = compute_with(model, &state, anchor.as_deref(), false);
         if let Some(id) = view.selected_id() {
             anchor = Some(id.to_owned());
         }
@@ -384,7 +451,7 @@ pub fn tree_render_fixture(
             width,
             height,
         };
-        let view = compute_with(&model, &state, session.leaf_id());
+        let view = compute_with(&model, &state, session.leaf_id(), false);
         filters.insert(mode.as_str().to_owned(), fixture_lines(view));
     }
     let mut by_query = serde_json::Map::new();
@@ -558,6 +625,27 @@ mod tests {
         assert_eq!(continue_a.label.as_deref(), Some("milestone"));
         assert_eq!(continue_a.gutter, vec![GutterCell::Line, GutterCell::Space]);
         assert_eq!(continue_a.prefix.as_deref(), Some("│     "));
+    }
+
+    #[test]
+    fn window_views_match_full_views() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let k = Kit::seed_example(dialect);
+            let model = TreeModel::new(&k.session, None);
+            let state = ViewState {
+                height: 12,
+                ..ViewState::default()
+            };
+            let (full, win) = (model.rows(&state), model.window(&state));
+            assert_eq!(full.text_lines(), win.text_lines());
+            assert_eq!(&full.rows[win.window.start..win.window.end], &win.rows[..]);
+            assert_eq!(
+                (win.first_row, win.visible_count),
+                (win.window.start, full.rows.len())
+            );
+            assert_eq!(full.moved(Move::Up), win.moved(Move::Up));
+            assert_eq!(win.row(win.window.start), win.rows.first());
+        }
     }
 
     #[test]

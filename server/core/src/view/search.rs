@@ -53,6 +53,17 @@ impl Query {
                 self.tokens.iter().all(|t| lower.contains(t.as_str()))
             }
             Dialect::Omp => {
+                // Every rule (word, prefix, substring, subsequence, initials, swapped pair) needs
+                // each character of the normalized token somewhere in the text: a cheap pre-check.
+                let lower = text.to_lowercase();
+                let possible = self.tokens.iter().all(|t| {
+                    fuzzy::normalize(t)
+                        .chars()
+                        .all(|c| c == ' ' || lower.contains(c))
+                });
+                if !possible {
+                    return false;
+                }
                 let index = fuzzy::SearchIndex::new(text);
                 self.tokens.iter().all(|t| index.matches(t).matches)
             }
