@@ -159,10 +159,7 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
         .filter(|d| matches!(d.kind, K::MalformedLine | K::NullLine))
         .filter_map(|d| d.line)
         .collect();
-    let backup = sibling(path, ".bak");
-    std::fs::write(&backup, &original)
-        .map_err(|e| Error::io("cannot write the backup", &backup, e))?;
-    sync_path(&backup)?;
+    let backup = write_backup(path, &original)?;
     let temp = sibling(path, ".migrating");
     std::fs::write(&temp, contents.as_bytes()).map_err(|e| Error::io("cannot write", &temp, e))?;
     sync_path(&temp)?;
@@ -179,6 +176,33 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
     })
 }
 
+/// Writes the original bytes to `<file>.bak`, or `<file>.bak.1`, `.bak.2`, … when an earlier
+/// backup exists: a backup is never overwritten.
+fn write_backup(path: &Path, original: &[u8]) -> Result<PathBuf> {
+    use std::io::Write;
+    for n in 0u32.. {
+        let backup = if n == 0 {
+            sibling(path, ".bak")
+        } else {
+            sibling(path, &format!(".bak.{n}"))
+        };
+        let mut file = match std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .open(&backup)
+        {
+            Ok(file) => file,
+            Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => continue,
+            Err(e) => return Err(Error::io("cannot write the backup", &backup, e)),
+        };
+        file.write_all(original)
+            .and_then(|()| file.sync_all())
+            .map_err(|e| Error::io("cannot write the backup", &backup, e))?;
+        return Ok(backup);
+    }
+    Err(Error::InvalidInput("no free backup name".into()))
+}
+
 fn sibling(path: &Path, suffix: &str) -> PathBuf {
     let mut name = path
         .file_name()
@@ -192,4 +216,78 @@ fn sync_path(path: &Path) -> Result<()> {
     std::fs::File::open(path)
         .and_then(|f| f.sync_all())
         .map_err(|e| Error::io("cannot sync", path, e))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const HEADER: &str = r#"{"type":"session","version":3,"id":"s","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}"#;
+    const ENTRY: &str = r#"{"type":"custom","customType":"x","id":"aaaa0001","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z"}"#;
+
+    fn file_with(lines: &[&str]) -> (tempfile::TempDir, PathBuf, String) {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let text: String = lines.iter().map(|l| format!("{l}\n")).collect();
+        std::fs::write(&path, &text).unwrap();
+        (dir, path, text)
+    }
+
+    #[test]
+    fn a_null_line_is_dropped_in_both_dialects_with_a_backup() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let (_dir, path, original) = file_with(&[HEADER, "null", ENTRY]);
+            let report = migrate_file(&path, Some(dialect)).unwrap();
+            assert!(report.rewritten);
+            assert_eq!(report.dropped_lines, vec![2]);
+            let backup = report.backup.unwrap();
+            assert_eq!(std::fs::read_to_string(backup).unwrap(), original);
+            let now = std::fs::read_to_string(&path).unwrap();
+            assert!(!now.contains("null\n") && now.contains(ENTRY));
+        }
+    }
+
+    #[test]
+    fn malformed_lines_are_rewritten_only_for_omp() {
+        let (_dir, path, original) = file_with(&[HEADER, "not json", ENTRY]);
+        let report = migrate_file(&path, Some(Dialect::Pi)).unwrap();
+        assert!(!report.rewritten && report.backup.is_none());
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        let report = migrate_file(&path, Some(Dialect::Omp)).unwrap();
+        assert!(report.rewritten);
+        assert_eq!(report.dropped_lines, vec![2]);
+        let now = std::fs::read_to_string(&path).unwrap();
+        assert!(now.starts_with(r#"{"type":"title","v":1,"title":"""#));
+        assert!(!now.contains("not json"));
+    }
+
+    #[test]
+    fn an_earlier_backup_is_never_overwritten() {
+        let (dir, path, original) = file_with(&[HEADER, "null", ENTRY]);
+        std::fs::write(dir.path().join("s.jsonl.bak"), "older backup").unwrap();
+        let report = migrate_file(&path, Some(Dialect::Pi)).unwrap();
+        assert_eq!(
+            report.backup.as_deref(),
+            Some(dir.path().join("s.jsonl.bak.1").as_path())
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("s.jsonl.bak")).unwrap(),
+            "older backup"
+        );
+        assert_eq!(
+            std::fs::read_to_string(dir.path().join("s.jsonl.bak.1")).unwrap(),
+            original
+        );
+    }
+
+    #[test]
+    fn a_current_file_is_left_alone() {
+        let (dir, path, original) = file_with(&[HEADER, ENTRY]);
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let report = migrate_file(&path, Some(dialect)).unwrap();
+            assert!(!report.rewritten);
+        }
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), original);
+        assert!(!dir.path().join("s.jsonl.bak").exists());
+    }
 }
