@@ -163,17 +163,6 @@ impl Figure {
         }
     }
 
-    fn not_measured(op: &'static str, budget_key: &'static str, why: &str) -> Figure {
-        Figure {
-            op,
-            budget_key,
-            samples: Vec::new(),
-            unit: "ms",
-            write_ms: None,
-            note: why.to_owned(),
-        }
-    }
-
     fn with_note(mut self, note: impl Into<String>) -> Figure {
         self.note = note.into();
         self
@@ -733,11 +722,6 @@ fn measure(
         "follow",
         &follow,
     ));
-    figs.push(Figure::not_measured(
-        "live follow: file write → didChange sent (server)",
-        "did_change",
-        "server-level figure: the LSP file watcher is not wired into the harness yet",
-    ));
 
     // createBranchedSession of the (original) leaf path: writes a new file next to the scratch copy.
     let (t, _) = time_runs(runs, |_| {
@@ -762,10 +746,16 @@ fn measure(
         .with_note(format!("{} entries on the path", path.len())),
     );
     drop(s);
+    let _ = writeln!(log, "    writes measured");
+
+    // The server over stdio, on the scratch copy (alone in its folder).
+    let home = scratch_dir.parent().unwrap_or(scratch_dir).join("lsp-home");
+    std::fs::create_dir_all(&home)?;
+    figs.extend(measure_server(&scratch, runs, &home)?);
     if !keep {
         let _ = std::fs::remove_file(&scratch);
     }
-    let _ = writeln!(log, "    writes measured");
+    let _ = writeln!(log, "    server measured");
     Ok(figs)
 }
 
@@ -800,6 +790,233 @@ fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
 
 fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
     hay.iter().position(|&c| c == a || c == b)
+}
+
+// ---------------------------------------------------------------------------------------------
+// Server level: the real `sessiontree lsp` over stdio
+
+/// A running `sessiontree lsp`; a reader thread timestamps every message as it arrives.
+struct Server {
+    child: std::process::Child,
+    stdin: std::process::ChildStdin,
+    incoming: std::sync::mpsc::Receiver<(Instant, Value)>,
+    next: i64,
+}
+
+impl Server {
+    fn start(root: &Path, home: &Path) -> AnyResult<Server> {
+        use std::process::Stdio;
+        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+            .arg("lsp")
+            .env("HOME", home)
+            .env("SESSIONTREE_LOG", "warn")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::null())
+            .spawn()?;
+        let stdin = child.stdin.take().ok_or("no stdin")?;
+        let stdout = child.stdout.take().ok_or("no stdout")?;
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = std::io::BufReader::with_capacity(1 << 20, stdout);
+            while let Some(msg) = read_frame(&mut r) {
+                if tx.send((Instant::now(), msg)).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            child,
+            stdin,
+            incoming: rx,
+            next: 1,
+        };
+        let empty = home.join("agents");
+        std::fs::create_dir_all(&empty)?;
+        server.request(
+            "initialize",
+            json!({
+                "processId": null, "rootUri": null, "capabilities": {},
+                "initializationOptions": {
+                    "extraRoots": [root.display().to_string()],
+                    "piAgentDir": empty.display().to_string(),
+                    "ompAgentDir": empty.display().to_string(),
+                    "home": home.display().to_string(),
+                },
+            }),
+        )?;
+        server.notify("initialized", json!({}))?;
+        Ok(server)
+    }
+
+    fn send(&mut self, msg: &Value) -> AnyResult<()> {
+        let body = serde_json::to_vec(msg)?;
+        self.stdin
+            .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())?;
+        self.stdin.write_all(&body)?;
+        self.stdin.flush()?;
+        Ok(())
+    }
+
+    fn notify(&mut self, method: &str, params: Value) -> AnyResult<()> {
+        self.send(&json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// Sends a request; returns the result and the time to its response. Requests from the
+    /// server are answered with `null`; notifications are dropped.
+    fn request(&mut self, method: &str, params: Value) -> AnyResult<(Value, Duration)> {
+        let id = self.next;
+        self.next += 1;
+        let started = Instant::now();
+        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}))?;
+        loop {
+            let (at, msg) = self.incoming.recv_timeout(Duration::from_secs(120))?;
+            if msg.get("method").is_some() {
+                if let Some(req) = msg.get("id") {
+                    let req = req.clone();
+                    self.send(&json!({"jsonrpc": "2.0", "id": req, "result": null}))?;
+                }
+                continue;
+            }
+            if msg.get("id") == Some(&json!(id)) {
+                if let Some(err) = msg.get("error") {
+                    return Err(format!("{method}: {err}").into());
+                }
+                return Ok((msg["result"].clone(), at.duration_since(started)));
+            }
+        }
+    }
+
+    /// Waits for a notification `method` (answering server requests meanwhile).
+    fn wait_for(&mut self, method: &str, since: Instant) -> AnyResult<Duration> {
+        loop {
+            let (at, msg) = self.incoming.recv_timeout(Duration::from_secs(30))?;
+            if msg.get("method").and_then(Value::as_str) == Some(method) && msg.get("id").is_none()
+            {
+                return Ok(at.duration_since(since));
+            }
+            if msg.get("method").is_some() {
+                if let Some(req) = msg.get("id") {
+                    let req = req.clone();
+                    self.send(&json!({"jsonrpc": "2.0", "id": req, "result": null}))?;
+                }
+            }
+        }
+    }
+
+    fn peak_rss_mb(&self) -> f64 {
+        let status = std::fs::read_to_string(format!("/proc/{}/status", self.child.id()))
+            .unwrap_or_default();
+        status
+            .lines()
+            .find(|l| l.starts_with("VmHWM:"))
+            .and_then(|l| l.split_whitespace().nth(1))
+            .and_then(|v| v.parse::<f64>().ok())
+            .map_or(f64::NAN, |kb| kb / 1024.0)
+    }
+
+    fn stop(mut self) {
+        let _ = self.request("shutdown", Value::Null);
+        let _ = self.notify("exit", Value::Null);
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn read_frame(r: &mut impl std::io::BufRead) -> Option<Value> {
+    let mut len = None;
+    loop {
+        let mut line = String::new();
+        if r.read_line(&mut line).ok()? == 0 {
+            return None;
+        }
+        let line = line.trim_end();
+        if line.is_empty() {
+            break;
+        }
+        if let Some(v) = line.strip_prefix("Content-Length:") {
+            len = v.trim().parse::<usize>().ok();
+        }
+    }
+    let mut body = vec![0; len?];
+    std::io::Read::read_exact(r, &mut body).ok()?;
+    serde_json::from_slice(&body).ok()
+}
+
+/// Server-level figures on `file` (alone in its folder; lines get appended to it).
+fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure>> {
+    let root = file.parent().ok_or("no folder")?;
+    let uri = format!("file://{}", file.display());
+    let (mut open, mut rows, mut sym_cold, mut sym_warm, mut change, mut rss) = (
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+        Vec::new(),
+    );
+    let mut window_rows = 0;
+    for run in 0..runs {
+        let mut server = Server::start(root, home)?;
+        let (opened, t) = server.request("sessionTree/open", json!({"uri": uri}))?;
+        open.push(t);
+        let (r, t) = server.request(
+            "sessionTree/rows",
+            json!({"uri": uri, "height": 40, "width": 120}),
+        )?;
+        rows.push(t);
+        window_rows = r["rows"].as_array().map_or(0, Vec::len);
+        let (_, t) = server.request("workspace/symbol", json!({"query": SEARCH}))?;
+        sym_cold.push(t);
+        let (_, t) = server.request("workspace/symbol", json!({"query": SEARCH}))?;
+        sym_warm.push(t);
+        // Another process appends one line; time until didChange reaches us.
+        let leaf = opened["leaf"].as_str().unwrap_or("").to_owned();
+        let line = format!(
+            "{{\"type\":\"message\",\"id\":\"e{run:07x}\",\"parentId\":\"{leaf}\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"appended by another process\",\"timestamp\":1767225600000}}}}\n"
+        );
+        std::thread::sleep(Duration::from_millis(200));
+        let mut f = std::fs::OpenOptions::new().append(true).open(file)?;
+        let written = Instant::now();
+        f.write_all(line.as_bytes())?;
+        drop(f);
+        change.push(server.wait_for("sessionTree/didChange", written)?);
+        rss.push(server.peak_rss_mb());
+        server.stop();
+    }
+    Ok(vec![
+        Figure::time("server: sessionTree/open (fresh server)", "", &open),
+        Figure::time(
+            "server: sessionTree/rows, first window",
+            "first_window",
+            &rows,
+        )
+        .with_note(format!(
+            "{window_rows} rows in the window; computed on the first request after open"
+        )),
+        Figure::time(
+            "server: workspace/symbol, first query (indexes the file)",
+            "",
+            &sym_cold,
+        ),
+        Figure::time(
+            "server: workspace/symbol, next query",
+            "workspace_symbol",
+            &sym_warm,
+        ),
+        Figure::time(
+            "live follow: file write → didChange received",
+            "did_change",
+            &change,
+        ),
+        Figure::memory("server: peak RSS after the above", "", rss),
+    ])
 }
 
 // ---------------------------------------------------------------------------------------------
