@@ -627,6 +627,51 @@ mod tests {
         assert_eq!(continue_a.prefix.as_deref(), Some("│     "));
     }
 
+    /// A staircase of branch points, each with a side branch, `levels` deep.
+    fn staircase(dialect: Dialect, levels: usize) -> Kit {
+        const NAMES: [&str; 16] = [
+            "s0", "s1", "s2", "s3", "s4", "s5", "s6", "s7", "s8", "s9", "s10", "s11", "s12", "s13",
+            "s14", "s15",
+        ];
+        let mut k = Kit::new(dialect);
+        k.user("root", "root");
+        for name in NAMES.iter().take(levels) {
+            k.assistant("side", "side branch");
+            k.branch("root");
+            k.user(name, "main line");
+            k.ids.insert("root", k.id(name));
+        }
+        k
+    }
+
+    #[test]
+    fn omp_compresses_deep_gutters_behind_an_ellipsis() {
+        let k = staircase(Dialect::Omp, 16);
+        let state = ViewState {
+            width: 60,
+            ..ViewState::default()
+        };
+        let view = compute_rows(&k.session, &state, None);
+        let lines = view.text_lines();
+        // (60 - max(24, 30) - 4) / 3 = 8 levels at most, older ones behind `…`.
+        assert!(lines
+            .iter()
+            .any(|l| l.starts_with("  …") || l.starts_with("› …")));
+        for l in lines {
+            let body = l.trim_end_matches(['│', '█']);
+            let gutter: String = body
+                .chars()
+                .skip(2)
+                .take_while(|c| " │├└─…".contains(*c))
+                .collect();
+            assert!(gutter.chars().count() <= 8 * 3 + 1, "{l}");
+        }
+        // pi never compresses.
+        let pi = staircase(Dialect::Pi, 16);
+        let wide = compute_rows(&pi.session, &state, None);
+        assert!(wide.text_lines().iter().all(|l| !l.contains('…')));
+    }
+
     #[test]
     fn window_views_match_full_views() {
         for dialect in [Dialect::Pi, Dialect::Omp] {

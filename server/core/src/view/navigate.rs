@@ -254,6 +254,17 @@ mod tests {
                 k.entry("mode", "mode_change", json!({"mode": "plan"}));
                 k.entry("ttsr", "ttsr_injection", json!({"injectedRules": ["r"]}));
                 k.entry("reset", "reset_boundary", json!({}));
+                k.entry("usage", "model_usage", json!({"purpose": "title", "api": "x", "provider": "p", "model": "m", "usage": {}, "stopReason": "stop"}));
+                k.entry(
+                    "pin",
+                    "credential_pin",
+                    json!({"provider": "p", "hash": "h"}),
+                );
+                k.entry(
+                    "init",
+                    "session_init",
+                    json!({"systemPrompt": "s", "task": "t", "tools": []}),
+                );
             }
         }
         k.summary_at("summary", "answer");
@@ -354,7 +365,7 @@ mod tests {
                 "summary",
             ];
             if dialect == Dialect::Omp {
-                others.extend(["tier", "mode", "ttsr", "reset"]);
+                others.extend(["tier", "mode", "ttsr", "reset", "usage", "pin", "init"]);
             }
             for name in others {
                 let p = plan(&k, name, &opts());
