@@ -234,7 +234,11 @@ H.run(function()
     'the append shows up live as the new leaf',
     st.leaf
   )
-  H.check(H.cursor_id() == 'f00dfeed', 'the cursor that sat on the leaf followed it', H.cursor_id())
+  H.check(
+    H.cursor_id() == 'f00dfeed',
+    'the cursor that sat on the leaf followed it',
+    { H.cursor_id(), shown, st.selection, H.panel_lines() }
+  )
   H.check(
     vim.deep_equal(H.panel_lines(), (H.server_lines())),
     'the redrawn rows equal the server lines',
@@ -309,6 +313,30 @@ H.run(function()
   if said('noModel') then
     H.check(st.leaf == 'f00dfeed', 'no model configured: the error is shown and nothing moved', messages)
   else
+    -- <C-c> while a navigation is in flight sends $/cancelRequest for it; the UI recovers either way.
+    local actions = require('sessiontree.actions')
+    local client = require('sessiontree.client')
+    local cancelled_id
+    local real_cancel = client.cancel
+    client.cancel = function(id)
+      cancelled_id = id
+      real_cancel(id)
+    end
+    vim.ui.select = function(items, opts, on_choice)
+      on_choice(items[1], 1)
+    end
+    messages = {}
+    goto_row('2ececf0f')
+    H.feed('<CR><C-c>')
+    client.cancel = real_cancel
+    H.check(cancelled_id ~= nil, '<C-c> right after Enter sent $/cancelRequest for the navigation', cancelled_id)
+    H.check(
+      H.wait(function()
+        return actions.pending_navigate == nil and (said('cancelled') or said('Moved to'))
+      end),
+      'the cancelled navigation settled (cancelled, or done before the cancel arrived)',
+      messages
+    )
     H.pending_check(
       'summaries with a model (the server answered without noModel: ' .. table.concat(messages, ' | ') .. ')'
     )

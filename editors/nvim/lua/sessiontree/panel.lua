@@ -31,6 +31,7 @@ local M = {}
 ---@field pending integer Requests in flight.
 ---@field busy string|nil Shown in the header while a long request runs.
 ---@field error string|nil The last error, shown in the panel when there are no rows.
+---@field dirty boolean|nil Changes arrived while rows were being computed.
 ---@field marker_line integer|nil 0-based line holding the server's cursor marker, when its lines have one.
 M.state = {
   filter = 'default',
@@ -191,6 +192,12 @@ end
 ---@param result table a protocol `RowsResult`
 local function apply_rows(result)
   local st = M.state
+  -- The rows may show a new leaf before its didChange arrives: a cursor on the old leaf follows.
+  local following = config.options.panel.follow_leaf
+    and st.leaf ~= nil
+    and result.leaf ~= st.leaf
+    and st.selection ~= nil
+    and M.is_following()
   st.rows = result.rows or {}
   st.lines = result.lines or {}
   st.total = result.totalRows
@@ -215,7 +222,20 @@ local function apply_rows(result)
       end
     end
   end
-  local i = index_of(st.selection) or index_of(result.selection) or (#st.rows > 0 and #st.rows or nil)
+  local i = nil
+  if following then
+    st.selection = nil
+    for k, row in ipairs(st.rows) do
+      if row.isLeaf then
+        i = k
+      end
+    end
+    if not i then
+      -- The new leaf is hidden: the server knows its nearest visible row.
+      M.schedule_refresh()
+    end
+  end
+  i = i or index_of(st.selection) or index_of(result.selection) or (#st.rows > 0 and #st.rows or nil)
   if i then
     set_cursor_row(i, false)
   elseif st.buf and vim.api.nvim_buf_is_valid(st.buf) then
@@ -263,6 +283,11 @@ function M.refresh(done)
     height = 0,
   }, function(err, result)
     st.pending = st.pending - 1
+    if st.dirty and st.pending == 0 then
+      -- Changes arrived while this answer was computed: ask once more for all of them.
+      st.dirty = false
+      M.schedule_refresh()
+    end
     if seq ~= st.seq or uri ~= st.uri then
       return
     end
@@ -280,13 +305,18 @@ end
 
 local refresh_timer = nil
 
---- Coalesces bursts of changes (an agent streaming entries) into one refresh.
+--- Coalesces bursts of changes (an agent streaming entries) into one refresh, and never has more
+--- than one such refresh in flight: on a huge session the server takes a while per answer.
 function M.schedule_refresh()
   if refresh_timer then
     return
   end
   refresh_timer = vim.defer_fn(function()
     refresh_timer = nil
+    if M.state.pending > 0 then
+      M.state.dirty = true
+      return
+    end
     M.refresh()
   end, 30)
 end
@@ -361,6 +391,26 @@ local function ensure_win()
   M.update_header()
 end
 
+--- Tells the server to stop following a session nothing shows any more (the chat, a buffer of the
+--- file), so a huge session does not stay in memory after the panel moved on.
+---@param uri string|nil
+function M.release(uri)
+  if not uri then
+    return
+  end
+  local chat = package.loaded['sessiontree.chat']
+  if chat and M.same_uri(chat.state.uri, uri) then
+    return
+  end
+  local path = path_of(uri)
+  for _, b in ipairs(vim.api.nvim_list_bufs()) do
+    if vim.api.nvim_buf_is_loaded(b) and vim.fs.normalize(vim.api.nvim_buf_get_name(b)) == path then
+      return
+    end
+  end
+  client.request(protocol.CLOSE, { uri = uri }, function() end)
+end
+
 --- Shows session `uri` in the panel (opening the panel when needed).
 ---@param uri string
 ---@param done fun(err: table|nil)|nil
@@ -370,6 +420,7 @@ function M.open(uri, done)
   ensure_win()
   local switching = not M.same_uri(st.uri, uri)
   if switching then
+    M.release(st.uri)
     -- Answers still in flight belong to the previous session.
     st.seq = st.seq + 1
     st.uri = uri
