@@ -159,10 +159,24 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
         .filter(|d| matches!(d.kind, K::MalformedLine | K::NullLine))
         .filter_map(|d| d.line)
         .collect();
+    // Another writer (an agent appending, or mid-line) must not lose a line to the rename.
+    let busy = || Error::WriterBusy {
+        path: path.to_path_buf(),
+    };
+    if let crate::session::FileState::Written { len, pending, .. } = session.file_state() {
+        if *pending > 0 || *len != original.len() as u64 {
+            return Err(busy());
+        }
+    }
     let backup = write_backup(path, &original)?;
     let temp = sibling(path, ".migrating");
     std::fs::write(&temp, contents.as_bytes()).map_err(|e| Error::io("cannot write", &temp, e))?;
     sync_path(&temp)?;
+    let now = std::fs::metadata(path).map_err(|e| Error::io("cannot read", path, e))?;
+    if now.len() != original.len() as u64 {
+        let _ = std::fs::remove_file(&temp);
+        return Err(busy());
+    }
     std::fs::rename(&temp, path).map_err(|e| Error::io("cannot replace", path, e))?;
     if let Some(dir) = path.parent() {
         if let Ok(d) = std::fs::File::open(dir) {
@@ -278,6 +292,19 @@ mod tests {
             std::fs::read_to_string(dir.path().join("s.jsonl.bak.1")).unwrap(),
             original
         );
+    }
+
+    #[test]
+    fn a_line_being_written_blocks_the_migrate() {
+        let (_dir, path, _) = file_with(&[HEADER, "null", ENTRY]);
+        let mut text = std::fs::read_to_string(&path).unwrap();
+        text.push_str(r#"{"type":"custom","#);
+        std::fs::write(&path, &text).unwrap();
+        assert!(matches!(
+            migrate_file(&path, Some(Dialect::Pi)),
+            Err(Error::WriterBusy { .. })
+        ));
+        assert_eq!(std::fs::read_to_string(&path).unwrap(), text);
     }
 
     #[test]
