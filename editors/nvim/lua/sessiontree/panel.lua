@@ -190,7 +190,8 @@ function M.mark_cursor(lnum)
 end
 
 ---@param result table a protocol `RowsResult`
-local function apply_rows(result)
+---@param asked string|nil the selection the rows were asked for
+local function apply_rows(result, asked)
   local st = M.state
   -- The rows may show a new leaf before its didChange arrives: a cursor on the old leaf follows.
   local following = config.options.panel.follow_leaf
@@ -222,16 +223,19 @@ local function apply_rows(result)
       end
     end
   end
-  local i = nil
   if following then
     st.selection = nil
+  end
+  local i = nil
+  if st.selection == nil then
+    -- Following the leaf: its row, or (hidden leaf) the server's nearest visible row, which is only
+    -- right when these rows were asked for the leaf too.
     for k, row in ipairs(st.rows) do
       if row.isLeaf then
         i = k
       end
     end
-    if not i then
-      -- The new leaf is hidden: the server knows its nearest visible row.
+    if not i and asked ~= nil then
       M.schedule_refresh()
     end
   end
@@ -274,6 +278,7 @@ function M.refresh(done)
   local seq = st.seq
   st.pending = st.pending + 1
   local uri = st.uri
+  local asked = st.selection
   client.request(protocol.ROWS, {
     uri = st.uri,
     filter = st.filter,
@@ -295,7 +300,7 @@ function M.refresh(done)
       st.error = client.describe(err)
       vim.notify('sessiontree: rows: ' .. st.error, vim.log.levels.ERROR)
     else
-      apply_rows(result)
+      apply_rows(result, asked)
     end
     if done then
       done(err)
