@@ -214,6 +214,18 @@ impl TreeModel {
         )
     }
 
+    /// The view as the agent shows it after `state.search` was typed key by key into a selector
+    /// opened on `state.selected` (or the leaf): with omp's fuzzy search the selection can end up
+    /// elsewhere than with [`TreeModel::rows`], which resolves the selection once. All rows.
+    pub fn typed(&self, state: &ViewState) -> RowsView {
+        typed_search(
+            &self.model,
+            state,
+            state.selected.as_deref().or(self.leaf.as_deref()),
+            true,
+        )
+    }
+
     /// Like [`TreeModel::rows`], but only the rows inside the window are built: `rows` holds
     /// `window.start..window.end`, while `selected`, `window` and `parent_row` stay absolute row
     /// numbers among all visible rows (`visible_count` of them). The text lines are the same.
@@ -390,32 +402,34 @@ fn compute_with(
     }
 }
 
-/// The lines the agent shows after the query is typed one character at a time into a freshly
-/// opened selector (each keystroke keeps the selection on its nearest visible ancestor).
+/// The view after `state.search` is typed one character at a time into a selector opened on
+/// `anchor` with `state.filter` (each keystroke keeps the selection on the nearest visible
+/// ancestor of the previous one, through empty results).
 fn typed_search(
     model: &Model,
-    session: &Session,
-    filter: FilterMode,
-    query: &str,
-    width: usize,
-    height: usize,
+    state: &ViewState,
+    anchor: Option<&str>,
+    all_rows: bool,
 ) -> RowsView {
-    let mut state = ViewState {
-        filter,
+    let query = state.search.clone();
+    let mut step = ViewState {
         search: String::new(),
-        selected: None,
-        width,
-        height,
+        ..state.clone()
     };
-    let mut anchor: Option<String> = session.leaf_id().map(str::to_owned);
-    let first = compute_with(model, &state, anchor.as_deref(), false);
-    if let Some(id) = first.selected_id() {
+    let mut anchor: Option<String> = anchor.map(str::to_owned);
+    let mut view = compute_with(
+        model,
+        &step,
+        anchor.as_deref(),
+        all_rows && query.is_empty(),
+    );
+    if let Some(id) = view.selected_id() {
         anchor = Some(id.to_owned());
     }
-    let mut view = first;
-    for (i, c) in query.char_indices() {
-        state.search = query[..i + c.len_utf8()].to_owned();
-        view = compute_with(model, &state, anchor.as_deref(), false);
+    let count = query.chars().count();
+    for (n, (i, c)) in query.char_indices().enumerate() {
+        step.search = query[..i + c.len_utf8()].to_owned();
+        view = compute_with(model, &step, anchor.as_deref(), all_rows && n + 1 == count);
         if let Some(id) = view.selected_id() {
             anchor = Some(id.to_owned());
         }
@@ -456,7 +470,14 @@ pub fn tree_render_fixture(
     }
     let mut by_query = serde_json::Map::new();
     for q in searches {
-        let view = typed_search(&model, session, FilterMode::Default, q, width, height);
+        let state = ViewState {
+            filter: FilterMode::Default,
+            search: q.clone(),
+            selected: None,
+            width,
+            height,
+        };
+        let view = typed_search(&model, &state, session.leaf_id(), false);
         by_query.insert(q.clone(), fixture_lines(view));
     }
     serde_json::json!({

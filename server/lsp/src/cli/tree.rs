@@ -3,7 +3,7 @@
 //! structured rows instead.
 
 use super::CliResult;
-use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
+use sessiontree_core::view::{FilterMode, TreeModel, ViewState};
 use sessiontree_core::Dialect;
 use std::io::Write;
 use std::process::ExitCode;
@@ -16,7 +16,7 @@ pub struct TreeArgs {
     /// Filter mode: default, no-tools, user-only, labeled-only or all.
     #[arg(long, default_value = "default")]
     pub filter: FilterMode,
-    /// Search query, as typed into the selector.
+    /// Search query, typed into the selector key by key.
     #[arg(long, default_value = "")]
     pub search: String,
     /// Entry id to select (default: the leaf, or its nearest visible ancestor).
@@ -60,7 +60,8 @@ fn print(args: TreeArgs) -> CliResult {
         height: args.height,
     };
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    let view = compute_rows(&session, &state, home.as_deref());
+    // As the agent shows it: the selector opens on the selection, then the query is typed.
+    let view = TreeModel::new(&session, home.as_deref()).typed(&state);
     let mut out = std::io::stdout().lock();
     if args.json {
         let text = serde_json::to_string_pretty(&view)
