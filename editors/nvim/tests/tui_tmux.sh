@@ -54,8 +54,7 @@ else
     failed=$((failed + 1)); echo "  FAIL  no colour escape before [csv crate]"
 fi
 tmux send-keys -t "$S" k
-sleep 0.3; screen
-check 'k moves the cursor marker up' '› .*user: Great, open a PR'
+wait_for '› .*user: Great, open a PR'; check 'k moves the cursor marker up' '› .*user: Great, open a PR'
 check 'the old row lost the marker' '^  .*PR opened.*← leaf'
 tmux send-keys -t "$S" M-u
 wait_for 'filter: userOnly'; check '<M-u> filters to user messages (header)' 'filter: userOnly'
@@ -67,23 +66,33 @@ wait_for 'search: quote'; check '/ and typing search live (header)' 'search: quo
 tmux send-keys -t "$S" Enter Escape
 wait_for 'filter: default · [0-9]+ rows'
 tmux send-keys -t "$S" ':SessionTree! ' Enter
-sleep 0.5; screen
+wait_for '^[0-9]+: Plan a trip' || true
 # vim.ui.select in the TUI lists the sessions with numbers: pick the c06 one.
 N=$(printf '%s\n' "$SCREEN" | grep -E '^[0-9]+: Plan a trip' | head -1 | cut -d: -f1)
 check ':SessionTree! lists the sessions' '^[0-9]+: Plan a trip'
 tmux send-keys -t "$S" "${N:-2}" Enter
 wait_for 'user: Paris'; check 'the picked session (c06) is shown' 'user: Paris'
 # Put the cursor on "user: Paris" and press Enter: the leaf moves, the chat opens with "Paris".
+# The cursor starts on the leaf (the last row); k moves up one row at a time, wrapping.
 for _ in 1 2 3 4 5 6; do
     screen
     if printf '%s\n' "$SCREEN" | grep -qE '› .*user: Paris'; then break; fi
-    tmux send-keys -t "$S" k; sleep 0.15
+    before=$(printf '%s\n' "$SCREEN" | grep -n '› ' | head -1 | cut -d: -f1)
+    tmux send-keys -t "$S" k
+    for _ in $(seq 1 20); do
+        screen
+        now=$(printf '%s\n' "$SCREEN" | grep -n '› ' | head -1 | cut -d: -f1)
+        [ "$now" != "$before" ] && break
+        sleep 0.05
+    done
 done
+check 'k walked the cursor marker to "user: Paris"' '› .*user: Paris'
 tmux send-keys -t "$S" Enter
 wait_for 'message · <CR>'; check 'Enter on a user message opens the chat' 'chat · <CR> sends'
 check 'the chat shows the conversation' '## assistant'
-check 'the chat input holds the message text' '^Paris *$|│Paris'
-sleep 0.3; screen
+wait_for '│Paris *$'; check 'the chat input holds the message text' '│Paris *$'
+wait_for 'Moved to leaf'; check 'the move is reported' 'Moved to leaf'
+
 { printf '%s\n' "$FIRST"; printf -- '-----\n'; printf '%s\n' "$SCREEN"; } > "$ARTIFACT"
 echo "  screen saved to $ARTIFACT"
 tmux send-keys -t "$S" Escape ':qa!' Enter
