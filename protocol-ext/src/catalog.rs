@@ -286,6 +286,10 @@ pub fn catalog() -> Vec<MethodDoc> {
                 old_leaf: Some(s("7af3bc6f")),
                 common_ancestor: Some(s("42864a3e")),
                 entries_to_summarize: vec![s("c498f61c"), s("7af3bc6f")],
+                entries: vec![
+                    json!({"type":"message","id":"c498f61c","parentId":"42864a3e","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"Paris","timestamp":1735689603000_u64}}),
+                    json!({"type":"message","id":"7af3bc6f","parentId":"c498f61c","timestamp":"2025-01-01T00:00:04.000Z","message":{"role":"assistant","content":[{"type":"text","text":"Paris is lovely."}]}}),
+                ],
                 user_wants_summary: true,
                 custom_instructions: Some(s("Focus on the hotels")),
             },

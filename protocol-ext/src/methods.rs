@@ -644,8 +644,11 @@ pub struct BeforeTreeParams {
     /// The deepest entry on both paths.
     #[serde(default)]
     pub common_ancestor: Option<String>,
-    /// The abandoned entries, oldest first.
+    /// The abandoned entries' ids, oldest first.
     pub entries_to_summarize: Vec<String>,
+    /// The abandoned entries themselves (as written), in the same order: what a summary covers.
+    #[serde(default)]
+    pub entries: Vec<Value>,
     /// Whether the user asked for a summary.
     #[serde(default)]
     pub user_wants_summary: bool,

@@ -35,7 +35,9 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Lsp => {
             return match sessiontree_lsp::run_stdio() {
-                Ok(()) => ExitCode::SUCCESS,
+                Ok(true) => ExitCode::SUCCESS,
+                // `exit` without `shutdown` (or a closed input): LSP says exit code 1.
+                Ok(false) => ExitCode::from(1),
                 Err(err) => {
                     use std::io::Write as _;
                     let _ = writeln!(std::io::stderr(), "sessiontree lsp: {err}");

@@ -784,3 +784,54 @@ async fn rows_are_the_agents_tree_render() {
         }
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn reads_are_answered_while_a_hook_is_pending_and_changes_wait() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let answer: Answer = std::sync::Arc::new(|method: &str, params: &Value| {
+        assert_eq!(method, "sessionTree/beforeTree");
+        // The abandoned entries come with the request, so a client can summarize without asking.
+        assert_eq!(params["entries"][0]["message"]["content"], json!("Rome"));
+        json!({"summary": {"summary": "Rome was discussed."}})
+    });
+    let c = Client::initialized_delayed(
+        true,
+        Value::Null,
+        Some(answer),
+        std::time::Duration::from_millis(800),
+    )
+    .await;
+    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let nav = c
+        .send("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    let label = c
+        .send(
+            "sessionTree/setLabel",
+            json!({"uri": u, "targetId": U1, "label": "later"}),
+        )
+        .await;
+    // A read during the hook is answered at once, with the state before the move.
+    let started = std::time::Instant::now();
+    let tree = c
+        .ok("sessionTree/tree", json!({"uri": u, "limit": 1}))
+        .await;
+    assert!(
+        started.elapsed() < std::time::Duration::from_millis(500),
+        "the read waited for the hook"
+    );
+    assert_eq!(tree["leaf"], json!(A3), "{tree}");
+    let nav = nav.await.expect("navigate")["result"].clone();
+    let label = label.await.expect("label")["result"].clone();
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    // The label came after the navigation: it hangs under the summary entry.
+    assert!(label["revision"].as_u64() > nav["revision"].as_u64());
+    let entry = c
+        .ok(
+            "sessionTree/entry",
+            json!({"uri": u, "id": label["entryId"]}),
+        )
+        .await;
+    assert_eq!(entry["entry"]["parentId"], nav["summaryEntryId"]);
+}

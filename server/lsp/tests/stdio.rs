@@ -124,8 +124,8 @@ fn stdio_round_trip_shutdown_with_null_params_and_exit_code() {
 }
 
 #[test]
-fn stdio_exit_without_shutdown_is_an_error_exit_or_clean() {
-    // `exit` before `shutdown`: the server must stop promptly either way (LSP says code 1).
+fn stdio_exit_without_shutdown_exits_with_code_1() {
+    // `exit` before `shutdown`: the server stops promptly with code 1, as LSP says.
     let mut p = Proc::start();
     let _ = p.request(
         "initialize",
@@ -134,5 +134,91 @@ fn stdio_exit_without_shutdown_is_an_error_exit_or_clean() {
     p.notify("exit", Value::Null);
     drop(p.stdin);
     let status = p.child.wait().expect("wait");
-    println!("exit without shutdown: {status:?}");
+    assert_eq!(status.code(), Some(1), "exit without shutdown: {status:?}");
+}
+
+#[test]
+fn stdio_framing_batched_split_and_content_type() {
+    use std::io::Write as _;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
+    let uri = uri(&file);
+    let mut p = Proc::start();
+    let init = p.request(
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{}}),
+    );
+    assert!(init.get("result").is_some());
+    // Three messages in one write.
+    let mut batch = frame(&json!({"jsonrpc":"2.0","method":"initialized","params":{}}));
+    batch.extend(frame(
+        &json!({"jsonrpc":"2.0","id":1001,"method":"sessionTree/open","params":{"uri": uri}}),
+    ));
+    batch.extend(frame(
+        &json!({"jsonrpc":"2.0","id":1002,"method":"sessionTree/rows","params":{"uri": uri}}),
+    ));
+    p.stdin.write_all(&batch).expect("write");
+    p.stdin.flush().expect("flush");
+    let mut seen = std::collections::HashMap::new();
+    while seen.len() < 2 {
+        let msg = read_msg(&mut p.stdout).expect("message");
+        if let Some(id) = msg.get("id").and_then(Value::as_i64) {
+            seen.insert(id, msg);
+        }
+    }
+    assert_eq!(
+        seen[&1001]["result"]["dialect"],
+        json!("pi"),
+        "{:?}",
+        seen[&1001]
+    );
+    assert!(seen[&1002].get("result").is_some(), "{:?}", seen[&1002]);
+    // One message split over three writes, with a Content-Type header.
+    let body = serde_json::to_vec(
+        &json!({"jsonrpc":"2.0","id":3,"method":"sessionTree/tree","params":{"uri": uri}}),
+    )
+    .expect("json");
+    let mut msg = format!(
+        "Content-Length: {}\r\nContent-Type: application/vscode-jsonrpc; charset=utf-8\r\n\r\n",
+        body.len()
+    )
+    .into_bytes();
+    msg.extend(body);
+    for chunk in msg.chunks(msg.len() / 3 + 1) {
+        p.stdin.write_all(chunk).expect("write");
+        p.stdin.flush().expect("flush");
+        std::thread::sleep(std::time::Duration::from_millis(30));
+    }
+    let tree = loop {
+        let m = read_msg(&mut p.stdout).expect("message");
+        if m.get("id") == Some(&json!(3)) {
+            break m;
+        }
+    };
+    assert_eq!(tree["result"]["total"], json!(6), "{tree}");
+    // Then a clean stop.
+    let _ = p.request("shutdown", Value::Null);
+    p.notify("exit", Value::Null);
+    drop(p.stdin);
+    assert!(p.child.wait().expect("wait").success());
+}
+
+#[test]
+fn stdio_a_body_that_is_not_json_gets_a_parse_error() {
+    use std::io::Write as _;
+    let mut p = Proc::start();
+    let _ = p.request(
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{}}),
+    );
+    p.stdin
+        .write_all(b"Content-Length: 5\r\n\r\n{oops")
+        .expect("write");
+    p.stdin.flush().expect("flush");
+    let err = read_msg(&mut p.stdout).expect("parse error");
+    assert_eq!(err["error"]["code"], json!(-32700), "{err}");
+    // tower-lsp-server's framed reader ends the connection after an undecodable message; the
+    // server then stops at once (code 1: no shutdown) instead of hanging.
+    let status = p.child.wait().expect("wait");
+    assert_eq!(status.code(), Some(1));
 }

@@ -8,8 +8,9 @@ use crate::to_proto;
 use crate::Shared;
 use sessiontree_core::{Error as CoreError, OpenOptions, Session};
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
+use std::collections::VecDeque;
 use std::path::PathBuf;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
@@ -20,10 +21,15 @@ type Job = Box<dyn FnOnce(&mut Actor) -> Deliver + Send>;
 /// Sends an answer to the waiting request.
 type Deliver = Box<dyn FnOnce() + Send>;
 
+/// A job that only reads the session (it may run while a hook is pending).
+type ReadJob = Box<dyn FnOnce(&Actor) -> Deliver + Send>;
+
 /// What the queue carries.
 pub enum Command {
-    /// A synchronous job (reads and mutations).
+    /// A synchronous job that may change the session.
     Run(Job),
+    /// A synchronous job that only reads.
+    Read(ReadJob),
     /// The `/tree` flow (may wait for a client hook).
     Navigate(
         proto::NavigateParams,
@@ -48,6 +54,8 @@ pub struct SessionHandle {
     /// The session's file.
     pub path: PathBuf,
     tx: mpsc::UnboundedSender<Command>,
+    /// Why the session could not be loaded (then every queued request gets this error).
+    failed: Arc<OnceLock<ApiError>>,
 }
 
 impl std::fmt::Debug for SessionHandle {
@@ -59,6 +67,14 @@ impl std::fmt::Debug for SessionHandle {
 }
 
 impl SessionHandle {
+    /// The error for a request that found the actor gone: the load error, or "closed".
+    fn gone(&self) -> ApiError {
+        self.failed
+            .get()
+            .cloned()
+            .unwrap_or_else(|| ApiError::closed(&self.uri))
+    }
+
     /// Runs `f` on the actor, after everything queued before it.
     pub async fn run<R: Send + 'static>(
         &self,
@@ -71,10 +87,26 @@ impl SessionHandle {
                 let _ = tx.send(result);
             })
         });
-        self.tx
-            .send(Command::Run(job))
-            .map_err(|_| ApiError::closed(&self.uri))?;
-        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+        self.tx.send(Command::Run(job)).map_err(|_| self.gone())?;
+        rx.await.map_err(|_| self.gone())?
+    }
+
+    /// Runs a read-only `f` on the actor. Reads keep arrival order with everything else, except
+    /// that they are also answered while the session waits for a client's hook answer (a client
+    /// may look at the session before it answers).
+    pub async fn read<R: Send + 'static>(
+        &self,
+        f: impl FnOnce(&Actor) -> ApiResult<R> + Send + 'static,
+    ) -> ApiResult<R> {
+        let (tx, rx) = oneshot::channel();
+        let job: ReadJob = Box::new(move |actor| {
+            let result = f(actor);
+            Box::new(move || {
+                let _ = tx.send(result);
+            })
+        });
+        self.tx.send(Command::Read(job)).map_err(|_| self.gone())?;
+        rx.await.map_err(|_| self.gone())?
     }
 
     /// The `/tree` flow.
@@ -85,8 +117,8 @@ impl SessionHandle {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Command::Navigate(params, tx))
-            .map_err(|_| ApiError::closed(&self.uri))?;
-        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+            .map_err(|_| self.gone())?;
+        rx.await.map_err(|_| self.gone())?
     }
 
     /// The `/branch` flow.
@@ -97,8 +129,8 @@ impl SessionHandle {
         let (tx, rx) = oneshot::channel();
         self.tx
             .send(Command::Branch(params, tx))
-            .map_err(|_| ApiError::closed(&self.uri))?;
-        rx.await.map_err(|_| ApiError::closed(&self.uri))?
+            .map_err(|_| self.gone())?;
+        rx.await.map_err(|_| self.gone())?
     }
 
     /// Asks the actor to read what another process appended.
@@ -109,6 +141,22 @@ impl SessionHandle {
     /// Stops the actor (queued work runs first).
     pub fn close(&self) {
         let _ = self.tx.send(Command::Close);
+    }
+}
+
+/// The actor's queue, with the commands set aside while a hook was pending.
+struct Inbox {
+    rx: mpsc::UnboundedReceiver<Command>,
+    deferred: VecDeque<Command>,
+    closed: bool,
+}
+
+impl Inbox {
+    async fn next(&mut self) -> Option<Command> {
+        match self.deferred.pop_front() {
+            Some(command) => Some(command),
+            None => self.rx.recv().await,
+        }
     }
 }
 
@@ -141,20 +189,47 @@ const POLL: Duration = Duration::from_secs(2);
 /// How often a mutation refused as `writerBusy` is tried again.
 const WRITER_RETRIES: u64 = 4;
 
-/// Starts the actor of an opened session.
-pub fn spawn(session: Session, uri: String, path: PathBuf, shared: Arc<Shared>) -> SessionHandle {
+/// Starts the actor of a session: `load` runs off the async threads, and requests queue up
+/// meanwhile, so a request sent right behind `open` is answered in order. When loading fails,
+/// queued and later requests get the load error and `on_fail` runs (it forgets the session).
+pub fn spawn(
+    load: impl FnOnce() -> Result<Session, CoreError> + Send + 'static,
+    uri: String,
+    path: PathBuf,
+    shared: Arc<Shared>,
+    on_fail: impl FnOnce() + Send + 'static,
+) -> SessionHandle {
     let (tx, rx) = mpsc::unbounded_channel();
-    let actor = Actor {
-        session,
+    let failed: Arc<OnceLock<ApiError>> = Arc::default();
+    let handle = SessionHandle {
         uri: uri.clone(),
         path: path.clone(),
-        rev_base: 0,
-        outbox: Vec::new(),
-        diagnostics_dirty: false,
-        shared,
+        tx,
+        failed: Arc::clone(&failed),
     };
-    tokio::spawn(actor.run_loop(rx));
-    SessionHandle { uri, path, tx }
+    tokio::spawn(async move {
+        let error = match tokio::task::spawn_blocking(load).await {
+            Ok(Ok(session)) => {
+                let actor = Actor {
+                    session,
+                    uri,
+                    path,
+                    rev_base: 0,
+                    outbox: Vec::new(),
+                    diagnostics_dirty: false,
+                    shared,
+                };
+                return actor.run_loop(rx).await;
+            }
+            Ok(Err(err)) => ApiError::from(err),
+            Err(err) => ApiError::new(ErrorKind::Internal, format!("loading {uri} failed: {err}")),
+        };
+        let _ = failed.set(error);
+        on_fail();
+        // Dropping the queue answers every queued request with the load error.
+        drop(rx);
+    });
+    handle
 }
 
 impl Actor {
@@ -262,27 +337,33 @@ impl Actor {
         }
     }
 
-    async fn run_loop(mut self, mut rx: mpsc::UnboundedReceiver<Command>) {
+    async fn run_loop(mut self, rx: mpsc::UnboundedReceiver<Command>) {
+        let mut inbox = Inbox {
+            rx,
+            deferred: VecDeque::new(),
+            closed: false,
+        };
         let mut poll = tokio::time::interval(POLL);
         poll.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
         loop {
             tokio::select! {
                 biased;
-                command = rx.recv() => {
+                command = inbox.next() => {
                     let Some(command) = command else { break };
                     // Notifications go out before the answer that caused them: a client then
                     // sees `didChange` first, and Emacs 28's jsonrpc, which can drop a message
                     // arriving right behind a reply it is waiting for, keeps them.
                     let deliver: Option<Deliver> = match command {
                         Command::Run(job) => Some(job(&mut self)),
+                        Command::Read(job) => Some(job(&self)),
                         Command::Navigate(params, reply) => {
-                            let result = self.navigate(params).await;
+                            let result = self.navigate(params, &mut inbox).await;
                             Some(Box::new(move || {
                                 let _ = reply.send(result);
                             }))
                         }
                         Command::Branch(params, reply) => {
-                            let result = self.branch(params).await;
+                            let result = self.branch(params, &mut inbox).await;
                             Some(Box::new(move || {
                                 let _ = reply.send(result);
                             }))
@@ -307,6 +388,30 @@ impl Actor {
         tracing::debug!(uri = %self.uri, "actor stopped");
     }
 
+    /// Waits for a client's hook answer. Reads are answered meanwhile (a client may look at the
+    /// session before it answers); everything else waits its turn.
+    async fn wait_for<T>(
+        &mut self,
+        answer: impl std::future::Future<Output = T>,
+        inbox: &mut Inbox,
+    ) -> T {
+        tokio::pin!(answer);
+        loop {
+            if inbox.closed {
+                return answer.await;
+            }
+            tokio::select! {
+                biased;
+                out = &mut answer => return out,
+                command = inbox.rx.recv() => match command {
+                    Some(Command::Read(job)) => job(self)(),
+                    Some(other) => inbox.deferred.push_back(other),
+                    None => inbox.closed = true,
+                },
+            }
+        }
+    }
+
     /// Sends the queued notifications in order, and fresh diagnostics when the file is open as a
     /// text document.
     async fn flush(&mut self) {
@@ -326,7 +431,11 @@ impl Actor {
     }
 
     /// The `/tree` flow: the engine's decision, the hook, then the engine's apply.
-    async fn navigate(&mut self, p: proto::NavigateParams) -> ApiResult<proto::NavigateResult> {
+    async fn navigate(
+        &mut self,
+        p: proto::NavigateParams,
+        inbox: &mut Inbox,
+    ) -> ApiResult<proto::NavigateResult> {
         use sessiontree_core::view::navigate::{self as nav, Caller, Decision, NavigateOptions};
         self.check_base(p.base_revision)?;
         let rev = self.revision();
@@ -385,10 +494,20 @@ impl Actor {
                 old_leaf: old_leaf.clone(),
                 common_ancestor: plan.common_ancestor.clone(),
                 entries_to_summarize: plan.abandoned.clone(),
+                entries: plan
+                    .abandoned
+                    .iter()
+                    .filter_map(|id| self.session.entry(id))
+                    .map(|e| e.json())
+                    .collect(),
                 user_wants_summary: wants_summary,
                 custom_instructions: p.custom_instructions.clone(),
             };
-            if let Some(answer) = self.shared.ask::<proto::BeforeTree>(params).await {
+            let shared = Arc::clone(&self.shared);
+            if let Some(answer) = self
+                .wait_for(shared.ask::<proto::BeforeTree>(params), inbox)
+                .await
+            {
                 if answer.cancel {
                     return Ok(stay(proto::NavigateDecision::Stay, false, true, None));
                 }
@@ -450,6 +569,7 @@ impl Actor {
     async fn branch(
         &mut self,
         p: proto::BranchParams,
+        inbox: &mut Inbox,
     ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
         use sessiontree_core::view::branch_pick;
         self.check_base(p.base_revision)?;
@@ -479,7 +599,11 @@ impl Actor {
                 uri: self.uri.clone(),
                 entry_id: p.entry_id.clone(),
             };
-            if let Some(answer) = self.shared.ask::<proto::BeforeBranch>(params).await {
+            let shared = Arc::clone(&self.shared);
+            if let Some(answer) = self
+                .wait_for(shared.ask::<proto::BeforeBranch>(params), inbox)
+                .await
+            {
                 if answer.cancel {
                     let result = proto::BranchResult {
                         new_uri: None,

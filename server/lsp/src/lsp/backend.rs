@@ -28,6 +28,8 @@ pub struct Backend {
     pub(crate) registry: Registry,
     config: RwLock<Config>,
     symbols: Arc<SymbolIndex>,
+    /// Set by `shutdown`; `exit` without it means an unclean stop (exit code 1).
+    pub(crate) shut_down: Arc<std::sync::atomic::AtomicBool>,
 }
 
 impl Backend {
@@ -39,6 +41,7 @@ impl Backend {
             shared,
             config: RwLock::new(Config::default()),
             symbols: Arc::new(SymbolIndex::default()),
+            shut_down: Arc::default(),
         }
     }
 
@@ -56,14 +59,19 @@ impl Backend {
             .unwrap_or_default()
     }
 
-    /// The actor of a session document, opening it when needed.
-    async fn document(&self, uri: &Uri) -> Option<crate::actor::SessionHandle> {
+    /// Reads a session document (opening it when needed); `None` for files that are not
+    /// sessions, so plain LSP requests on them answer nothing rather than fail.
+    async fn with_document<R: Send + 'static>(
+        &self,
+        uri: &Uri,
+        f: impl FnOnce(&crate::actor::Actor) -> R + Send + 'static,
+    ) -> Option<R> {
         let path = uri.to_file_path()?.into_owned();
         if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
             return None;
         }
-        match self.registry.open(&path).await {
-            Ok(handle) => Some(handle),
+        match self.registry.open(&path).read(move |a| Ok(f(a))).await {
+            Ok(r) => Some(r),
             Err(err) => {
                 tracing::debug!("{}: {}", uri.as_str(), err.message);
                 None
@@ -75,18 +83,18 @@ impl Backend {
         let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else {
             return;
         };
-        match self.registry.open(&path).await {
-            Ok(handle) => {
-                let got = handle
-                    .run(|a| Ok((plain::diagnostics(&a.session), a.revision())))
+        let got = self
+            .registry
+            .open(&path)
+            .read(|a| Ok((plain::diagnostics(&a.session), a.revision())))
+            .await;
+        match got {
+            Ok((diagnostics, revision)) => {
+                let version = i32::try_from(revision).ok();
+                self.shared
+                    .client()
+                    .publish_diagnostics(uri.clone(), diagnostics, version)
                     .await;
-                if let Ok((diagnostics, revision)) = got {
-                    let version = i32::try_from(revision).ok();
-                    self.shared
-                        .client()
-                        .publish_diagnostics(uri.clone(), diagnostics, version)
-                        .await;
-                }
             }
             Err(err) => {
                 // Not a session file (or unreadable): say so on line 1 rather than stay silent.
@@ -256,6 +264,8 @@ impl LanguageServer for Backend {
     }
 
     async fn shutdown(&self) -> jsonrpc::Result<()> {
+        self.shut_down
+            .store(true, std::sync::atomic::Ordering::SeqCst);
         for handle in self.registry.all() {
             handle.close();
         }
@@ -276,8 +286,10 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        if let Some(handle) = self.document(&params.text_document.uri).await {
-            handle.follow();
+        if let Some(path) = params.text_document.uri.to_file_path() {
+            if let Some(handle) = self.registry.get_path(&path) {
+                handle.follow();
+            }
         }
     }
 
@@ -297,23 +309,23 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentSymbolParams,
     ) -> jsonrpc::Result<Option<DocumentSymbolResponse>> {
-        let Some(handle) = self.document(&params.text_document.uri).await else {
-            return Ok(None);
-        };
-        let symbols = handle
-            .run(|a| Ok(plain::document_symbols(&a.session)))
-            .await?;
-        Ok(Some(DocumentSymbolResponse::Nested(symbols)))
+        let symbols = self
+            .with_document(&params.text_document.uri, |a| {
+                plain::document_symbols(&a.session)
+            })
+            .await;
+        Ok(symbols.map(DocumentSymbolResponse::Nested))
     }
 
     async fn hover(&self, params: HoverParams) -> jsonrpc::Result<Option<Hover>> {
         let pos = params.text_document_position_params;
-        let Some(handle) = self.document(&pos.text_document.uri).await else {
-            return Ok(None);
-        };
-        Ok(handle
-            .run(move |a| Ok(plain::hover(&a.session, pos.position.line)))
-            .await?)
+        let line = pos.position.line;
+        Ok(self
+            .with_document(&pos.text_document.uri, move |a| {
+                plain::hover(&a.session, line)
+            })
+            .await
+            .flatten())
     }
 
     async fn goto_definition(
@@ -322,39 +334,34 @@ impl LanguageServer for Backend {
     ) -> jsonrpc::Result<Option<GotoDefinitionResponse>> {
         let pos = params.text_document_position_params;
         let uri = pos.text_document.uri.clone();
-        let Some(handle) = self.document(&uri).await else {
-            return Ok(None);
-        };
-        let location = handle
-            .run(move |a| Ok(plain::parent_location(&a.session, &uri, pos.position.line)))
-            .await?;
+        let line = pos.position.line;
+        let location = self
+            .with_document(&pos.text_document.uri, move |a| {
+                plain::parent_location(&a.session, &uri, line)
+            })
+            .await
+            .flatten();
         Ok(location.map(GotoDefinitionResponse::Scalar))
     }
 
     async fn code_lens(&self, params: CodeLensParams) -> jsonrpc::Result<Option<Vec<CodeLens>>> {
-        let Some(handle) = self.document(&params.text_document.uri).await else {
-            return Ok(None);
-        };
-        Ok(Some(
-            handle
-                .run(|a| Ok(plain::code_lenses(&a.session, &a.uri)))
-                .await?,
-        ))
+        Ok(self
+            .with_document(&params.text_document.uri, |a| {
+                plain::code_lenses(&a.session, &a.uri)
+            })
+            .await)
     }
 
     async fn code_action(
         &self,
         params: CodeActionParams,
     ) -> jsonrpc::Result<Option<CodeActionResponse>> {
-        let Some(handle) = self.document(&params.text_document.uri).await else {
-            return Ok(None);
-        };
         let line = params.range.start.line;
-        Ok(Some(
-            handle
-                .run(move |a| Ok(plain::code_actions(&a.session, &a.uri, line)))
-                .await?,
-        ))
+        Ok(self
+            .with_document(&params.text_document.uri, move |a| {
+                plain::code_actions(&a.session, &a.uri, line)
+            })
+            .await)
     }
 
     async fn execute_command(

@@ -96,9 +96,9 @@ impl Backend {
 
     pub(crate) async fn open(&self, p: proto::OpenParams) -> ApiResult<proto::OpenResult> {
         let path = to_proto::path_of(&p.uri)?;
-        let handle = self.registry.open(&path).await?;
+        let handle = self.registry.open(&path);
         handle
-            .run(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
+            .read(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
             .await
     }
 
@@ -113,7 +113,7 @@ impl Backend {
         let handle = self.registry.get(&p.uri)?;
         let home = self.locations().home;
         handle
-            .run(move |a| {
+            .read(move |a| {
                 Ok(rows::compute_rows(
                     &a.session,
                     &p,
@@ -127,14 +127,14 @@ impl Backend {
     pub(crate) async fn tree(&self, p: proto::TreeParams) -> ApiResult<proto::TreeResult> {
         let handle = self.registry.get(&p.uri)?;
         handle
-            .run(move |a| Ok(rows::tree_page(&a.session, &p, a.revision())))
+            .read(move |a| Ok(rows::tree_page(&a.session, &p, a.revision())))
             .await
     }
 
     pub(crate) async fn entry(&self, p: proto::EntryParams) -> ApiResult<proto::EntryResult> {
         let handle = self.registry.get(&p.uri)?;
         handle
-            .run(move |a| {
+            .read(move |a| {
                 let s = &a.session;
                 let Some(index) = s.index_of(&p.id) else {
                     return Err(ApiError::new(
@@ -164,7 +164,7 @@ impl Backend {
     pub(crate) async fn context(&self, p: proto::ContextParams) -> ApiResult<proto::ContextResult> {
         let handle = self.registry.get(&p.uri)?;
         handle
-            .run(move |a| {
+            .read(move |a| {
                 let s = &a.session;
                 let leaf = match &p.leaf {
                     Some(id) if !s.contains(id) => {

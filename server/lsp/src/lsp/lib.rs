@@ -33,14 +33,17 @@ pub fn service() -> (LspService<Backend>, ClientSocket) {
     custom::register(LspService::build(Backend::new)).finish()
 }
 
-/// Serves LSP on any byte streams until the client sends `exit`.
-pub async fn serve<I, O>(input: I, output: O)
+/// Serves LSP on any byte streams until the client sends `exit` (or closes the input). Returns
+/// whether `shutdown` came first, as LSP asks of a clean stop.
+pub async fn serve<I, O>(input: I, output: O) -> bool
 where
     I: tokio::io::AsyncRead + Unpin,
     O: tokio::io::AsyncWrite,
 {
     let (service, socket) = service();
+    let shut_down = std::sync::Arc::clone(&service.inner().shut_down);
     Server::new(input, output, socket).serve(service).await;
+    shut_down.load(std::sync::atomic::Ordering::SeqCst)
 }
 
 /// Logs to stderr (never stdout, which carries the protocol); `SESSIONTREE_LOG` or `RUST_LOG`
@@ -57,16 +60,15 @@ pub fn init_logging() {
         .try_init();
 }
 
-/// Runs the server over stdin/stdout on a fresh tokio runtime. Returns when the client exits.
-pub fn run_stdio() -> std::io::Result<()> {
+/// Runs the server over stdin/stdout on a fresh tokio runtime. Returns when the client exits,
+/// with whether it asked for `shutdown` first (the exit code is 0 then, 1 otherwise).
+pub fn run_stdio() -> std::io::Result<bool> {
     init_logging();
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    runtime.block_on(async {
-        serve(tokio::io::stdin(), tokio::io::stdout()).await;
-    });
+    let clean = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
     // Actors and blocking reads may still be parked; do not wait for them after `exit`.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
-    Ok(())
+    Ok(clean)
 }

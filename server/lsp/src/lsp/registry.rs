@@ -15,7 +15,7 @@ use std::sync::Arc;
 #[derive(Debug)]
 pub struct Registry {
     sessions: Arc<DashMap<PathBuf, SessionHandle>>,
-    watcher: Watcher,
+    watcher: Arc<Watcher>,
     shared: Arc<Shared>,
 }
 
@@ -28,7 +28,7 @@ impl Registry {
     /// An empty registry.
     pub fn new(shared: Arc<Shared>) -> Self {
         let sessions = Arc::new(DashMap::new());
-        let watcher = Watcher::new(Arc::clone(&sessions));
+        let watcher = Arc::new(Watcher::new(Arc::clone(&sessions)));
         Registry {
             sessions,
             watcher,
@@ -56,34 +56,46 @@ impl Registry {
         self.sessions.iter().map(|h| h.clone()).collect()
     }
 
-    /// Opens a session file (or returns the actor already following it).
-    pub async fn open(&self, path: &Path) -> ApiResult<SessionHandle> {
+    /// Opens a session file, or returns the actor already following it. The actor is
+    /// registered at once and loads the file itself, so requests sent right behind this one
+    /// queue up in order; the load's outcome is the answer of the first request on it.
+    pub fn open(&self, path: &Path) -> SessionHandle {
         if let Some(handle) = self.get_path(path) {
-            return Ok(handle);
+            return handle;
         }
         let key = key_of(path);
         let file = key.clone();
-        let session =
-            tokio::task::spawn_blocking(move || Session::open(&file, OpenOptions::default()))
-                .await
-                .map_err(|e| {
-                    ApiError::new(
-                        sessiontree_protocol::ErrorKind::Internal,
-                        format!("open task failed: {e}"),
-                    )
-                })??;
-        Ok(self.adopt(session, key))
+        self.insert(key, move || Session::open(&file, OpenOptions::default()))
     }
 
     /// Starts an actor for a session already in memory (a new `/branch` file).
     pub fn adopt(&self, session: Session, key: PathBuf) -> SessionHandle {
+        self.insert(key, move || Ok(session))
+    }
+
+    fn insert(
+        &self,
+        key: PathBuf,
+        load: impl FnOnce() -> Result<Session, sessiontree_core::Error> + Send + 'static,
+    ) -> SessionHandle {
         match self.sessions.entry(key.clone()) {
             dashmap::Entry::Occupied(existing) => existing.get().clone(),
             dashmap::Entry::Vacant(slot) => {
                 let uri = to_proto::uri_of(&key);
-                let handle = actor::spawn(session, uri, key.clone(), Arc::clone(&self.shared));
-                slot.insert(handle.clone());
+                let sessions = Arc::clone(&self.sessions);
+                let watcher = Arc::clone(&self.watcher);
+                let failed_key = key.clone();
+                let on_fail = move || {
+                    sessions.remove(&failed_key);
+                    watcher.unwatch(&failed_key);
+                };
+                // Watch first: a failed load unwatches from the actor's task.
                 self.watcher.watch(&key);
+                let handle =
+                    actor::spawn(load, uri, key.clone(), Arc::clone(&self.shared), on_fail);
+                // A load failing before this insert waits on the shard lock in `on_fail`, so the
+                // failed handle is removed after it is inserted, never before.
+                slot.insert(handle.clone());
                 handle
             }
         }

@@ -56,6 +56,11 @@ async fn write_frame(w: &Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>, v
 impl Client {
     /// Starts a server and a client; `answer` replies to hooks.
     pub fn start(answer: Option<Answer>) -> Client {
+        Client::start_delayed(answer, Duration::ZERO)
+    }
+
+    /// Like [`Client::start`], answering hooks only after `delay`.
+    pub fn start_delayed(answer: Option<Answer>, delay: Duration) -> Client {
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(theirs);
         tokio::spawn(sessiontree_lsp::serve(server_read, server_write));
@@ -83,8 +88,15 @@ impl Client {
                                 Some(f) => f(&method, &params),
                                 None => Value::Null,
                             };
-                            write_frame(&writer, &json!({"jsonrpc":"2.0","id":id,"result":result}))
+                            let writer = Arc::clone(&writer);
+                            tokio::spawn(async move {
+                                tokio::time::sleep(delay).await;
+                                write_frame(
+                                    &writer,
+                                    &json!({"jsonrpc":"2.0","id":id,"result":result}),
+                                )
                                 .await;
+                            });
                         }
                         (Some(_), None) => {
                             let _ = tx.send(msg);
@@ -113,7 +125,17 @@ impl Client {
 
     /// Starts and initializes (with or without hooks, with initialization options).
     pub async fn initialized(hooks: bool, options: Value, answer: Option<Answer>) -> Client {
-        let c = Client::start(answer);
+        Client::initialized_delayed(hooks, options, answer, Duration::ZERO).await
+    }
+
+    /// [`Client::initialized`] with hooks answered after `delay`.
+    pub async fn initialized_delayed(
+        hooks: bool,
+        options: Value,
+        answer: Option<Answer>,
+        delay: Duration,
+    ) -> Client {
+        let c = Client::start_delayed(answer, delay);
         let caps = if hooks {
             json!({"experimental":{"sessionTree":{"hooks":true}}})
         } else {
