@@ -431,6 +431,14 @@ H.run(function()
     "c05: the agent's labels are drawn",
     H.panel_lines()
   )
+  H.check(
+    H.wait(function()
+      return panel.same_uri(chat.state.uri, st.uri)
+        and table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n'):find('First', 1, true)
+    end),
+    "the open chat switched to the panel's new session",
+    vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
+  )
   H.redraw_after(function()
     H.feed('<M-l>')
   end)

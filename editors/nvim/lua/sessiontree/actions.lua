@@ -205,8 +205,11 @@ function M.branch(id, done)
       local where = result.newPath or result.newUri or '?'
       notify('Branched into ' .. where .. (result.written and '' or ' (written at the first assistant reply)'))
       if result.newUri then
-        panel.open(result.newUri)
-        require('sessiontree.chat').prefill(result.newUri, result.editorText)
+        panel.open(result.newUri, function(open_err)
+          if not open_err then
+            require('sessiontree.chat').prefill(result.newUri, result.editorText)
+          end
+        end)
       end
     end
     if done then

@@ -424,8 +424,8 @@ function M.open(uri, done)
   render.define_highlights()
   ensure_win()
   local switching = not M.same_uri(st.uri, uri)
+  local previous = switching and st.uri or nil
   if switching then
-    M.release(st.uri)
     -- Answers still in flight belong to the previous session.
     st.seq = st.seq + 1
     st.uri = uri
@@ -442,6 +442,15 @@ function M.open(uri, done)
         done(err)
       end
       return
+    end
+    -- An open chat shows the panel's session; the session left behind is released.
+    local chat = package.loaded['sessiontree.chat']
+    if chat and chat.is_open() and M.same_uri(st.uri, uri) and not M.same_uri(chat.state.uri, uri) then
+      chat.state.uri = uri
+      chat.refresh()
+    end
+    if previous and not M.same_uri(previous, st.uri) then
+      M.release(previous)
     end
     if M.same_uri(st.uri, uri) then
       st.name = result.name or st.name
