@@ -121,13 +121,75 @@ fn is_wide(cp: u32) -> bool {
         | 0x1fa70..=0x1faff | 0x20000..=0x3fffd)
 }
 
+/// Splits a string into terminal clusters (a base character with its combining marks, variation
+/// selectors, skin-tone modifiers, zero-width-joined followers, or a regional-indicator pair),
+/// each with its cell width: an approximation of the grapheme clusters the agents measure.
+pub fn clusters(s: &str) -> Vec<(&str, usize)> {
+    let mut out: Vec<(&str, usize)> = Vec::new();
+    let mut start = 0;
+    let mut width = 0;
+    let mut prev: Option<char> = None;
+    let mut regional_open = false;
+    let mut has_vs16 = false;
+    let mut base: Option<char> = None;
+    fn close<'a>(
+        out: &mut Vec<(&'a str, usize)>,
+        text: &'a str,
+        span: (usize, usize),
+        width: usize,
+        base: Option<char>,
+        vs16: bool,
+    ) {
+        let (start, end) = span;
+        if end > start {
+            let w = if vs16 && width == 1 && base.is_some_and(|b| b as u32 >= 0x2000) {
+                2
+            } else {
+                width
+            };
+            out.push((&text[start..end], w));
+        }
+    }
+    for (i, c) in s.char_indices() {
+        let cp = c as u32;
+        let regional = (0x1f1e6..=0x1f1ff).contains(&cp);
+        let joins = i > 0
+            && (is_zero_width(cp)
+                || (0x1f3fb..=0x1f3ff).contains(&cp)
+                || prev == Some('\u{200d}')
+                || (regional && regional_open));
+        if joins {
+            if cp == 0xfe0f {
+                has_vs16 = true;
+            }
+            if regional {
+                regional_open = false;
+            }
+            prev = Some(c);
+            continue;
+        }
+        close(&mut out, s, (start, i), width, base, has_vs16);
+        start = i;
+        width = if regional { 2 } else { char_width(c) };
+        regional_open = regional;
+        has_vs16 = false;
+        base = Some(c);
+        prev = Some(c);
+    }
+    close(&mut out, s, (start, s.len()), width, base, has_vs16);
+    out
+}
+
 /// Visible width of a plain (ANSI-free) string.
 pub fn visible_width(s: &str) -> usize {
-    s.chars().map(char_width).sum()
+    if s.is_ascii() {
+        return s.bytes().filter(|b| *b >= 0x20 && *b != 0x7f).count();
+    }
+    clusters(s).iter().map(|(_, w)| w).sum()
 }
 
 /// `truncateToWidth(text, width, ellipsis)`: the text when it fits, otherwise the longest prefix
-/// that leaves room for the ellipsis, then the ellipsis.
+/// of whole clusters that leaves room for the ellipsis, then the ellipsis.
 pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
     if width == 0 {
         return String::new();
@@ -136,31 +198,21 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
         return text.to_owned();
     }
     let ellipsis_width = visible_width(ellipsis);
-    if ellipsis_width >= width {
-        let mut out = String::new();
-        let mut used = 0;
-        for c in ellipsis.chars() {
-            let w = char_width(c);
-            if used + w > width {
-                break;
-            }
-            used += w;
-            out.push(c);
-        }
-        return out;
-    }
-    let target = width - ellipsis_width;
+    let (source, target, tail) = if ellipsis_width >= width {
+        (ellipsis, width, "")
+    } else {
+        (text, width - ellipsis_width, ellipsis)
+    };
     let mut out = String::new();
     let mut used = 0;
-    for c in text.chars() {
-        let w = char_width(c);
+    for (cluster, w) in clusters(source) {
         if used + w > target {
             break;
         }
         used += w;
-        out.push(c);
+        out.push_str(cluster);
     }
-    out.push_str(ellipsis);
+    out.push_str(tail);
     out
 }
 
@@ -193,5 +245,10 @@ mod tests {
         assert_eq!(truncate_to_width("hello world", 8, "…"), "hello w…");
         assert_eq!(truncate_to_width("日本語テキスト", 7, "…"), "日本語…");
         assert_eq!(truncate_to_width("short", 8, "…"), "short");
+        assert_eq!(visible_width("e\u{301}"), 1);
+        assert_eq!(visible_width("👨\u{200d}👩\u{200d}👧"), 2);
+        assert_eq!(visible_width("🇫🇷"), 2);
+        assert_eq!(visible_width("❤\u{fe0f}"), 2);
+        assert_eq!(truncate_to_width("ab👨\u{200d}👩cd", 4, "…"), "ab…");
     }
 }
