@@ -835,3 +835,83 @@ async fn reads_are_answered_while_a_hook_is_pending_and_changes_wait() {
         .await;
     assert_eq!(entry["entry"]["parentId"], nav["summaryEntryId"]);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_legacy_file_refuses_writes_until_migrated() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = Client::initialized(false, Value::Null, None).await;
+    let file = copy_fixture(
+        "L01-v1-linear-with-compaction/input.jsonl",
+        dir.path(),
+        "old.jsonl",
+    );
+    let before = std::fs::read(&file).ok();
+    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
+    assert!(
+        open["diagnostics"]
+            .as_array()
+            .is_some_and(|d| d.iter().any(|d| d["kind"] == json!("legacyVersion"))),
+        "{open}"
+    );
+    let err = c
+        .err(
+            "sessionTree/append",
+            json!({"uri": open["uri"], "text": "hi"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "needsMigration", "{err}");
+    assert!(err["message"]
+        .as_str()
+        .is_some_and(|m| m.contains("migrate")));
+    assert_eq!(std::fs::read(&file).ok(), before, "nothing written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn requests_right_behind_open_are_answered_in_order() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = Client::initialized(false, Value::Null, None).await;
+    let file = copy_fixture(OMP, dir.path(), "s.jsonl");
+    let u = uri(&file);
+    let open = c.send("sessionTree/open", json!({"uri": u})).await;
+    let rows = c.send("sessionTree/rows", json!({"uri": u})).await;
+    let label = c
+        .send(
+            "sessionTree/setLabel",
+            json!({"uri": u, "targetId": U1, "label": "x"}),
+        )
+        .await;
+    assert!(open.await.expect("open").get("result").is_some());
+    assert!(rows.await.expect("rows").get("result").is_some());
+    assert!(label.await.expect("label").get("result").is_some());
+
+    let missing = uri(&dir.path().join("missing.jsonl"));
+    let open = c.send("sessionTree/open", json!({"uri": missing})).await;
+    let tree = c.send("sessionTree/tree", json!({"uri": missing})).await;
+    assert_eq!(
+        open.await.expect("open")["error"]["data"]["kind"],
+        json!("fileNotFound")
+    );
+    let tree = tree.await.expect("tree");
+    assert!(
+        matches!(kind(&tree["error"]), "fileNotFound" | "sessionNotFound"),
+        "{tree}"
+    );
+    // The failed session is forgotten.
+    let later = c.err("sessionTree/tree", json!({"uri": missing})).await;
+    assert_eq!(kind(&later), "sessionNotFound");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_answer_of_the_wrong_shape_counts_as_no_answer() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let answer: Answer = std::sync::Arc::new(|_: &str, _: &Value| json!({"cancel": "perhaps"}));
+    let c = Client::initialized(true, Value::Null, Some(answer)).await;
+    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let nav = c
+        .ok("sessionTree/navigate", json!({"uri": u, "targetId": A2}))
+        .await;
+    assert_eq!(
+        (nav["decision"].clone(), nav["cancelled"].clone()),
+        (json!("target"), json!(false))
+    );
+}
