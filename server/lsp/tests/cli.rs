@@ -48,59 +48,105 @@ fn read_json(path: &Path) -> Value {
     }
 }
 
+/// The files to compare: each agent-written `session.jsonl` / `branched.jsonl` (dialect detected
+/// from the file) and each hand-made `input.jsonl` the agent loaded as it is (dialect forced: a
+/// legacy file could come from either agent). v1 inputs (random ids in the agents) and inputs the
+/// agent refused or wiped are covered by the conformance suite instead.
+fn inspect_cases() -> Vec<(PathBuf, &'static str, bool, Value)> {
+    let mut cases = Vec::new();
+    for dir in scenario_dirs() {
+        for dialect in ["pi", "omp"] {
+            let expected = read_json(&dir.join(dialect).join("expected.json"));
+            for (file, key) in [
+                ("session.jsonl", "reloaded"),
+                ("branched.jsonl", "branchedReloaded"),
+            ] {
+                let path = dir.join(dialect).join(file);
+                if let (true, Some(want)) = (path.exists(), expected.get(key)) {
+                    cases.push((path, dialect, false, want.clone()));
+                }
+            }
+            let input = dir.join("input.jsonl");
+            let (Ok(text), Some(want)) =
+                (std::fs::read_to_string(&input), expected.get("reloaded"))
+            else {
+                continue;
+            };
+            let header = text
+                .lines()
+                .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+                .find(|v| v.get("type").and_then(Value::as_str) == Some("session"));
+            let v1 = header
+                .as_ref()
+                .and_then(|h| h.get("version"))
+                .and_then(Value::as_u64)
+                .unwrap_or(1)
+                < 2;
+            let same_session = header.as_ref().and_then(|h| h.get("id")) == want.get("sessionId");
+            if !v1 && same_session {
+                cases.push((input, dialect, true, want.clone()));
+            }
+        }
+    }
+    cases
+}
+
 #[test]
 fn inspect_json_matches_every_fixture() {
     let mut checked = 0;
     let mut failures = Vec::new();
-    for dir in scenario_dirs() {
-        for dialect in ["pi", "omp"] {
-            let file = dir.join(dialect).join("session.jsonl");
-            if !file.exists() {
-                continue;
-            }
-            let expected = read_json(&dir.join(dialect).join("expected.json"));
-            let Some(reloaded) = expected.get("reloaded").and_then(Value::as_object) else {
-                continue;
-            };
-            // Without --dialect: the dialect must be detected from the file itself.
-            let out = run(&["inspect".as_ref(), "--json".as_ref(), file.as_os_str()]);
-            if !out.status.success() {
+    for (file, dialect, force, want) in inspect_cases() {
+        let Some(want) = want.as_object() else {
+            continue;
+        };
+        let mut args: Vec<&std::ffi::OsStr> = vec!["inspect".as_ref(), "--json".as_ref()];
+        if force {
+            args.push("--dialect".as_ref());
+            args.push(dialect.as_ref());
+        }
+        args.push(file.as_os_str());
+        let out = run(&args);
+        if !out.status.success() {
+            failures.push(format!(
+                "{}: exit {:?}: {}",
+                file.display(),
+                out.status,
+                String::from_utf8_lossy(&out.stderr)
+            ));
+            continue;
+        }
+        let ours = match deep_json::parse(&String::from_utf8_lossy(&out.stdout)) {
+            Ok(Value::Object(m)) => m,
+            other => {
                 failures.push(format!(
-                    "{}: exit {:?}: {}",
-                    file.display(),
-                    out.status,
-                    String::from_utf8_lossy(&out.stderr)
+                    "{}: not one JSON object: {other:?}",
+                    file.display()
                 ));
                 continue;
             }
-            let ours = match deep_json::parse(&String::from_utf8_lossy(&out.stdout)) {
-                Ok(Value::Object(m)) => m,
-                other => {
-                    failures.push(format!(
-                        "{}: not one JSON object: {other:?}",
-                        file.display()
-                    ));
-                    continue;
-                }
-            };
-            checked += 1;
-            if ours.get("dialect").and_then(Value::as_str) != Some(dialect) {
-                failures.push(format!(
-                    "{}: dialect {:?}, expected {dialect}",
-                    file.display(),
-                    ours.get("dialect")
-                ));
+        };
+        checked += 1;
+        if ours.get("dialect").and_then(Value::as_str) != Some(dialect) {
+            failures.push(format!(
+                "{} [{dialect}]: dialect {:?}",
+                file.display(),
+                ours.get("dialect")
+            ));
+        }
+        if !ours.get("diagnostics").is_some_and(Value::is_array) {
+            failures.push(format!("{}: no diagnostics array", file.display()));
+        }
+        for (key, value) in want {
+            if key == "treeRender" || (key == "context" && !ours.contains_key("context")) {
+                continue;
             }
-            if !ours.get("diagnostics").is_some_and(Value::is_array) {
-                failures.push(format!("{}: no diagnostics array", file.display()));
+            if ours.get(key) != Some(value) {
+                failures.push(format!("{} [{dialect}]: `{key}` differs", file.display()));
             }
-            for (key, want) in reloaded {
-                if key == "treeRender" || (key == "context" && !ours.contains_key("context")) {
-                    continue;
-                }
-                if ours.get(key) != Some(want) {
-                    failures.push(format!("{}: `{key}` differs", file.display()));
-                }
+        }
+        for key in ours.keys() {
+            if !want.contains_key(key) && key != "dialect" && key != "diagnostics" {
+                failures.push(format!("{}: unexpected key `{key}`", file.display()));
             }
         }
     }
