@@ -14,6 +14,19 @@ local function notify(msg, level)
   vim.notify('sessiontree: ' .. msg, level or vim.log.levels.INFO)
 end
 
+--- Whether this Neovim is new enough; says so clearly when it is not.
+---@return boolean
+function M.supported()
+  if vim.fn.has('nvim-0.10') == 1 then
+    return true
+  end
+  vim.notify(
+    'sessiontree needs Neovim ' .. M.MIN_NVIM .. ' or newer (this is ' .. tostring(vim.version()) .. ')',
+    vim.log.levels.ERROR
+  )
+  return false
+end
+
 --- Optional: sets options (see `:help sessiontree-options`).
 ---@param opts sessiontree.Options|table|nil
 function M.setup(opts)
@@ -52,6 +65,9 @@ end
 
 --- Picks a session of the workspace with `vim.ui.select` and opens it in the panel.
 function M.pick()
+  if not M.supported() then
+    return
+  end
   M.list_sessions(function(sessions, err)
     if err then
       notify('listSessions: ' .. require('sessiontree.client').describe(err), vim.log.levels.ERROR)
@@ -73,6 +89,9 @@ end
 --- or the workspace's most recently modified session; with `pick`, a picker.
 ---@param opts { file: string|nil, pick: boolean|nil }|nil
 function M.tree(opts)
+  if not M.supported() then
+    return
+  end
   opts = opts or {}
   local panel = require('sessiontree.panel')
   if opts.pick then
@@ -106,11 +125,17 @@ end
 
 --- `:SessionOpen`: pick a session.
 function M.open()
+  if not M.supported() then
+    return
+  end
   M.pick()
 end
 
 --- `:SessionBranch`: the user-message picker of `/branch`.
 function M.branch()
+  if not M.supported() then
+    return
+  end
   require('sessiontree.actions').branch_picker()
 end
 
@@ -119,6 +144,9 @@ end
 ---@param text string|nil
 ---@param clear boolean|nil
 function M.label(text, clear)
+  if not M.supported() then
+    return
+  end
   local panel = require('sessiontree.panel')
   local actions = require('sessiontree.actions')
   local row = panel.selected_row()
@@ -138,6 +166,9 @@ end
 --- `:SessionSearch [text]`: sets the search, or starts typing it in the panel.
 ---@param text string|nil
 function M.search(text)
+  if not M.supported() then
+    return
+  end
   local panel = require('sessiontree.panel')
   if not panel.state.uri then
     notify('no session open (:SessionTree first)', vim.log.levels.WARN)
@@ -156,6 +187,9 @@ end
 --- `:SessionFilter {mode}`.
 ---@param mode string
 function M.filter(mode)
+  if not M.supported() then
+    return
+  end
   local config = require('sessiontree.config')
   local wire = config.filter_mode(mode or '')
   if not wire then
@@ -171,11 +205,17 @@ end
 --- `:SessionSend [text]`: appends the chat input (or `text`) as a user message at the leaf.
 ---@param text string|nil
 function M.send(text)
+  if not M.supported() then
+    return
+  end
   require('sessiontree.chat').send(text ~= '' and text or nil)
 end
 
 --- `:SessionChat`: opens the chat for the panel's session.
 function M.chat()
+  if not M.supported() then
+    return
+  end
   require('sessiontree.chat').open()
 end
 

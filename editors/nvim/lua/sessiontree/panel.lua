@@ -31,6 +31,7 @@ local M = {}
 ---@field pending integer Requests in flight.
 ---@field busy string|nil Shown in the header while a long request runs.
 ---@field error string|nil The last error, shown in the panel when there are no rows.
+---@field problems integer|nil Problems the server found in the file (`open`'s diagnostics).
 ---@field dirty boolean|nil Changes arrived while rows were being computed.
 ---@field marker_line integer|nil 0-based line holding the server's cursor marker, when its lines have one.
 M.state = {
@@ -80,6 +81,7 @@ local function header_state()
     searching = st.searching,
     total = st.total,
     busy = st.busy,
+    problems = st.problems,
   }
 end
 
@@ -432,12 +434,20 @@ function M.open(uri, done)
     st.selection = nil
     st.rows, st.lines, st.total = {}, {}, nil
     st.name = vim.fn.fnamemodify(path_of(uri) or uri, ':t')
+    st.problems = nil
   end
   M.update_header()
   client.request(protocol.OPEN, { uri = uri }, function(err, result)
     if err then
       st.error = client.describe(err)
       vim.notify('sessiontree: cannot open ' .. uri .. ': ' .. st.error, vim.log.levels.ERROR)
+      if st.buf and vim.api.nvim_buf_is_valid(st.buf) and M.same_uri(st.uri, uri) then
+        st.rows, st.lines = {}, {}
+        render.draw(st.buf, { '' }, {})
+        vim.api.nvim_buf_set_extmark(st.buf, render.ns, 0, 0, {
+          virt_text = { { 'cannot open: ' .. st.error, 'ErrorMsg' } },
+        })
+      end
       if done then
         done(err)
       end
@@ -456,10 +466,20 @@ function M.open(uri, done)
       st.name = result.name or st.name
       st.leaf = result.leaf
       st.revision = result.revision
-      for _, d in ipairs(result.diagnostics or {}) do
-        if d.severity == 'error' then
-          vim.notify('sessiontree: ' .. d.message, vim.log.levels.WARN)
-        end
+      local diagnostics = result.diagnostics or {}
+      st.problems = #diagnostics > 0 and #diagnostics or nil
+      if #diagnostics > 0 then
+        local first = diagnostics[1]
+        vim.notify(
+          string.format(
+            'sessiontree: %d problem(s) in %s, e.g. line %s: %s (the file is left as it is; `sessiontree check` lists them)',
+            #diagnostics,
+            vim.fn.fnamemodify(path_of(uri) or uri, ':t'),
+            tostring(first.line or '?'),
+            first.message
+          ),
+          vim.log.levels.WARN
+        )
       end
     end
     M.refresh(done)

@@ -75,6 +75,7 @@ end
 ---@field searching boolean
 ---@field total integer|nil
 ---@field busy string|nil
+---@field problems integer|nil
 
 --- The header: session name, filter, search (with a cursor while typing), row count.
 ---@param st sessiontree.HeaderState
@@ -87,6 +88,9 @@ function M.header_text(st)
   end
   if st.total then
     table.insert(parts, st.total .. ' rows')
+  end
+  if st.problems then
+    table.insert(parts, st.problems .. ' problems')
   end
   if st.busy then
     table.insert(parts, st.busy)
@@ -112,6 +116,9 @@ function M.winbar(st)
   end
   if st.total then
     text = text .. '· ' .. st.total .. ' rows '
+  end
+  if st.problems then
+    text = text .. '· %#WarningMsg#' .. st.problems .. ' problems%#SessionTreeHeaderInfo# '
   end
   if st.busy then
     text = text .. '· ' .. esc(st.busy)
