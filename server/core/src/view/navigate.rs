@@ -86,6 +86,53 @@ fn is_user_message(value: &Value) -> bool {
         && value.pointer("/message/role").and_then(Value::as_str) == Some("user")
 }
 
+/// omp's draft for a user-invoked skill prompt (`titleTextFromSkillPrompt`): the queued chip text,
+/// else the prompt as typed, else `/skill:name args`; `None` to fall back to the text content.
+fn skill_prompt_draft(value: &Value) -> Option<String> {
+    let (custom_type, attribution, details) = match value.get("type").and_then(Value::as_str) {
+        Some("message") => {
+            let msg = value.get("message")?;
+            if msg.get("role").and_then(Value::as_str) != Some("custom") {
+                return None;
+            }
+            (
+                msg.get("customType"),
+                msg.get("attribution"),
+                msg.get("details"),
+            )
+        }
+        Some("custom_message") => (
+            value.get("customType"),
+            value.get("attribution"),
+            value.get("details"),
+        ),
+        _ => return None,
+    };
+    if custom_type.and_then(Value::as_str) != Some("skill-prompt")
+        || attribution.and_then(Value::as_str) != Some("user")
+    {
+        return None;
+    }
+    let field = |k: &str| {
+        details
+            .and_then(|d| d.get(k))
+            .and_then(Value::as_str)
+            .map(|s| crate::naming::js_trim(s).to_owned())
+    };
+    let text = if let Some(chip) = field("__queueChipText").filter(|c| !c.is_empty()) {
+        chip
+    } else if let Some(prompt) = field("prompt").filter(|p| !p.is_empty()) {
+        prompt
+    } else {
+        match (field("name").filter(|n| !n.is_empty()), field("args")) {
+            (Some(name), Some(args)) if !args.is_empty() => format!("/skill:{name} {args}"),
+            (Some(name), _) => format!("/skill:{name}"),
+            (None, args) => args.unwrap_or_default(),
+        }
+    };
+    (!text.is_empty()).then_some(text)
+}
+
 /// Decides what picking `target_id` does.
 pub fn decide(session: &Session, target_id: &str, options: &NavigateOptions) -> Result<Decision> {
     let entry = session
@@ -127,13 +174,21 @@ pub fn decide(session: &Session, target_id: &str, options: &NavigateOptions) -> 
     }
     let parent = entry.parent.id().map(str::to_owned);
     let kind = entry.kind();
+    // A rewinding target without a `parentId` at all: the agents call `branch(undefined)`, which throws.
+    let rewinds = is_user_message(&value)
+        || kind == "custom_message"
+        || (dialect == Dialect::Omp && value.as_object().is_some_and(text::omp_is_user_request));
+    if rewinds && entry.parent == crate::entry::Parent::Missing {
+        return Err(Error::EntryNotFound("undefined".to_owned()));
+    }
     let (new_leaf, editor_text) = match dialect {
         Dialect::Pi if is_user_message(&value) || kind == "custom_message" => {
             (parent, text::editor_text(&value))
         }
-        Dialect::Omp if value.as_object().is_some_and(text::omp_is_user_request) => {
-            (parent, text::editor_text(&value))
-        }
+        Dialect::Omp if value.as_object().is_some_and(text::omp_is_user_request) => (
+            parent,
+            skill_prompt_draft(&value).or_else(|| text::editor_text(&value)),
+        ),
         Dialect::Omp
             if kind == "custom_message"
                 && value.get("customType").and_then(Value::as_str) != Some("skill-prompt") =>
@@ -392,10 +447,54 @@ mod tests {
             (p.new_leaf, p.editor_text),
             (Some(k.id("agent_skill")), None)
         );
-        // A user-invoked one is a user request: parent, draft to the editor.
+        // A user-invoked one is a user request: parent, the draft as typed to the editor.
         let p = plan(&k, "user_skill", &opts());
         assert_eq!(p.new_leaf, Some(k.id("agent_skill")));
         assert_eq!(p.editor_text.as_deref(), Some("/skill:x do it"));
+    }
+
+    #[test]
+    fn omp_skill_prompt_drafts() {
+        let v = json!({"type": "custom_message", "customType": "skill-prompt", "attribution": "user",
+            "content": "BODY", "details": {"name": "fix", "args": " the parser ", "lineCount": 3}});
+        assert_eq!(
+            skill_prompt_draft(&v).as_deref(),
+            Some("/skill:fix the parser")
+        );
+        let v = json!({"type": "custom_message", "customType": "skill-prompt", "attribution": "user",
+            "content": "BODY", "details": {"name": "fix", "prompt": "please /skill:fix it"}});
+        assert_eq!(
+            skill_prompt_draft(&v).as_deref(),
+            Some("please /skill:fix it")
+        );
+        let v = json!({"type": "custom_message", "customType": "skill-prompt", "attribution": "agent", "content": "BODY"});
+        assert_eq!(skill_prompt_draft(&v), None);
+    }
+
+    #[test]
+    fn a_user_message_without_parent_id_throws_like_the_agents() {
+        let Ok(dir) = tempfile::tempdir() else { return };
+        let path = dir.path().join("s.jsonl");
+        let text = concat!(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2025-01-01T00:00:00.000Z\",\"cwd\":\"/tmp\"}\n",
+            "{\"type\":\"message\",\"id\":\"aaaa0001\",\"timestamp\":\"2025-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"q\"}}\n",
+            "{\"type\":\"message\",\"id\":\"aaaa0002\",\"parentId\":\"aaaa0001\",\"timestamp\":\"2025-01-01T00:00:02.000Z\",\"message\":{\"role\":\"assistant\",\"content\":\"a\"}}\n",
+        );
+        assert!(std::fs::write(&path, text).is_ok());
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let Ok(session) =
+                Session::open(&path, crate::session::OpenOptions::with_dialect(dialect))
+            else {
+                panic!("open")
+            };
+            assert!(
+                matches!(
+                    decide(&session, "aaaa0001", &opts()),
+                    Err(Error::EntryNotFound(_))
+                ),
+                "{dialect}"
+            );
+        }
     }
 
     #[test]
