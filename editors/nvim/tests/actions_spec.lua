@@ -439,6 +439,21 @@ H.run(function()
     "the open chat switched to the panel's new session",
     vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)
   )
+  vim.api.nvim_set_current_win(chat.state.input_win)
+  H.feed('q')
+  H.check(not chat.is_open(), 'q in the chat closes it')
+  vim.cmd('SessionChat')
+  H.check(
+    chat.is_open() and vim.api.nvim_get_current_win() == chat.state.input_win,
+    ':SessionChat opens it again, in the input'
+  )
+  H.check(
+    H.wait(function()
+      return chat.state.draws > 0 and #vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false) > 1
+    end),
+    'the reopened chat shows the conversation'
+  )
+  vim.api.nvim_set_current_win(st.win)
   H.redraw_after(function()
     H.feed('<M-l>')
   end)
