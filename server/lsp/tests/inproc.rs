@@ -915,3 +915,55 @@ async fn a_hook_answer_of_the_wrong_shape_counts_as_no_answer() {
         (json!("target"), json!(false))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn list_sessions_follows_the_workspace_folders() {
+    let home = tempfile::tempdir().expect("tmp");
+    let h = home.path();
+    let (one, two) = (h.join("one"), h.join("two"));
+    let tmp = std::env::temp_dir();
+    for (cwd, name) in [(&one, "a.jsonl"), (&two, "b.jsonl")] {
+        let dir = h
+            .join(".omp/agent/sessions")
+            .join(sessiontree_lsp::omp_dir_name(cwd, Some(h), &tmp));
+        std::fs::create_dir_all(&dir).expect("mkdir");
+        copy_fixture(OMP, &dir, name);
+    }
+    let c = Client::start(None);
+    let options =
+        json!({"home": h, "ompAgentDir": h.join(".omp/agent"), "piAgentDir": h.join(".pi/agent")});
+    c.ok(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options,
+               "workspaceFolders": [{"uri": uri(&one), "name": "one"}]}),
+    )
+    .await;
+    c.notify("initialized", json!({})).await;
+    let names = |v: &Value| -> Vec<String> {
+        v["sessions"]
+            .as_array()
+            .map(|s| {
+                s.iter()
+                    .filter_map(|s| {
+                        s["path"]
+                            .as_str()
+                            .map(|p| p.rsplit('/').next().unwrap_or("").to_owned())
+                    })
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    assert_eq!(
+        names(&c.ok("sessionTree/listSessions", json!({})).await),
+        vec!["a.jsonl"]
+    );
+    c.notify(
+        "workspace/didChangeWorkspaceFolders",
+        json!({"event": {"added": [{"uri": uri(&two), "name": "two"}], "removed": [{"uri": uri(&one), "name": "one"}]}}),
+    )
+    .await;
+    assert_eq!(
+        names(&c.ok("sessionTree/listSessions", json!({})).await),
+        vec!["b.jsonl"]
+    );
+}

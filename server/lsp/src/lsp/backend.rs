@@ -252,6 +252,13 @@ impl LanguageServer for Backend {
                 }),
                 definition_provider: Some(OneOf::Left(true)),
                 workspace_symbol_provider: Some(OneOf::Left(true)),
+                workspace: Some(WorkspaceServerCapabilities {
+                    workspace_folders: Some(WorkspaceFoldersServerCapabilities {
+                        supported: Some(true),
+                        change_notifications: Some(OneOf::Left(true)),
+                    }),
+                    ..Default::default()
+                }),
                 experimental: Some(experimental),
                 ..Default::default()
             },
@@ -283,6 +290,19 @@ impl LanguageServer for Backend {
         self.shared
             .set_document_open(&crate::registry::key_of(&path), true);
         self.publish_for(&uri).await;
+    }
+
+    async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
+        let path = |f: &WorkspaceFolder| f.uri.to_file_path().map(|p| p.into_owned());
+        if let Ok(mut config) = self.config.write() {
+            let removed: Vec<PathBuf> = params.event.removed.iter().filter_map(path).collect();
+            config.folders.retain(|f| !removed.contains(f));
+            for added in params.event.added.iter().filter_map(path) {
+                if !config.folders.contains(&added) {
+                    config.folders.push(added);
+                }
+            }
+        }
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
