@@ -32,6 +32,7 @@ local M = {}
 ---@field busy string|nil Shown in the header while a long request runs.
 ---@field error string|nil The last error, shown in the panel when there are no rows.
 ---@field problems integer|nil Problems the server found in the file (`open`'s diagnostics).
+---@field last_ms number|nil How long the last rows answer took.
 ---@field dirty boolean|nil Changes arrived while rows were being computed.
 ---@field marker_line integer|nil 0-based line holding the server's cursor marker, when its lines have one.
 M.state = {
@@ -281,6 +282,7 @@ function M.refresh(done)
   st.pending = st.pending + 1
   local uri = st.uri
   local asked = st.selection
+  local started = vim.uv.hrtime()
   client.request(protocol.ROWS, {
     uri = st.uri,
     filter = st.filter,
@@ -290,6 +292,7 @@ function M.refresh(done)
     height = 0,
   }, function(err, result)
     st.pending = st.pending - 1
+    st.last_ms = (vim.uv.hrtime() - started) / 1e6
     if st.dirty and st.pending == 0 then
       -- Changes arrived while this answer was computed: ask once more for all of them.
       st.dirty = false
@@ -548,12 +551,28 @@ function M.cycle_filter(step)
   M.set_filter(list[((i - 1 + step) % #list) + 1])
 end
 
---- Sets the search text and redraws.
+local search_timer = nil
+
+--- Sets the search text and redraws. On a session whose rows take a while to compute, fast typing
+--- is coalesced so the server does not queue one answer per key.
 ---@param text string
 function M.set_search(text)
-  M.state.search = text
+  local st = M.state
+  st.search = text
   M.update_header()
-  M.refresh()
+  if search_timer and not search_timer:is_closing() then
+    search_timer:stop()
+    search_timer:close()
+  end
+  search_timer = nil
+  if (st.last_ms or 0) < 80 then
+    M.refresh()
+    return
+  end
+  search_timer = vim.defer_fn(function()
+    search_timer = nil
+    M.refresh()
+  end, 150)
 end
 
 --- Starts typing into the search: printable keys go to the search until `<CR>` or `<Esc>`.
