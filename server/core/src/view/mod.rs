@@ -89,8 +89,11 @@ pub struct Row {
     pub parent_row: Option<usize>,
     /// This row's connector, when its parent branches.
     pub connector: Option<GutterCell>,
-    /// pi: the connector shows `⊟` (a foldable branch start).
+    /// pi: can be folded (has visible children and is a root or starts a branch); drawn `⊟` in
+    /// its connector.
     pub foldable: bool,
+    /// pi: folded (drawn `⊞`; its descendants are hidden).
+    pub folded: bool,
     /// The gutter as drawn (one cell per level); filled for rows inside the window.
     pub gutter: Vec<GutterCell>,
     /// The gutter prefix text as drawn; filled for rows inside the window.
@@ -226,6 +229,18 @@ impl TreeModel {
         )
     }
 
+    /// pi's view with some entries folded (Ctrl+← / Alt+←): their descendants are hidden and they
+    /// show `⊞`. omp has no folding; its view ignores `folded`.
+    pub fn rows_folded(&self, state: &ViewState, folded: &[String]) -> RowsView {
+        compute_folded(
+            &self.model,
+            state,
+            state.selected.as_deref().or(self.leaf.as_deref()),
+            true,
+            folded,
+        )
+    }
+
     /// Like [`TreeModel::rows`], but only the rows inside the window are built: `rows` holds
     /// `window.start..window.end`, while `selected`, `window` and `parent_row` stay absolute row
     /// numbers among all visible rows (`visible_count` of them). The text lines are the same.
@@ -245,9 +260,37 @@ fn compute_with(
     anchor: Option<&str>,
     all_rows: bool,
 ) -> RowsView {
+    compute_folded(model, state, anchor, all_rows, &[])
+}
+
+fn compute_folded(
+    model: &Model,
+    state: &ViewState,
+    anchor: Option<&str>,
+    all_rows: bool,
+    folded: &[String],
+) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
-    let visible = visibility::visible(model, state.filter, &query);
+    let mut visible = visibility::visible(model, state.filter, &query);
+    // pi: descendants of folded entries are hidden (by `parentId`, in flattened order).
+    let mut folded_key = vec![false; model.key_last_pos.len()];
+    if dialect == Dialect::Pi && !folded.is_empty() {
+        for id in folded {
+            if let Some(&k) = model.key_by_id.get(id) {
+                folded_key[k] = true;
+            }
+        }
+        let mut skip = vec![false; model.key_last_pos.len()];
+        for &k in &model.key {
+            if let Some(p) = model.key_parent[k] {
+                if folded_key[p] || skip[p] {
+                    skip[k] = true;
+                }
+            }
+        }
+        visible.retain(|&pos| !skip[model.key[pos]]);
+    }
     let mut row_of: Vec<Option<usize>> = vec![None; model.nodes.len()];
     let mut row_of_key: Vec<Option<usize>> = vec![None; model.key_last_pos.len()];
     for (row, &pos) in visible.iter().enumerate() {
@@ -310,7 +353,7 @@ fn compute_with(
                     } else {
                         GutterCell::Branch
                     });
-                (depth, connector, r.foldable && connector.is_some())
+                (depth, connector, r.foldable)
             }
             None => {
                 let connector =
@@ -323,7 +366,7 @@ fn compute_with(
             }
         };
         let prefix = in_window.then(|| match &pi {
-            Some(s) => render::pi_prefix(s, row),
+            Some(s) => render::pi_prefix(s, row, folded_key[model.key[pos]]),
             None => render::omp_prefix(model, pos, state.width, deepest),
         });
         rows.push(Row {
@@ -335,6 +378,7 @@ fn compute_with(
             parent_row: parent_rows[row],
             connector,
             foldable,
+            folded: folded_key[model.key[pos]],
             gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
             prefix,
             on_active_path: node.on_active_path,
@@ -355,7 +399,12 @@ fn compute_with(
         .map(|r| render::LineRow {
             selected: r.selected,
             prefix: r.prefix.as_deref().unwrap_or(""),
-            body: render::row_body(r.on_active_path, r.label.as_deref(), &r.text),
+            body: render::row_body(
+                r.folded && r.connector.is_none(),
+                r.on_active_path,
+                r.label.as_deref(),
+                &r.text,
+            ),
         })
         .collect();
     let lines = match dialect {
@@ -691,6 +740,35 @@ mod tests {
         let pi = staircase(Dialect::Pi, 16);
         let wide = compute_rows(&pi.session, &state, None);
         assert!(wide.text_lines().iter().all(|l| !l.contains('…')));
+    }
+
+    #[test]
+    fn pi_folding() {
+        let k = Kit::seed_example(Dialect::Pi);
+        let model = TreeModel::new(&k.session, None);
+        let state = ViewState::default();
+        let view = model.rows_folded(&state, &[k.id("try_a")]);
+        assert_eq!(
+            view.text_lines(),
+            [
+                "  • user: Start task",
+                "  • assistant: Plan",
+                "› ├⊞ • user: Try approach A",
+                "  └⊟ user: Try approach B",
+                "        assistant: B result",
+                "  (3/5)",
+            ]
+        );
+        assert!(view.rows[2].folded && view.rows[3].foldable);
+        let root = model.rows_folded(&state, &[k.id("start")]);
+        assert_eq!(root.text_lines(), ["› ⊞ • user: Start task", "  (1/1)"]);
+        // omp has no folding.
+        let omp = Kit::seed_example(Dialect::Omp);
+        let m = TreeModel::new(&omp.session, None);
+        assert_eq!(
+            m.rows_folded(&state, &[omp.id("start")]).text_lines(),
+            m.rows(&state).text_lines()
+        );
     }
 
     #[test]

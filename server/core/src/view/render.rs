@@ -9,7 +9,7 @@ use super::window::{thumb_range, Window};
 use super::FilterMode;
 
 /// pi's gutter prefix for a visible row.
-pub(crate) fn pi_prefix(structure: &PiStructure, row: usize) -> String {
+pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> String {
     let r = structure.rows[row];
     let display_indent = if structure.multiple_roots {
         r.indent.saturating_sub(1)
@@ -29,7 +29,13 @@ pub(crate) fn pi_prefix(structure: &PiStructure, row: usize) -> String {
             out.push_str("  ");
         } else if connector_level == Some(level) {
             out.push(if r.is_last { '└' } else { '├' });
-            out.push(if r.foldable { '⊟' } else { '─' });
+            out.push(if folded {
+                '⊞'
+            } else if r.foldable {
+                '⊟'
+            } else {
+                '─'
+            });
             out.push(' ');
         } else {
             out.push_str("   ");
@@ -88,8 +94,16 @@ pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize
 }
 
 /// The part of a row after the gutter: bullet, label, text.
-pub(crate) fn row_body(on_path: bool, label: Option<&str>, text: &str) -> String {
+pub(crate) fn row_body(
+    fold_marker: bool,
+    on_path: bool,
+    label: Option<&str>,
+    text: &str,
+) -> String {
     let mut out = String::with_capacity(text.len() + 16);
+    if fold_marker {
+        out.push_str("⊞ ");
+    }
     if on_path {
         out.push_str("• ");
     }
