@@ -27,7 +27,7 @@ step() { # step NAME CMD... — one pass/fail each; the log is shown on failure
 }
 finish() { echo "total $(( $(date +%s) - T0 ))s"; echo "vscode: $pass passed, $fail failed"; [ "$fail" = 0 ]; exit $?; }
 
-rm -rf "$RUN"; mkdir -p "$RUN" "$ART"
+rm -rf "$RUN"; mkdir -p "$RUN" "$ART"; rm -f "$ART"/vscode-*
 
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then
   step install bash "$ROOT/scripts/install-vscode-test.sh" || finish
@@ -78,6 +78,7 @@ node -e '
     "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false, "extensions.ignoreRecommendations": true,
     "telemetry.telemetryLevel": "off", "update.mode": "none", "security.workspace.trust.enabled": false,
     "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden",
+    "git.enabled": false, "git.openRepositoryInParentFolders": "never", "terminal.integrated.sendKeybindingsToShell": false,
     "sessiontree.serverPath": bin, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent + "-pi",
   }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT"
 export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
@@ -99,7 +100,7 @@ start_cs() {
 step code-server-start start_cs || finish
 
 e2e_start=$(date +%s)
-PLAYWRIGHT_DIR=$TOOLS timeout 240 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS timeout 240 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
   "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
 ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
 ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")

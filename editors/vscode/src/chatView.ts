@@ -9,7 +9,12 @@ import { errorMessage } from './api';
 import { chatMessages, type ChatMessage } from './logic';
 import type { SessionController } from './session';
 
-type FromPage = { type: 'ready' } | { type: 'send'; text: string } | { type: 'openTree' } | { type: 'input'; text: string };
+type FromPage =
+  | { type: 'ready' }
+  | { type: 'send'; text: string }
+  | { type: 'openTree' }
+  | { type: 'input'; text: string }
+  | { type: 'focus'; focused: boolean };
 
 export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -76,6 +81,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   }
 
   private post(): void {
+    if (this.view) this.view.title = this.ctl.info?.name ? `Chat — ${this.ctl.info.name}` : 'Chat';
     void this.view?.webview.postMessage({
       type: 'render',
       messages: this.messages,
@@ -94,6 +100,10 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         this.inputText = m.text;
         this.pendingPrefill = undefined;
         this.onStateChange?.();
+        return;
+      case 'focus':
+        // `focusedView` does not follow focus into a webview: keys bound "when the chat has focus" use this.
+        await vscode.commands.executeCommand('setContext', 'sessiontree.chatFocused', m.focused);
         return;
       case 'openTree':
         this.openTreeCount++;
@@ -165,12 +175,12 @@ function html(csp: string): string {
     if (!m.hasSession) { const d = document.createElement('div'); d.className = 'empty'; d.textContent = 'No session open.'; log.appendChild(d); return; }
     if (!m.messages.length) { const d = document.createElement('div'); d.className = 'empty'; d.textContent = 'Empty conversation at this point.'; log.appendChild(d); }
     for (const msg of m.messages) {
-      const d = document.createElement('div'); d.className = 'msg ' + msg.role.split(' ')[0];
+      const d = document.createElement('div'); d.className = 'msg ' + msg.role.replace(/[^a-z]/gi, '-');
       const r = document.createElement('div'); r.className = 'role'; r.textContent = msg.role;
       const t = document.createElement('div'); t.className = 'text'; t.textContent = msg.text;
       d.appendChild(r); d.appendChild(t); log.appendChild(d);
     }
-    log.scrollTop = log.scrollHeight;
+    requestAnimationFrame(() => { log.scrollTop = log.scrollHeight; });
   }
   function send() { const text = input.value; if (!text.trim()) return; vscode.postMessage({ type: 'send', text }); }
   form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
@@ -190,6 +200,8 @@ function html(csp: string): string {
     else if (m.type === 'prefill') { input.value = m.text; input.focus(); input.setSelectionRange(m.text.length, m.text.length); vscode.postMessage({ type: 'input', text: input.value }); }
     else if (m.type === 'sent') { input.value = ''; vscode.postMessage({ type: 'input', text: '' }); }
   });
+  window.addEventListener('focus', () => vscode.postMessage({ type: 'focus', focused: true }));
+  window.addEventListener('blur', () => vscode.postMessage({ type: 'focus', focused: false }));
   vscode.postMessage({ type: 'ready' });
 </script>
 </body></html>`;

@@ -64,6 +64,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     snapshot();
   };
   chat.onStateChange = snapshot;
+  tree.onSelection = (id) => state.set('selected', id ?? null);
   const f: flows.Flows = { ctl, tree, chat, sessions, log, record: (k, v) => state.set(k, v) };
 
   ctx.subscriptions.push(
@@ -106,6 +107,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.refresh', guard(() => ctl.refresh()));
   reg('sessiontree.navigate', (id?: string) => flows.navigate(f, id));
   reg('sessiontree.select', () => flows.navigate(f, undefined));
+  reg('sessiontree.navigateWithSummary', (node?: { row?: { id?: string | null } }) =>
+    flows.navigate(f, node?.row?.id ?? undefined, true),
+  );
   reg('sessiontree.tree', () => flows.treeCommand(f));
   reg('sessiontree.branch', (id?: string) => flows.branch(f, typeof id === 'string' ? id : undefined));
   reg('sessiontree.branchHere', (node?: { row?: { id?: string | null } }) => flows.branch(f, node?.row?.id ?? undefined));
@@ -150,6 +154,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
         ctl.setFollow(vscode.workspace.getConfiguration('sessiontree').get<boolean>('follow', true));
       }
       if (e.affectsConfiguration('sessiontree.extraRoots')) void sessions.refresh().catch(() => undefined);
+      if (e.affectsConfiguration('sessiontree.branchSummary.prompt')) {
+        state.set('summaryPrompt', vscode.workspace.getConfiguration('sessiontree').get('branchSummary.prompt'));
+      }
     }),
   );
 

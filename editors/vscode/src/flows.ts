@@ -55,7 +55,8 @@ async function chooseSummary(): Promise<{ choice: SummarizeChoice; custom?: stri
   }
 }
 
-export async function navigate(f: Flows, targetId: string | undefined): Promise<NavigateResult | undefined> {
+/** Navigates to `targetId` (default: the selection); `ask` asks about a summary whatever the server says. */
+export async function navigate(f: Flows, targetId: string | undefined, ask = false): Promise<NavigateResult | undefined> {
   const uri = f.ctl.uri;
   const id = targetId ?? f.tree.view.selection[0]?.row.id ?? undefined;
   if (!uri || !id) return undefined;
@@ -63,7 +64,7 @@ export async function navigate(f: Flows, targetId: string | undefined): Promise<
   f.ctl.selectedId = id;
   let choice: SummarizeChoice = 'none';
   let custom: string | undefined;
-  if (askForSummary(f)) {
+  if (ask || askForSummary(f)) {
     const c = await chooseSummary();
     if (!c) {
       f.record('navigate', { targetId: id, backedOut: true });

@@ -238,6 +238,24 @@ function blockText(block: unknown): string {
   }
 }
 
+/** How the chat view names a message's role. */
+function roleName(role: string, msg: Record<string, unknown>): string {
+  switch (role) {
+    case 'toolResult':
+      return typeof msg.toolName === 'string' ? `tool ${msg.toolName}` : 'tool';
+    case 'branchSummary':
+      return 'branch summary';
+    case 'compactionSummary':
+      return 'compaction summary';
+    case 'bashExecution':
+      return 'bash';
+    case 'custom':
+      return typeof msg.customType === 'string' ? msg.customType : 'custom';
+    default:
+      return role;
+  }
+}
+
 /**
  * The chat view's messages from `sessionTree/context`'s `messages` (the agent's
  * `buildSessionContext` output): role and readable text; thinking is left out.
@@ -255,7 +273,7 @@ export function chatMessages(messages: unknown[]): ChatMessage[] {
     else if (typeof msg.command === 'string') text = `$ ${msg.command}\n${typeof msg.output === 'string' ? msg.output : ''}`;
     else text = '';
     if (role === 'toolResult' && text.length > 600) text = text.slice(0, 600) + '…';
-    out.push({ role: role === 'toolResult' && typeof msg.toolName === 'string' ? `tool ${msg.toolName}` : role, text });
+    out.push({ role: roleName(role, msg), text });
   }
   return out;
 }

@@ -36,11 +36,17 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const item = new vscode.TreeItem(sessionLabel(s));
     item.id = s.uri;
     const open = s.uri === this.current;
-    item.description = [s.liveWriter ? '● live' : '', relativeTime(s.modifiedMs, Date.now()), s.dialect]
+    item.description = [
+      s.liveWriter ? '● live' : '',
+      relativeTime(s.modifiedMs, Date.now()),
+      s.dialect,
+      s.name && s.firstUserMessage ? s.firstUserMessage : '',
+    ]
       .filter(Boolean)
       .join(' · ');
+    // Open = the eye; live (an agent is writing) = green.
     item.iconPath = new vscode.ThemeIcon(
-      s.liveWriter ? 'pulse' : open ? 'eye' : 'comment-discussion',
+      open ? 'eye' : s.liveWriter ? 'pulse' : 'comment-discussion',
       s.liveWriter ? new vscode.ThemeColor('charts.green') : undefined,
     );
     const md = new vscode.MarkdownString();

@@ -26,6 +26,8 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
   private readonly subs: vscode.Disposable[] = [];
   /** Called after the tree was redrawn (tests record what is on screen). */
   onRendered: (() => void) | undefined;
+  /** Called when the selection changes (tests record it). */
+  onSelection: ((id: string | undefined) => void) | undefined;
 
   constructor(private readonly ctl: SessionController) {
     this.view = vscode.window.createTreeView('sessiontree.tree', { treeDataProvider: this, showCollapseAll: false });
@@ -34,6 +36,7 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
       this.view.onDidChangeSelection((e) => {
         const id = e.selection[0]?.row.id;
         if (id) this.ctl.selectedId = id;
+        this.onSelection?.(id ?? undefined);
       }),
       ctl.onDidChangeRows((change) => this.redraw(change.revealLeaf)),
       ctl.onDidChangeSession(() => this.redraw(true)),
@@ -43,7 +46,6 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
 
   private describe(): void {
     this.view.description = treeDescription(this.ctl.filter, this.ctl.search, this.ctl.follow, this.ctl.rows?.totalRows);
-    this.view.title = this.ctl.info?.name ? `Tree — ${this.ctl.info.name}` : 'Tree';
     this.view.message = !this.ctl.uri
       ? 'No session open. Pick one in Sessions.'
       : this.ctl.rows && this.ctl.rows.rows.length === 0

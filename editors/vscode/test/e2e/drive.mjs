@@ -30,7 +30,7 @@ async function check(name, fn) {
   } catch (e) {
     failed++;
     log('FAIL', `${name}: ${String(e?.message ?? e).split('\n').slice(0, 3).join(' | ')}`);
-    await page?.screenshot({ path: path.join(outDir, `fail-${passed + failed}.png`) }).catch(() => {});
+    await page?.screenshot({ path: path.join(outDir, `vscode-fail-${passed + failed}.png`) }).catch(() => {});
     return undefined;
   }
 }
@@ -77,13 +77,22 @@ async function palette(cmd, pick = cmd) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
   await input.fill('>' + cmd);
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first().waitFor({ timeout: 10000 });
-  await page.keyboard.press('Enter');
+  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
+  await row.waitFor({ timeout: 10000 });
+  await row.click(); // not Enter: the palette may rank another command first
 }
 async function quickInput(text) {
   const input = page.locator('.quick-input-widget input');
   await input.waitFor({ state: 'visible', timeout: 10000 });
   await input.fill(text);
+}
+/** A picture of the activity bar and the side bar. */
+async function shootPanel(name) {
+  await page.mouse.move(900, 700);
+  await page.waitForTimeout(400);
+  const box = await sidebar.boundingBox();
+  const width = Math.round((box?.x ?? 0) + (box?.width ?? 600));
+  await page.screenshot({ path: path.join(outDir, name), clip: { x: 0, y: 0, width, height: 760 } });
 }
 async function focusTree() {
   await palette('Session Tree: /tree');
@@ -117,6 +126,14 @@ await check('activity bar opens the Session Tree container (Sessions, Tree, Chat
   for (const name of ['Sessions', 'Tree', 'Chat']) {
     await sidebar.locator('.pane-header', { hasText: name }).first().waitFor({ timeout: 10000 });
   }
+  // Widen the side bar (drag its sash) so rows are readable in the screenshot.
+  const box = await sidebar.boundingBox();
+  if (box) {
+    await page.mouse.move(box.x + box.width + 1, box.y + 300);
+    await page.mouse.down();
+    await page.mouse.move(box.x + box.width + 260, box.y + 300, { steps: 8 });
+    await page.mouse.up();
+  }
   return await sidebar.locator('.pane-header h3').allInnerTexts();
 });
 
@@ -139,6 +156,16 @@ await check('Tree view renders the server rows (labels, active path, leaf)', asy
   if (texts.length !== s.lines.length) throw new Error(`DOM has ${texts.length} rows, server sent ${s.lines.length}`);
   if (!(await treeRow('PR opened').innerText()).includes('leaf')) throw new Error('leaf not marked');
   return { rows: texts.length, first: texts[0] };
+});
+
+await check('tooltip is the entry, resolved lazily from the server', async () => {
+  await treeRow('Let me look at the parser').hover();
+  const hover = page.locator('.monaco-hover, .workbench-hover', { hasText: 'line ' }).first();
+  await hover.waitFor({ timeout: 8000 });
+  const text = (await hover.innerText()).replace(/\s+/g, ' ');
+  if (!text.includes('Let me look at the parser')) throw new Error('tooltip: ' + text);
+  await page.mouse.move(900, 700);
+  return text.slice(0, 80);
 });
 
 await check('filter keys: Alt+U shows user messages only, Ctrl+O cycles, Alt+D returns', async () => {
@@ -179,6 +206,58 @@ await check('selecting the leaf says "Already at this point"', async () => {
   return { decision: s.navigate.decision };
 });
 
+const pickRow = (text) => page.locator('.quick-input-list .monaco-list-row', { hasText: text }).first();
+
+/** Opens the row's context menu from the keyboard (focus moves up `ups` rows from the leaf) and runs `item`. */
+const contextMenu = async (ups, item) => {
+  await focusTree();
+  for (let i = 0; i < ups; i++) await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Shift+F10');
+  const menu = page.locator('.context-view .monaco-menu');
+  await menu.waitFor({ timeout: 5000 });
+  for (let i = 0; i < 10; i++) {
+    const focused = await menu.locator('.action-item.focused').first().innerText({ timeout: 300 }).catch(() => '');
+    if (focused.includes(item)) break;
+    await page.keyboard.press('ArrowDown');
+  }
+  await page.keyboard.press('Enter');
+};
+const withSummary = () => contextMenu(2, 'Navigate Here With Summary'); // the leaf is [compaction]; 2 up = "Write the state machine"
+await check('summary prompt: Escape returns; an empty custom prompt returns to the choice; Summarize without a model moves nothing', async () => {
+  const leaf = readState().leaf;
+  await withSummary();
+  await pickRow('No summary').waitFor({ timeout: 8000 });
+  await page.keyboard.press('Escape');
+  await waitState((s) => s.navigate?.backedOut, 'backed out', 5000);
+  await page.waitForTimeout(500);
+  await withSummary();
+  await pickRow('Summarize with custom prompt').waitFor({ timeout: 8000 });
+  await pickRow('Summarize with custom prompt').click();
+  await page.locator('.quick-input-widget', { hasText: 'Custom summarization instructions' }).waitFor({ timeout: 5000 });
+  await page.keyboard.press('Enter'); // empty → back to the choice
+  await pickRow('No summary').waitFor({ timeout: 5000 });
+  await page.locator('.quick-input-list .monaco-list-row .label-name').filter({ hasText: /^Summarize$/ }).first().click();
+  const s = await waitState((s) => s.navigate && !s.navigate.backedOut, 'navigate with summary', 20000);
+  if (s.navigate.error) {
+    if (readState().leaf !== leaf) throw new Error('the leaf moved although the summary failed');
+    if (!/noModel|model/i.test(s.navigate.error)) throw new Error('unexpected error: ' + s.navigate.error);
+    return { error: s.navigate.error.slice(0, 120), leaf: 'unchanged' };
+  }
+  return { decision: s.navigate.decision, summaryEntryId: s.navigate.summaryEntryId ?? null };
+});
+
+await check('Enter on a row selects it (navigates)', async () => {
+  await focusTree();
+  const before = readState().navigate;
+  const leaf = readState().leaf;
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Enter');
+  const s = await waitState((s) => s.navigate && JSON.stringify(s.navigate) !== JSON.stringify(before), 'navigate by Enter', 8000);
+  if (s.navigate.error) throw new Error(s.navigate.error);
+  if (s.navigate.targetId === leaf) throw new Error('Enter navigated to the leaf, not the focused row');
+  return { targetId: s.navigate.targetId, decision: s.navigate.decision };
+});
+
 await check('Shift+L labels the selected entry and the label appears', async () => {
   await focusTree();
   await page.keyboard.press('Shift+KeyL');
@@ -186,6 +265,8 @@ await check('Shift+L labels the selected entry and the label appears', async () 
   await page.keyboard.press('Enter');
   await treeRow('[bench-start]').waitFor({ timeout: 8000 });
   const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
+  // The panel with labels, the active path, the leaf and the conversation: the README's picture.
+  await shootPanel('vscode-panel.png');
   return s.labels;
 });
 
@@ -199,6 +280,7 @@ await check('search highlights matches and shows in the description', async () =
   if (!hl.length || !hl.every((t) => t.toLowerCase() === 'splitter')) throw new Error('highlights: ' + JSON.stringify(hl));
   const desc = await sidebar.locator('.pane-header:has-text("Tree") .description').first().innerText();
   if (!desc.includes('splitter')) throw new Error('description: ' + desc);
+  await shootPanel('vscode-search.png');
   await palette('Session Tree: Clear Search');
   await waitState((s) => s.search === '', 'search cleared', 5000);
   return { highlights: hl.length, description: desc };
@@ -207,14 +289,17 @@ await check('search highlights matches and shows in the description', async () =
 const before = readState();
 await check('/branch forks into a new file, opens it and prefills the input', async () => {
   await palette('/branch');
-  await quickInput('Great');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Great, open a PR.' }).first().waitFor({ timeout: 8000 });
+  await quickInput('csv crate');
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Use the csv crate instead.' }).first().waitFor({ timeout: 8000 });
   await page.keyboard.press('Enter');
   const s = await waitState((s) => s.branch && s.session !== before.session, 'branch', 10000);
   if (s.branch.error) throw new Error(s.branch.error);
   if (!s.branch.newPath || !fs.existsSync(s.branch.newPath)) throw new Error('new file missing: ' + s.branch.newPath);
   if (path.dirname(s.branch.newPath) !== sessionDir) throw new Error('new file is not beside the source: ' + s.branch.newPath);
-  await waitState((s) => s.chatInput === 'Great, open a PR.', 'chat prefill', 5000);
+  await waitState((s) => s.chatInput === 'Use the csv crate instead.', 'chat prefill', 5000);
+  // The fork holds the path before the chosen message (up to the branch summary), not the message.
+  await treeRow('branch summary').waitFor({ timeout: 5000 });
+  await treeRow('Use the csv crate instead.').waitFor({ state: 'detached', timeout: 5000 });
   return { newPath: path.basename(s.branch.newPath), rows: s.lines.length };
 });
 
@@ -244,6 +329,15 @@ await check('chat Send appends a user message at the leaf', async () => {
   return { messages: s.chatMessages };
 });
 
+await check('filter keys also work while the chat has focus (Ctrl+O, Alt+D)', async () => {
+  const input = chatFrame().locator('#input');
+  await input.focus();
+  await page.keyboard.press('Control+KeyO');
+  await waitState((s) => s.filter === 'noTools', 'filter noTools from chat', 5000);
+  await page.keyboard.press('Alt+KeyD');
+  await waitState((s) => s.filter === 'default', 'filter default from chat', 5000);
+});
+
 await check('Escape twice on the empty chat input opens the tree', async () => {
   const input = chatFrame().locator('#input');
   await input.focus();
@@ -261,15 +355,30 @@ await check('hand-off opens the agent CLI in a terminal', async () => {
   return s.handOff;
 });
 
+await check('/tree with the side bar hidden offers a quick pick of the rows', async () => {
+  await palette('View: Close Primary Side Bar');
+  await sidebar.waitFor({ state: 'hidden', timeout: 5000 });
+  await palette('Session Tree: /tree');
+  await quickInput('parser');
+  await pickRow('Let me look at the parser').waitFor({ timeout: 8000 });
+  const items = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  await page.keyboard.press('Escape');
+  await palette('View: Toggle Primary Side Bar Visibility');
+  await sidebar.waitFor({ state: 'visible', timeout: 5000 });
+  return items.map((t) => t.replace(/\s+/g, ' ').slice(0, 50));
+});
+
 await check('screenshot of the panel', async () => {
-  if (await page.locator('.part.panel').isVisible()) await palette('View: Close Panel').catch(() => {});
+  if (await page.locator('.part.panel').isVisible()) await palette('View: Hide Panel').catch(() => {});
+  await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
-  await page.waitForTimeout(400);
-  const full = path.join(outDir, 'vscode-panel.png');
+  await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click();
+  await page.mouse.move(900, 700);
+  await page.waitForTimeout(600);
+  const full = path.join(outDir, 'vscode-final.png');
   await page.screenshot({ path: full });
-  const box = await sidebar.boundingBox();
-  if (box) await page.screenshot({ path: path.join(outDir, 'vscode-sidebar.png'), clip: box });
-  return full;
+  if (!fs.existsSync(path.join(outDir, 'vscode-panel.png'))) throw new Error('vscode-panel.png was not taken');
+  return [full, path.join(outDir, 'vscode-panel.png')];
 });
 
 fs.writeFileSync(path.join(outDir, 'vscode-console-errors.txt'), consoleErrors.join('\n'));

@@ -128,7 +128,7 @@ test('chat messages: text blocks, tool calls, no thinking, long tool output cut'
   ]);
   assert.equal(msgs[2]?.role, 'tool read');
   assert.equal(msgs[2]?.text.length, 601);
-  assert.deepEqual(msgs[3], { role: 'branchSummary', text: 'We looked at hotels' });
+  assert.deepEqual(msgs[3], { role: 'branch summary', text: 'We looked at hotels' });
   assert.equal(msgs.length, 4);
 });
 
