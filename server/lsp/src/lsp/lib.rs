@@ -42,7 +42,13 @@ where
 {
     let (service, socket) = service();
     let shut_down = std::sync::Arc::clone(&service.inner().shut_down);
-    Server::new(input, output, socket).serve(service).await;
+    // Requests for a session wait in its actor's queue (behind a pending hook, for instance);
+    // a wider window keeps requests for other sessions and reads flowing meanwhile. Requests
+    // still reach the actors in arrival order: new handlers are first polled in order.
+    Server::new(input, output, socket)
+        .concurrency_level(32)
+        .serve(service)
+        .await;
     shut_down.load(std::sync::atomic::Ordering::SeqCst)
 }
 
