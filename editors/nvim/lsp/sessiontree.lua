@@ -13,6 +13,7 @@ return {
   filetypes = { 'jsonl' },
   root_markers = { '.git' },
   init_options = ok and client.init_options() or {},
+  settings = ok and require('sessiontree.config').options.settings or {},
   capabilities = ok and client.capabilities() or nil,
   handlers = ok and client.handlers or nil,
 }

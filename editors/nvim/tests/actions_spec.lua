@@ -272,6 +272,18 @@ H.run(function()
   H.check(H.cursor_id() == 'c498f61c', 'the cursor stayed on the entry the user chose', H.cursor_id())
 
   -- Summaries: with summaries on, Enter asks; "No summary" navigates; the wire choice is sent.
+  local actions0 = require('sessiontree.actions')
+  local client0 = require('sessiontree.client')
+  H.check(
+    not actions0.summaries_enabled(),
+    "summaries = 'auto': this server announces no summaries, so Enter does not ask"
+  )
+  local real_exp = client0.server_experimental
+  client0.server_experimental = function()
+    return { version = 1, features = {}, branchSummary = { enabled = true } }
+  end
+  H.check(actions0.summaries_enabled(), "summaries = 'auto': asks once the server says branchSummary is enabled")
+  client0.server_experimental = real_exp
   require('sessiontree.config').options.summaries = true
   local asked
   vim.ui.select = function(items, opts, on_choice)

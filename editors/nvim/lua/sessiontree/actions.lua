@@ -27,7 +27,7 @@ end
 function M.summaries_enabled()
   local opt = config.options.summaries
   if opt == 'auto' then
-    return client.has_feature('summaries') or client.has_feature('branchSummary')
+    return client.summaries_enabled()
   end
   return opt == true
 end

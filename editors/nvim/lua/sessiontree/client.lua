@@ -95,12 +95,12 @@ end
 ---@return table
 function M.init_options()
   local o = config.options
-  return {
+  return vim.tbl_deep_extend('force', {
     extraRoots = o.extra_roots or {},
     ompAgentDir = o.omp_agent_dir,
     piAgentDir = o.pi_agent_dir,
     liveWriterSeconds = o.live_writer_seconds,
-  }
+  }, o.init_options or {})
 end
 
 --- Client capabilities: the standard ones plus `experimental.sessionTree` (no hooks).
@@ -128,6 +128,7 @@ function M.lsp_config(root)
     root_dir = root,
     workspace_folders = { { uri = vim.uri_from_fname(root), name = root } },
     init_options = M.init_options(),
+    settings = config.options.settings or {},
     capabilities = M.capabilities(),
     handlers = M.handlers,
   }
@@ -295,6 +296,18 @@ function M.server_experimental()
   local c = M.get()
   local exp = c and c.server_capabilities and c.server_capabilities.experimental
   return exp and exp.sessionTree or nil
+end
+
+--- Whether the server says branch summaries are enabled: a `summaries`/`branchSummary` feature,
+--- or `experimental.sessionTree.branchSummary` (`true` or `{ enabled = true }`).
+---@return boolean
+function M.summaries_enabled()
+  if M.has_feature('summaries') or M.has_feature('branchSummary') then
+    return true
+  end
+  local exp = M.server_experimental()
+  local bs = exp and exp.branchSummary
+  return bs == true or (type(bs) == 'table' and bs.enabled == true)
 end
 
 --- Whether the server announced a feature (`features` of `experimental.sessionTree`).

@@ -45,6 +45,8 @@
 ---@field pi_agent_dir string|nil Override pi's agent folder (default `~/.pi/agent`).
 ---@field live_writer_seconds integer|nil "Live writer" = modified within this many seconds.
 ---@field summaries boolean|'auto' Ask "Summarize branch?" on navigation; 'auto' = when the server says so.
+---@field init_options table More `initializationOptions` for the server (merged over the ones above).
+---@field settings table Server settings (answers `workspace/configuration`, e.g. summary providers).
 ---@field filters sessiontree.FilterMode[] The order `<C-o>` cycles through.
 ---@field panel sessiontree.PanelOptions
 ---@field chat sessiontree.ChatOptions
@@ -75,6 +77,8 @@ M.defaults = {
   pi_agent_dir = nil,
   live_writer_seconds = nil,
   summaries = 'auto',
+  init_options = {},
+  settings = {},
   filters = vim.deepcopy(M.FILTERS),
   panel = {
     position = 'left',
