@@ -18,7 +18,15 @@ struct Proc {
 
 impl Proc {
     fn start() -> Proc {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        Proc::start_with(&[])
+    }
+
+    fn start_with(env: &[(&str, &std::path::Path)]) -> Proc {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+        for (k, v) in env {
+            command.env(k, v);
+        }
+        let mut child = command
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -221,4 +229,41 @@ fn stdio_a_body_that_is_not_json_gets_a_parse_error() {
     // server then stops at once (code 1: no shutdown) instead of hanging.
     let status = p.child.wait().expect("wait");
     assert_eq!(status.code(), Some(1));
+}
+
+#[test]
+fn stdio_list_sessions_honours_home_and_pi_coding_agent_dir() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let project = h.join("project");
+    let agent = h.join("custom-agent");
+    let omp = agent.join("sessions").join("-project");
+    let pi = h
+        .join(".pi/agent/sessions")
+        .join(sessiontree_lsp::pi_dir_name(&project));
+    for d in [&project, &omp, &pi] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    copy_fixture("c06-branch-basic/omp/session.jsonl", &omp, "o.jsonl");
+    copy_fixture("c06-branch-basic/pi/session.jsonl", &pi, "p.jsonl");
+    let mut p = Proc::start_with(&[("HOME", h), ("PI_CODING_AGENT_DIR", &agent)]);
+    let _ = p.request(
+        "initialize",
+        json!({"processId":null,"rootUri":uri(&project),"capabilities":{}}),
+    );
+    p.notify("initialized", json!({}));
+    let list = p.request("sessionTree/listSessions", json!({}));
+    let agents: Vec<Value> = list["result"]["sessions"]
+        .as_array()
+        .map(|s| s.iter().map(|s| s["agent"].clone()).collect())
+        .unwrap_or_default();
+    assert_eq!(agents.len(), 2, "{list}");
+    assert!(
+        agents.contains(&json!("omp")) && agents.contains(&json!("pi")),
+        "{list}"
+    );
+    let _ = p.request("shutdown", Value::Null);
+    p.notify("exit", Value::Null);
+    drop(p.stdin);
+    assert!(p.child.wait().expect("wait").success());
 }
