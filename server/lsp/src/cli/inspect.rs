@@ -26,6 +26,15 @@ pub struct InspectArgs {
     /// Print everything as one JSON object.
     #[arg(long)]
     pub json: bool,
+    /// With `--json`: a search query whose `/tree` rows join `treeRender.searches` (repeatable).
+    #[arg(long = "search", value_name = "QUERY")]
+    pub searches: Vec<String>,
+    /// With `--json`: the width `treeRender` is drawn at (default 120, the fixtures' size).
+    #[arg(long)]
+    pub width: Option<usize>,
+    /// With `--json`: the terminal height `treeRender` is drawn for (default 40).
+    #[arg(long)]
+    pub height: Option<usize>,
 }
 
 /// Opens a session file read-only, with a forced dialect or the detected one.
@@ -52,12 +61,22 @@ pub(crate) fn quiet_on_closed_pipe(result: CliResult) -> CliResult {
     }
 }
 
-/// The `--json` object: the fixture snapshot (whole tree, any depth) plus `dialect` and
-/// `diagnostics`. Write it with `snapshot::write_json` and free it with `snapshot::drop_deep`:
-/// a long conversation nests as deep as it is long.
-pub fn inspect_json(session: &Session) -> Value {
+/// The `--json` object: the fixture snapshot (whole tree, any depth) plus `treeRender` (every
+/// filter and each search, paths under `$HOME` shortened), `dialect` and `diagnostics`. Write it
+/// with `snapshot::write_json` and free it with `snapshot::drop_deep`: a long conversation nests as
+/// deep as it is long.
+pub fn inspect_json(session: &Session, args: &InspectArgs) -> Value {
     let mut snap = snapshot::snapshot_with_depth(session, usize::MAX);
     if let Some(map) = snap.as_object_mut() {
+        map.insert(
+            "treeRender".into(),
+            sessiontree_core::view::tree_render_for_inspect(
+                session,
+                &args.searches,
+                args.width,
+                args.height,
+            ),
+        );
         map.insert("dialect".into(), session.dialect().as_str().into());
         map.insert(
             "diagnostics".into(),
@@ -84,7 +103,7 @@ fn run_inner(args: InspectArgs) -> CliResult {
     }
     let mut out = std::io::stdout().lock();
     if args.json {
-        let value = inspect_json(&session);
+        let value = inspect_json(&session, &args);
         let mut buffered = std::io::BufWriter::new(&mut out);
         snapshot::write_json(&value, &mut buffered)?;
         buffered.write_all(b"\n")?;
