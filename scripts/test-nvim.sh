@@ -80,7 +80,7 @@ if ! command -v tmux >/dev/null 2>&1; then
 fi
 if command -v tmux >/dev/null 2>&1; then
     mkdir -p target/artifacts
-    timeout 180 bash editors/nvim/tests/tui_tmux.sh "$NVIM" "$BIN" "$CONF" "$ROOT/target/artifacts/nvim-tmux.txt" >"$WORK/tui.out" 2>&1
+    timeout 180 bash editors/nvim/tests/support/tui_tmux.sh "$NVIM" "$BIN" "$CONF" "$ROOT/target/artifacts/nvim-tmux.txt" >"$WORK/tui.out" 2>&1
     code=$?
     cat "$WORK/tui.out"
     tally "$WORK/tui.out" "$code" tui

@@ -2,4 +2,4 @@
 std = 'luajit'
 read_globals = { 'vim' }
 max_line_length = 160
-files['tests/*.lua'] = { read_globals = { 'vim', 'arg' } }
+files['tests/**/*.lua'] = { read_globals = { 'vim', 'arg' } }

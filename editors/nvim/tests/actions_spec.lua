@@ -1,7 +1,7 @@
 -- What the user does, against the real server and copies of real session files: Enter on a user
 -- message moves the leaf and prefills the chat input, "Already at this point", sending from the
 -- chat, labels, /branch into a new file, and an append by another process showing up live.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 ---@param id string
 local function goto_row(id)

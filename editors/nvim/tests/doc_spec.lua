@@ -1,5 +1,5 @@
 -- :help sessiontree documents every command, key and option; the help file builds tags and opens.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   local doc_path = H.plugin_dir .. '/doc/sessiontree.txt'

@@ -1,6 +1,6 @@
 -- What the user sees when something is wrong: a damaged file (problems reported, rows still drawn),
 -- a file that is not a session, no server binary.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   local conf = H.conformance_dir()

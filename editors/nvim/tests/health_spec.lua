@@ -1,5 +1,5 @@
 -- :checkhealth sessiontree against the real server: version, binary, protocol, sessions, client.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   local conf = H.conformance_dir()

@@ -1,6 +1,6 @@
 -- vim.lsp.enable('sessiontree') with the lsp/ config: the server attaches to a session file, gives
 -- it the standard features, and the panel reuses that client. Also a pi-dialect session.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   local dir = H.workspace({

@@ -1,6 +1,6 @@
 -- The panel against the real server: :SessionTree opens the newest session, the buffer shows the
 -- server's lines, the header, keys move (wrapping) and page, filters and the search narrow it.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   local conf = H.conformance_dir()

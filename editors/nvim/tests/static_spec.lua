@@ -1,6 +1,6 @@
 -- Checks that need no server: protocol.lua lists exactly protocol-ext's methods, no module leaks a
 -- global, and an old Neovim gets a clear message.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/helpers.lua')
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
   -- protocol.lua against protocol-ext/src/methods.rs (the Rust source of truth).

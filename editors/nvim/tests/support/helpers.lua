@@ -7,7 +7,7 @@
 
 local H = {}
 
-H.plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h')
+H.plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h:h')
 H.repo = vim.fn.fnamemodify(H.plugin_dir, ':h:h')
 H.passed, H.failed, H.pending = 0, 0, 0
 H.spec = vim.fn.fnamemodify(arg and arg[0] or '?', ':t:r')

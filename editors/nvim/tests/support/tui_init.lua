@@ -1,5 +1,5 @@
 -- init for the tmux run: the plugin from this checkout, the real server, sessions in $ST_DIR/sessions.
-local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h')
+local plugin = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h:h')
 vim.opt.runtimepath:prepend(plugin)
 vim.o.termguicolors = false
 vim.o.shortmess = vim.o.shortmess .. 'I'

@@ -6,7 +6,7 @@
 set -uo pipefail
 NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
-REPO=$(cd "$HERE/../../.." && pwd)
+REPO=$(cd "$HERE/../../../.." && pwd)
 S=sessiontree-tui-$$
 ST_DIR=$(mktemp -d)
 mkdir -p "$ST_DIR/sessions" "$(dirname "$ARTIFACT")"
