@@ -1,0 +1,253 @@
+//! The two flows that may wait for a client: `/tree` (navigate) and `/branch`. Each takes the
+//! engine's decision (`view::navigate`, `view::branch_pick`), asks the client's hook when it
+//! declared hooks (answering reads meanwhile), then applies the decision through the engine.
+
+use super::{Actor, Command, Inbox, Outgoing};
+use crate::errors::{ApiError, ApiResult};
+use crate::to_proto;
+use sessiontree_core::{Error as CoreError, Session};
+use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
+use std::sync::Arc;
+
+impl Actor {
+    /// Waits for a client's hook answer. Reads are answered meanwhile (a client may look at the
+    /// session before it answers); everything else waits its turn.
+    pub(super) async fn wait_for<T>(
+        &mut self,
+        answer: impl std::future::Future<Output = T>,
+        inbox: &mut Inbox,
+    ) -> T {
+        tokio::pin!(answer);
+        loop {
+            if inbox.closed {
+                return answer.await;
+            }
+            tokio::select! {
+                biased;
+                out = &mut answer => return out,
+                command = inbox.rx.recv() => match command {
+                    Some(Command::Read(job)) => job(self)(),
+                    Some(other) => inbox.deferred.push_back(other),
+                    None => inbox.closed = true,
+                },
+            }
+        }
+    }
+
+    /// The `/tree` flow: the engine's decision, the hook, then the engine's apply.
+    pub(super) async fn navigate(
+        &mut self,
+        p: proto::NavigateParams,
+        inbox: &mut Inbox,
+    ) -> ApiResult<proto::NavigateResult> {
+        use sessiontree_core::view::navigate::{self as nav, Caller, Decision, NavigateOptions};
+        self.check_base(p.base_revision)?;
+        let rev = self.revision();
+        if !self.session.contains(&p.target_id) {
+            return Err(ApiError::new(
+                ErrorKind::EntryNotFound,
+                format!("entry {} not found in {}", p.target_id, self.uri),
+            )
+            .at(rev));
+        }
+        let old_leaf = self.session.leaf_id().map(str::to_owned);
+        let wants_summary = p.summarize != proto::SummarizeChoice::None;
+        let options = NavigateOptions {
+            summarize: wants_summary,
+            caller: Caller::Selector,
+            label: p.label.clone(),
+        };
+        let stay = |decision: proto::NavigateDecision,
+                    already: bool,
+                    cancelled: bool,
+                    tool_call_id: Option<String>| {
+            proto::NavigateResult {
+                revision: rev,
+                decision,
+                old_leaf: old_leaf.clone(),
+                new_leaf: old_leaf.clone(),
+                editor_text: None,
+                already_at_this_point: already,
+                cancelled,
+                summary_entry_id: None,
+                summary_skipped: false,
+                tool_call_id,
+            }
+        };
+        let mut plan = match nav::decide(&self.session, &p.target_id, &options)
+            .map_err(|e| ApiError::from(e).at(rev))?
+        {
+            Decision::AlreadyHere => {
+                return Ok(stay(proto::NavigateDecision::Stay, true, false, None))
+            }
+            Decision::ReopenAsk { tool_call_id } => {
+                return Ok(stay(
+                    proto::NavigateDecision::ReopenAsk,
+                    false,
+                    false,
+                    Some(tool_call_id),
+                ))
+            }
+            Decision::Move(plan) => plan,
+        };
+        let mut supplied = None;
+        if self.shared.hooks_enabled() {
+            let params = proto::BeforeTreeParams {
+                uri: self.uri.clone(),
+                target_id: p.target_id.clone(),
+                old_leaf: old_leaf.clone(),
+                common_ancestor: plan.common_ancestor.clone(),
+                entries_to_summarize: plan.abandoned.clone(),
+                entries: plan
+                    .abandoned
+                    .iter()
+                    .filter_map(|id| self.session.entry(id))
+                    .map(|e| e.json())
+                    .collect(),
+                user_wants_summary: wants_summary,
+                custom_instructions: p.custom_instructions.clone(),
+            };
+            let shared = Arc::clone(&self.shared);
+            if let Some(answer) = self
+                .wait_for(shared.ask::<proto::BeforeTree>(params), inbox)
+                .await
+            {
+                if answer.cancel {
+                    return Ok(stay(proto::NavigateDecision::Stay, false, true, None));
+                }
+                supplied = answer.summary.filter(|s| !s.summary.is_empty());
+            }
+        }
+        if supplied.is_some() {
+            // A client's summary is used whether or not the user asked for one, as the agents
+            // use an extension's.
+            plan.summarize = true;
+        } else if plan.summarize {
+            return Err(ApiError::new(
+                ErrorKind::NoModel,
+                "a summary was asked for but no summary model is configured and no client supplied one; nothing moved — navigate without a summary or configure a model",
+            )
+            .at(rev));
+        }
+        let summary = supplied.as_ref().map(|s| nav::Summary {
+            text: s.summary.clone(),
+            details: s.details.clone(),
+            from_extension: true,
+        });
+        let before_len = self.session.entries().len();
+        let written = nav::apply(&mut self.session, &plan, summary.as_ref());
+        if self.session.entries().len() != before_len || self.revision() != rev {
+            self.announce(ChangeReason::Navigate, before_len);
+        }
+        let summary_entry_id = written.map_err(|e| ApiError::from(e).at(self.revision()))?;
+        let leaf_now = self.session.leaf_id().map(str::to_owned);
+        self.outbox
+            .push(Outgoing::Navigate(proto::DidNavigateParams {
+                uri: self.uri.clone(),
+                revision: self.revision(),
+                new_leaf: leaf_now.clone(),
+                old_leaf: old_leaf.clone(),
+                summary_entry_id: summary_entry_id.clone(),
+                from_client: summary_entry_id.is_some(),
+            }));
+        let decision = match (&plan.new_leaf, plan.editor_text.is_some()) {
+            (None, _) => proto::NavigateDecision::Root,
+            (Some(leaf), _) if *leaf == plan.target_id => proto::NavigateDecision::Target,
+            _ => proto::NavigateDecision::Parent,
+        };
+        Ok(proto::NavigateResult {
+            revision: self.revision(),
+            decision,
+            old_leaf,
+            new_leaf: leaf_now,
+            editor_text: plan.editor_text,
+            already_at_this_point: false,
+            cancelled: false,
+            summary_entry_id,
+            summary_skipped: plan.summary_skipped,
+            tool_call_id: None,
+        })
+    }
+
+    /// The `/branch` flow: the engine's decision (user messages only), the hook, the new session.
+    pub(super) async fn branch(
+        &mut self,
+        p: proto::BranchParams,
+        inbox: &mut Inbox,
+    ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
+        use sessiontree_core::view::branch_pick;
+        self.check_base(p.base_revision)?;
+        let rev = self.revision();
+        if !self.session.contains(&p.entry_id) {
+            return Err(ApiError::new(
+                ErrorKind::EntryNotFound,
+                format!("entry {} not found in {}", p.entry_id, self.uri),
+            )
+            .at(rev));
+        }
+        let decision =
+            branch_pick::decide_branch(&self.session, &p.entry_id).map_err(|e| match e {
+                CoreError::Unsupported(_) => ApiError::new(
+                    ErrorKind::NotUserMessage,
+                    format!(
+                        "entry {} is not a user message; /branch starts from a user message",
+                        p.entry_id
+                    ),
+                )
+                .at(rev),
+                other => ApiError::from(other).at(rev),
+            })?;
+        let text = decision.selected_text().to_owned();
+        if self.shared.hooks_enabled() {
+            let params = proto::BeforeBranchParams {
+                uri: self.uri.clone(),
+                entry_id: p.entry_id.clone(),
+            };
+            let shared = Arc::clone(&self.shared);
+            if let Some(answer) = self
+                .wait_for(shared.ask::<proto::BeforeBranch>(params), inbox)
+                .await
+            {
+                if answer.cancel {
+                    let result = proto::BranchResult {
+                        new_uri: None,
+                        new_path: None,
+                        session_id: None,
+                        written: false,
+                        editor_text: text,
+                        cancelled: true,
+                        revision: rev,
+                    };
+                    return Ok((result, None));
+                }
+            }
+        }
+        let ids = Box::new(sessiontree_core::ids::RandomIds);
+        let fork = branch_pick::apply_branch(&mut self.session, &decision, ids)
+            .map_err(|e| ApiError::from(e).at(rev))?;
+        let new_path = fork.path().map(std::path::Path::to_path_buf);
+        let written = matches!(
+            fork.file_state(),
+            sessiontree_core::session::FileState::Written { .. }
+        );
+        let new_uri = new_path.as_deref().map(to_proto::uri_of);
+        if let Some(new_uri) = &new_uri {
+            self.outbox.push(Outgoing::Branch(proto::DidBranchParams {
+                uri: self.uri.clone(),
+                entry_id: p.entry_id.clone(),
+                new_uri: new_uri.clone(),
+                written,
+            }));
+        }
+        let result = proto::BranchResult {
+            new_uri,
+            new_path: new_path.map(|p| p.to_string_lossy().into_owned()),
+            session_id: Some(fork.session_id().to_owned()),
+            written,
+            editor_text: text,
+            cancelled: false,
+            revision: self.revision(),
+        };
+        Ok((result, Some(fork)))
+    }
+}
