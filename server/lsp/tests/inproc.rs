@@ -967,3 +967,30 @@ async fn list_sessions_follows_the_workspace_folders() {
         vec!["b.jsonl"]
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn paths_with_spaces_and_unicode_round_trip() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let sub = dir.path().join("my sessions é");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let file = copy_fixture(OMP, &sub, "s.jsonl");
+    let c = Client::initialized(false, Value::Null, None).await;
+    let encoded = format!("file://{}", file.display())
+        .replace(' ', "%20")
+        .replace('é', "%C3%A9");
+    let open = c.ok("sessionTree/open", json!({"uri": encoded})).await;
+    let u = open["uri"].as_str().expect("uri").to_owned();
+    assert!(!u.contains(' '), "{u}");
+    c.ok(
+        "sessionTree/setLabel",
+        json!({"uri": u, "targetId": U1, "label": "x"}),
+    )
+    .await;
+    let change = c
+        .notification("sessionTree/didChange", 5)
+        .await
+        .expect("didChange");
+    assert_eq!(change["uri"], json!(u));
+    // The encoded form the client used works too.
+    assert!(c.ok("sessionTree/tree", json!({"uri": encoded})).await["total"].as_u64() > Some(0));
+}
