@@ -66,8 +66,8 @@ local function repo_root()
   return nil
 end
 
---- The server command: `cmd` from setup, else `sessiontree` on PATH, else the checkout's
---- target/release or target/debug binary.
+--- The server command: `cmd` from setup, else `sessiontree` on PATH, else the newer of the
+--- checkout's target/release and target/debug binaries.
 ---@return string[]|nil cmd
 ---@return string where how it was found, or why nothing was
 function M.resolve_cmd()
@@ -81,11 +81,19 @@ function M.resolve_cmd()
   end
   local root = repo_root()
   if root then
+    -- The newer build wins: a developer rebuilding debug should not get a stale release binary.
+    local best, best_time, best_profile = nil, -1, nil
     for _, profile in ipairs({ 'release', 'debug' }) do
       local bin = root .. '/target/' .. profile .. '/sessiontree'
       if vim.fn.executable(bin) == 1 then
-        return { bin, 'lsp' }, 'target/' .. profile
+        local time = vim.fn.getftime(bin)
+        if time > best_time then
+          best, best_time, best_profile = bin, time, profile
+        end
       end
+    end
+    if best then
+      return { best, 'lsp' }, 'target/' .. best_profile
     end
   end
   return nil, 'no `sessiontree` on PATH and no target/{release,debug}/sessiontree; set cmd in setup()'
