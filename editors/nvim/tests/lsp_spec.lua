@@ -6,7 +6,8 @@ H.run(function()
   local dir = H.workspace({
     ['csv.pi.jsonl'] = H.repo .. '/examples/csv-importer.pi.jsonl',
   })
-  H.setup(dir)
+  -- Keys remapped through setup(): `n` moves down instead of j/<Down>, <M-o> goes back a filter, q unmapped.
+  H.setup(dir, { keys = { down = 'n', filter_prev = '<M-o>', close = false } })
   vim.cmd('runtime plugin/sessiontree.lua')
   local file = dir .. '/sessions/csv.pi.jsonl'
 
@@ -50,4 +51,31 @@ H.run(function()
   )
   H.check(#panel.state.rows > 5, 'pi session rows drawn (' .. #panel.state.rows .. ')')
   H.check(panel.header():find('CSV importer quoted commas', 1, true), 'pi session name in the header', panel.header())
+
+  local function mapped(lhs)
+    return vim.fn.maparg(lhs, 'n', false, true).buffer == 1
+  end
+  H.check(mapped('n') and not mapped('j') and mapped('k'), 'setup({ keys = { down = "n" } }) maps n, not j; k stays')
+  H.check(mapped('<M-o>') and not mapped('<C-S-o>'), 'filter_prev remapped to <M-o>')
+  H.check(not mapped('q') and mapped('<Esc>'), 'close = false unmaps q')
+  vim.api.nvim_win_set_cursor(panel.state.win, { 1, 0 })
+  H.feed('n')
+  H.check(vim.api.nvim_win_get_cursor(panel.state.win)[1] == 2, 'the remapped n moves down')
+  H.redraw_after(function()
+    H.feed('<M-o>')
+  end)
+  H.check(panel.state.filter == 'all', '<M-o> cycles back from default to all', panel.state.filter)
+
+  -- K: the entry as markdown in a float.
+  local wins = #vim.api.nvim_list_wins()
+  H.feed('K')
+  H.check(
+    H.wait(function()
+      return #vim.api.nvim_list_wins() > wins
+    end),
+    'K opens a float with the entry'
+  )
+  local float = vim.api.nvim_list_wins()[#vim.api.nvim_list_wins()]
+  local text = table.concat(vim.api.nvim_buf_get_lines(vim.api.nvim_win_get_buf(float), 0, -1, false), '\n')
+  H.check(vim.api.nvim_win_get_config(float).relative ~= '' and #text > 0, 'the float shows the entry markdown', text)
 end)
