@@ -14,6 +14,8 @@ struct Proc {
     stdin: std::process::ChildStdin,
     stdout: BufReader<std::process::ChildStdout>,
     next: i64,
+    notes: Vec<Value>,
+    hooks: Vec<Value>,
 }
 
 impl Proc {
@@ -40,6 +42,8 @@ impl Proc {
             stdin,
             stdout,
             next: 1,
+            notes: Vec::new(),
+            hooks: Vec::new(),
         }
     }
 
@@ -53,8 +57,23 @@ impl Proc {
         );
         loop {
             let msg = read_msg(&mut self.stdout).expect("a response before EOF");
-            if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
-                return msg;
+            match (msg.get("method"), msg.get("id")) {
+                (None, Some(got)) if *got == json!(id) => return msg,
+                (Some(_), None) => self.notes.push(msg),
+                // A hook: supply a summary for beforeTree, let beforeBranch go ahead.
+                (Some(method), Some(hook_id)) => {
+                    let result = if method == "sessionTree/beforeTree" {
+                        json!({"summary": {"summary": "Summary from the client."}})
+                    } else {
+                        json!({"cancel": false})
+                    };
+                    self.hooks.push(msg.clone());
+                    write_msg(
+                        &mut self.stdin,
+                        &json!({"jsonrpc":"2.0","id":hook_id,"result":result}),
+                    );
+                }
+                _ => {}
             }
         }
     }
@@ -262,6 +281,119 @@ fn stdio_list_sessions_honours_home_and_pi_coding_agent_dir() {
         agents.contains(&json!("omp")) && agents.contains(&json!("pi")),
         "{list}"
     );
+    let _ = p.request("shutdown", Value::Null);
+    p.notify("exit", Value::Null);
+    drop(p.stdin);
+    assert!(p.child.wait().expect("wait").success());
+}
+
+#[test]
+fn stdio_every_method_end_to_end() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = copy_fixture("c06-branch-basic/omp/session.jsonl", dir.path(), "s.jsonl");
+    let mut p = Proc::start();
+    let init = p.request(
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{"experimental":{"sessionTree":{"hooks":true}}},
+               "initializationOptions":{"extraRoots":[dir.path()]}}),
+    );
+    assert!(init.get("result").is_some());
+    p.notify("initialized", json!({}));
+    let ok = |p: &mut Proc, method: &str, params: Value| -> Value {
+        let msg = p.request(method, params);
+        assert!(msg.get("error").is_none(), "{method}: {msg}");
+        msg["result"].clone()
+    };
+    let list = ok(&mut p, "sessionTree/listSessions", json!({}));
+    assert_eq!(list["sessions"].as_array().map(Vec::len), Some(1), "{list}");
+    let u = ok(&mut p, "sessionTree/open", json!({"uri": uri(&file)}))["uri"].clone();
+    assert!(
+        !ok(&mut p, "sessionTree/rows", json!({"uri": u, "height": 40}))["lines"]
+            .as_array()
+            .is_some_and(Vec::is_empty)
+    );
+    assert_eq!(
+        ok(&mut p, "sessionTree/tree", json!({"uri": u}))["total"],
+        json!(6)
+    );
+    assert!(ok(
+        &mut p,
+        "sessionTree/entry",
+        json!({"uri": u, "id": "c498f61c"})
+    )["markdown"]
+        .is_string());
+    assert!(ok(&mut p, "sessionTree/context", json!({"uri": u}))["text"]
+        .as_str()
+        .is_some_and(|t| t.contains("Rome")));
+    let nav = ok(
+        &mut p,
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": "c498f61c", "summarize": "summarize"}),
+    );
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    assert_eq!(
+        p.hooks.first().map(|h| h["method"].clone()),
+        Some(json!("sessionTree/beforeTree"))
+    );
+    let branch = ok(
+        &mut p,
+        "sessionTree/branch",
+        json!({"uri": u, "entryId": "c498f61c"}),
+    );
+    assert_eq!(branch["editorText"], json!("Paris"));
+    assert!(ok(
+        &mut p,
+        "sessionTree/setLabel",
+        json!({"uri": u, "targetId": "2ececf0f", "label": "start"})
+    )["entryId"]
+        .is_string());
+    assert!(ok(
+        &mut p,
+        "sessionTree/append",
+        json!({"uri": u, "text": "Lyon?"})
+    )["entryId"]
+        .is_string());
+    assert_eq!(
+        ok(
+            &mut p,
+            "sessionTree/setName",
+            json!({"uri": u, "name": "Trips"})
+        )["name"],
+        json!("Trips")
+    );
+    assert_eq!(
+        ok(
+            &mut p,
+            "sessionTree/nameFromPlanTitle",
+            json!({"uri": u, "planTitle": "x-y"})
+        )["applied"],
+        json!(false)
+    );
+    let symbols = ok(
+        &mut p,
+        "textDocument/documentSymbol",
+        json!({"textDocument": {"uri": u}}),
+    );
+    assert!(symbols.as_array().is_some_and(|s| !s.is_empty()));
+    assert_eq!(
+        ok(&mut p, "sessionTree/close", json!({"uri": u}))["closed"],
+        json!(true)
+    );
+    let methods: Vec<String> = p
+        .notes
+        .iter()
+        .filter_map(|n| n["method"].as_str().map(str::to_owned))
+        .collect();
+    for want in [
+        "sessionTree/didChange",
+        "sessionTree/didNavigate",
+        "sessionTree/didBranch",
+    ] {
+        assert!(
+            methods.iter().any(|m| m == want),
+            "{want} missing in {methods:?}"
+        );
+    }
     let _ = p.request("shutdown", Value::Null);
     p.notify("exit", Value::Null);
     drop(p.stdin);
