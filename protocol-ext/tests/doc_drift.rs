@@ -1,7 +1,7 @@
 //! `docs/protocol.md` against the Rust types: every method has a section, every section is a
 //! method, each section follows the template, its direction is right, and its JSON examples are
 //! exactly what the types serialize to (`UPDATE_EXPECT=1 cargo test -p sessiontree-protocol`
-//! rewrites the examples). The error kinds table lists every kind.
+//! rewrites the examples). The error kinds table lists every kind with its code.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use sessiontree_protocol::{catalog, ErrorKind, MethodKind};
@@ -136,8 +136,12 @@ fn protocol_doc_matches_the_types() {
         }
     }
     for kind in ErrorKind::ALL {
-        if !doc.contains(&format!("| `{}` |", kind.as_str())) {
-            problems.push(format!("the error kinds table lacks `{}`", kind.as_str()));
+        if !doc.contains(&format!("| `{}` | {} |", kind.as_str(), kind.code())) {
+            problems.push(format!(
+                "the error kinds table lacks the row `| `{}` | {} |`",
+                kind.as_str(),
+                kind.code()
+            ));
         }
     }
     if update {
