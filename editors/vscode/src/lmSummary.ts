@@ -6,6 +6,7 @@
  */
 import * as vscode from 'vscode';
 import type { Api } from './api';
+import { entryText } from './logic';
 import type { BeforeTreeParams, BeforeTreeResult } from './protocol';
 
 const MAX_ENTRIES = 200;
@@ -21,12 +22,17 @@ export async function summarizeWithLm(
   if (!model) return {};
   const parts: string[] = [];
   let size = 0;
-  // Newest entries matter most: walk backwards and keep what fits.
-  for (const id of p.entriesToSummarize.slice(-MAX_ENTRIES).reverse()) {
-    const e = await api.entry({ uri: p.uri, id }, token);
-    if (size + e.markdown.length > MAX_CHARS) break;
-    parts.unshift(e.markdown);
-    size += e.markdown.length;
+  // Newest entries matter most: walk backwards and keep what fits. The hook carries the entries
+  // themselves; older servers send only ids, so fetch those.
+  const given = p.entries && p.entries.length === p.entriesToSummarize.length ? p.entries : undefined;
+  const ids = p.entriesToSummarize.slice(-MAX_ENTRIES);
+  for (let i = ids.length - 1; i >= 0; i--) {
+    const entry = given?.[given.length - ids.length + i];
+    const text = entry !== undefined ? entryText(entry) : (await api.entry({ uri: p.uri, id: ids[i] }, token)).markdown;
+    if (!text) continue;
+    if (size + text.length > MAX_CHARS) break;
+    parts.unshift(text);
+    size += text.length;
   }
   const instructions =
     p.customInstructions?.trim() ||
@@ -43,3 +49,4 @@ export async function summarizeWithLm(
   if (!text.trim()) return {};
   return { summary: { summary: text.trim(), details: { by: 'vscode.lm', model: model.id } } };
 }
+

@@ -278,6 +278,19 @@ export function chatMessages(messages: unknown[]): ChatMessage[] {
   return out;
 }
 
+/** One abandoned entry as conversation text (messages and earlier summaries; bookkeeping left out). */
+export function entryText(entry: unknown): string {
+  if (!entry || typeof entry !== 'object') return '';
+  const e = entry as Record<string, unknown>;
+  if (e.type === 'message' && e.message) {
+    const [m] = chatMessages([e.message]);
+    return m && m.text ? `${m.role}: ${m.text}` : '';
+  }
+  if ((e.type === 'branch_summary' || e.type === 'compaction') && typeof e.summary === 'string') return `summary: ${e.summary}`;
+  if (e.type === 'custom_message' && typeof e.content === 'string') return `${String(e.customType ?? 'custom')}: ${e.content}`;
+  return '';
+}
+
 /** Drops a repeat of the same key within `ms` (a click and Enter can both fire for one choice). */
 export class Debounce {
   private last: { key: string; at: number } | undefined;

@@ -34,6 +34,9 @@ export const Methods = {
 /** Every method name, for tests. */
 export const ALL_METHODS: readonly string[] = Object.values(Methods);
 
+/** The custom protocol's version this client speaks (`experimental.sessionTree.version`). */
+export const PROTOCOL_VERSION = 1;
+
 /** The key under `experimental` in both capability objects. */
 export const EXPERIMENTAL_KEY = 'sessionTree';
 
@@ -337,6 +340,8 @@ export interface BeforeTreeParams {
   oldLeaf?: string | null;
   commonAncestor?: string | null;
   entriesToSummarize: string[];
+  /** The abandoned entries themselves (as written), in the same order. */
+  entries?: unknown[];
   userWantsSummary?: boolean;
   customInstructions?: string | null;
 }

@@ -6,6 +6,7 @@ import {
   chatMessages,
   cycleFilter,
   Debounce,
+  entryText,
   defaultSession,
   FILTER_ORDER,
   jumpFilter,
@@ -141,4 +142,12 @@ test('debounce drops a repeat of the same key only', () => {
   assert.ok(d.accept('b'));
   t = 1000;
   assert.ok(d.accept('b'));
+});
+
+test('entry text for a language-model summary: messages and summaries, no bookkeeping', () => {
+  assert.equal(entryText({ type: 'message', message: { role: 'user', content: 'Paris' } }), 'user: Paris');
+  assert.equal(entryText({ type: 'branch_summary', summary: 'Hotels' }), 'summary: Hotels');
+  assert.equal(entryText({ type: 'custom_message', customType: 'note', content: 'x' }), 'note: x');
+  assert.equal(entryText({ type: 'label', targetId: 'a' }), '');
+  assert.equal(entryText(null), '');
 });
