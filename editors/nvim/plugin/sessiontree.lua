@@ -15,6 +15,7 @@ local COMMANDS = {
   'SessionFilter',
   'SessionSend',
   'SessionChat',
+  'SessionName',
 }
 
 if vim.fn.has('nvim-0.10') == 0 then
@@ -76,3 +77,7 @@ end, { nargs = '?', desc = 'Append the chat input (or the argument) as a user me
 command('SessionChat', function()
   st().chat()
 end, { nargs = 0, desc = 'Open the chat for the session in the panel' })
+
+command('SessionName', function(o)
+  st().name(o.args)
+end, { nargs = 1, desc = 'Rename the session in the panel' })

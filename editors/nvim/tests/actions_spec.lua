@@ -430,6 +430,25 @@ H.run(function()
   )
   H.check(vim.fn.readfile(c06)[1]:find('"type":"title"', 1, true) ~= nil, 'the source file keeps its title slot')
 
+  -- :SessionName renames the (branched) session; the header follows.
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionName Rome trip')
+    end),
+    ':SessionName redraws'
+  )
+  H.check(
+    H.wait(function()
+      return panel.header():find('Rome trip', 1, true) ~= nil
+    end),
+    'the header shows the new name',
+    panel.header()
+  )
+  H.check(
+    vim.fn.readfile(vim.uri_to_fname(st.uri))[1]:find('Rome trip', 1, true) ~= nil,
+    'omp: the title slot holds the name'
+  )
+
   -- c05 (labels written by the agent) draws its labels.
   H.redraw_after(function()
     vim.cmd('SessionTree ' .. dir .. '/sessions/c05.jsonl')

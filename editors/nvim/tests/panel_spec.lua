@@ -25,6 +25,7 @@ H.run(function()
     'SessionFilter',
     'SessionSend',
     'SessionChat',
+    'SessionName',
   }) do
     H.check(vim.fn.exists(':' .. name) == 2, ':' .. name .. ' is defined')
   end

@@ -211,6 +211,39 @@ function M.send(text)
   require('sessiontree.chat').send(text ~= '' and text or nil)
 end
 
+--- `:SessionName {name}`: renames the panel's session (pi `session_info`, omp title).
+---@param name string
+function M.name(name)
+  if not M.supported() then
+    return
+  end
+  local panel = require('sessiontree.panel')
+  local client = require('sessiontree.client')
+  if not panel.state.uri then
+    notify('no session open (:SessionTree first)', vim.log.levels.WARN)
+    return
+  end
+  if not name or vim.trim(name) == '' then
+    notify('give the new name: :SessionName {name}', vim.log.levels.WARN)
+    return
+  end
+  client.request(
+    require('sessiontree.protocol').SET_NAME,
+    { uri = panel.state.uri, name = vim.trim(name) },
+    function(err, result)
+      if err then
+        notify('name: ' .. client.describe(err), vim.log.levels.ERROR)
+      elseif result.applied then
+        panel.state.name = result.name or panel.state.name
+        panel.update_header()
+        notify('Session named ' .. tostring(result.name))
+      else
+        notify('The name was not changed')
+      end
+    end
+  )
+end
+
 --- `:SessionChat`: opens the chat for the panel's session.
 function M.chat()
   if not M.supported() then
