@@ -401,8 +401,7 @@ impl LanguageServer for Backend {
         let index = Arc::clone(&self.symbols);
         let query = params.query;
         let found = tokio::task::spawn_blocking(move || {
-            for info in crate::discovery::list(&locations, &folders) {
-                let path = PathBuf::from(info.path);
+            for (path, _) in crate::discovery::files(&locations, &folders) {
                 if !files.contains(&path) {
                     files.push(path);
                 }

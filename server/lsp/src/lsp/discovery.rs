@@ -106,8 +106,9 @@ pub fn omp_dir_name(cwd: &Path, home: Option<&Path>, tmp: &Path) -> String {
     pi_dir_name(cwd)
 }
 
-/// Lists the sessions for the given workspace folders, newest first.
-pub fn list(locations: &Locations, folders: &[PathBuf]) -> Vec<SessionInfo> {
+/// The `*.jsonl` files in the session folders of the workspace folders and in the extra roots,
+/// with the agent whose folder each was found in (unread: callers decide what to read).
+pub fn files(locations: &Locations, folders: &[PathBuf]) -> Vec<(PathBuf, Option<Dialect>)> {
     let mut dirs: Vec<(PathBuf, Option<Dialect>)> = Vec::new();
     for folder in folders {
         dirs.extend(locations.folders_for(folder));
@@ -130,16 +131,22 @@ pub fn list(locations: &Locations, folders: &[PathBuf]) -> Vec<SessionInfo> {
         };
         for file in read.flatten() {
             let path = file.path();
-            if path.extension().and_then(|e| e.to_str()) != Some("jsonl")
-                || !seen.insert(path.clone())
+            if path.extension().and_then(|e| e.to_str()) == Some("jsonl")
+                && seen.insert(path.clone())
             {
-                continue;
-            }
-            if let Some(info) = summarize(&path, agent, locations.live_writer) {
-                out.push(info);
+                out.push((path, agent));
             }
         }
     }
+    out
+}
+
+/// Lists the sessions for the given workspace folders, newest first.
+pub fn list(locations: &Locations, folders: &[PathBuf]) -> Vec<SessionInfo> {
+    let mut out: Vec<SessionInfo> = files(locations, folders)
+        .into_iter()
+        .filter_map(|(path, agent)| summarize(&path, agent, locations.live_writer))
+        .collect();
     out.sort_by(|a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)

@@ -52,7 +52,19 @@ impl SymbolIndex {
                 return Some((hit.container.clone(), Arc::clone(&hit.items)));
             }
         }
-        let session = Session::open(path, OpenOptions::default()).ok()?;
+        let Ok(session) = Session::open(path, OpenOptions::default()) else {
+            // Not a session: remember that too, so every query does not read it again.
+            let empty = Arc::new(Vec::new());
+            self.files.insert(
+                path.to_path_buf(),
+                Indexed {
+                    stamp: now,
+                    container: String::new(),
+                    items: Arc::clone(&empty),
+                },
+            );
+            return Some((String::new(), empty));
+        };
         let items: Vec<Item> = session
             .entries()
             .iter()
