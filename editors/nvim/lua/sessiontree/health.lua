@@ -87,7 +87,11 @@ function M.check()
 
   health.start('sessiontree: sessions')
   if c then
-    local result, err = client.request_sync(require('sessiontree.protocol').LIST_SESSIONS, {}, 10000)
+    local result, err = client.request_sync(
+      require('sessiontree.protocol').LIST_SESSIONS,
+      { folders = { vim.uri_from_fname(vim.fn.getcwd()) } },
+      10000
+    )
     if err then
       health.error('listSessions failed: ' .. client.describe(err))
     elseif not result or #(result.sessions or {}) == 0 then

@@ -48,7 +48,9 @@ end
 function M.list_sessions(cb)
   local client = require('sessiontree.client')
   local protocol = require('sessiontree.protocol')
-  client.request(protocol.LIST_SESSIONS, {}, function(err, result)
+  -- The working directory is named explicitly: a client started by `vim.lsp.enable` may have been
+  -- initialized with another workspace folder (or none).
+  client.request(protocol.LIST_SESSIONS, { folders = { vim.uri_from_fname(vim.fn.getcwd()) } }, function(err, result)
     cb(result and result.sessions or nil, err)
   end)
 end
