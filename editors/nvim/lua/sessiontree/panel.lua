@@ -66,6 +66,19 @@ function M.same_uri(a, b)
   return a ~= nil and b ~= nil and (a == b or path_of(a) == path_of(b))
 end
 
+--- A title for an unnamed session: the agents name files `<ISO time>_<id>.jsonl`, so the time is
+--- the readable part; other files keep their name.
+---@param uri string
+---@return string
+function M.file_title(uri)
+  local base = vim.fn.fnamemodify(path_of(uri) or uri, ':t')
+  local date, h, m = base:match('^(%d%d%d%d%-%d%d%-%d%d)T(%d%d)%-(%d%d)')
+  if date then
+    return string.format('session of %s %s:%s', date, h, m)
+  end
+  return base
+end
+
 ---@return boolean
 function M.is_open()
   return M.state.win ~= nil and vim.api.nvim_win_is_valid(M.state.win)
@@ -436,7 +449,7 @@ function M.open(uri, done)
     st.uri = uri
     st.selection = nil
     st.rows, st.lines, st.total = {}, {}, nil
-    st.name = vim.fn.fnamemodify(path_of(uri) or uri, ':t')
+    st.name = M.file_title(uri)
     st.problems = nil
   end
   M.update_header()

@@ -92,8 +92,28 @@ wait_for 'message · <CR>'; check 'Enter on a user message opens the chat' 'chat
 check 'the chat shows the conversation' '## assistant'
 wait_for '│Paris *$'; check 'the chat input holds the message text' '│Paris *$'
 wait_for 'Moved to leaf'; check 'the move is reported' 'Moved to leaf'
+MOVED=$SCREEN
+# Back to the panel: L asks for a label on the cursor row (the new leaf) with vim.ui.input.
+tmux send-keys -t "$S" ':SessionTree' Enter
+wait_for '› .*Where to\?'
+tmux send-keys -t "$S" L
+wait_for 'Label \(empty clears\)'; check 'L asks for the label' 'Label \(empty clears\)'
+tmux send-keys -t "$S" 'tui-label' Enter
+wait_for '\[tui-label\] assistant: Where to\?'; check 'the label appears on the row' '\[tui-label\] assistant: Where to\?'
+# /branch: the picker lists the user messages (newest first); pick "Rome".
+tmux send-keys -t "$S" ':SessionBranch' Enter
+wait_for '^[0-9]+: .*Rome'; check ':SessionBranch lists the user messages' '^[0-9]+: .*Rome'
+N=$(printf '%s\n' "$SCREEN" | grep -E '^[0-9]+: .*Rome' | head -1 | cut -d: -f1)
+tmux send-keys -t "$S" "${N:-1}" Enter
+wait_for 'Branched into'; check 'the branch is reported' 'Branched into .*\.jsonl'
+wait_for '│Rome *$'; check 'the branched message is in the chat input' '│Rome *$'
+check 'the panel shows the new session (the path before "Rome")' '› .*assistant: Where to\?'
 
-{ printf '%s\n' "$FIRST"; printf -- '-----\n'; printf '%s\n' "$SCREEN"; } > "$ARTIFACT"
+{
+    echo "== :SessionTree on the newest session =="; printf '%s\n' "$FIRST"
+    echo "== Enter on \"user: Paris\": leaf moved, chat prefilled =="; printf '%s\n' "$MOVED"
+    echo "== label, then :SessionBranch from \"Rome\" =="; printf '%s\n' "$SCREEN"
+} > "$ARTIFACT"
 echo "  screen saved to $ARTIFACT"
 tmux send-keys -t "$S" Escape ':qa!' Enter
 sleep 0.3
