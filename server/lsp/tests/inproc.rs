@@ -994,3 +994,32 @@ async fn paths_with_spaces_and_unicode_round_trip() {
     // The encoded form the client used works too.
     assert!(c.ok("sessionTree/tree", json!({"uri": encoded})).await["total"].as_u64() > Some(0));
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_a_navigation_during_its_hook_leaves_the_leaf() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let answer: Answer =
+        std::sync::Arc::new(|_: &str, _: &Value| json!({"summary": {"summary": "too late"}}));
+    let c = Client::initialized_delayed(
+        true,
+        Value::Null,
+        Some(answer),
+        std::time::Duration::from_millis(600),
+    )
+    .await;
+    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let (id, nav) = c
+        .send_id("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
+        .await;
+    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let nav = nav.await.expect("navigate");
+    assert_eq!(nav["error"]["code"], json!(-32800), "{nav}");
+    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3), "the leaf stays where it was");
+    assert_eq!(
+        std::fs::read(dir.path().join("s.jsonl")).ok(),
+        std::fs::read(fixture(OMP)).ok()
+    );
+}

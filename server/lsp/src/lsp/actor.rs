@@ -358,14 +358,14 @@ impl Actor {
                     let deliver: Option<Deliver> = match command {
                         Command::Run(job) => Some(job(&mut self)),
                         Command::Read(job) => Some(job(&self)),
-                        Command::Navigate(params, reply) => {
-                            let result = self.navigate(params, &mut inbox).await;
+                        Command::Navigate(params, mut reply) => {
+                            let result = self.navigate(params, &mut inbox, &mut reply).await;
                             Some(Box::new(move || {
                                 let _ = reply.send(result);
                             }))
                         }
-                        Command::Branch(params, reply) => {
-                            let result = self.branch(params, &mut inbox).await;
+                        Command::Branch(params, mut reply) => {
+                            let result = self.branch(params, &mut inbox, &mut reply).await;
                             Some(Box::new(move || {
                                 let _ = reply.send(result);
                             }))

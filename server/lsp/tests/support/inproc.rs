@@ -151,6 +151,11 @@ impl Client {
 
     /// Writes a request and returns the receiver of its response (for pipelining).
     pub async fn send(&self, method: &str, params: Value) -> oneshot::Receiver<Value> {
+        self.send_id(method, params).await.1
+    }
+
+    /// [`Client::send`], also returning the request id.
+    pub async fn send_id(&self, method: &str, params: Value) -> (i64, oneshot::Receiver<Value>) {
         let id = self.next.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let (tx, rx) = oneshot::channel();
         self.waiters.lock().expect("waiters").insert(id, tx);
@@ -159,7 +164,7 @@ impl Client {
             &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
         )
         .await;
-        rx
+        (id, rx)
     }
 
     /// A request and its whole response message.

@@ -8,24 +8,37 @@ use crate::to_proto;
 use sessiontree_core::{Error as CoreError, Session};
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
 use std::sync::Arc;
+use tokio::sync::oneshot;
+
+/// The error of a request the client cancelled while its hook was pending (the client never
+/// sees it: the cancelled request is answered `RequestCancelled` by the LSP layer).
+fn cancelled() -> ApiError {
+    ApiError::new(
+        ErrorKind::Internal,
+        "cancelled by the client; nothing was changed",
+    )
+}
 
 impl Actor {
     /// Waits for a client's hook answer. Reads are answered meanwhile (a client may look at the
-    /// session before it answers); everything else waits its turn.
+    /// session before it answers); everything else waits its turn. `None` when the request was
+    /// cancelled meanwhile.
     pub(super) async fn wait_for<T>(
         &mut self,
         answer: impl std::future::Future<Output = T>,
+        cancelled: impl std::future::Future<Output = ()>,
         inbox: &mut Inbox,
-    ) -> T {
+    ) -> Option<T> {
         tokio::pin!(answer);
+        tokio::pin!(cancelled);
         loop {
-            if inbox.closed {
-                return answer.await;
-            }
             tokio::select! {
                 biased;
-                out = &mut answer => return out,
-                command = inbox.rx.recv() => match command {
+                out = &mut answer => return Some(out),
+                // The client cancelled the request (`$/cancelRequest` drops its answer channel):
+                // stop here, before anything is written.
+                () = &mut cancelled => return None,
+                command = inbox.rx.recv(), if !inbox.closed => match command {
                     Some(Command::Read(job)) => job(self)(),
                     Some(other) => inbox.deferred.push_back(other),
                     None => inbox.closed = true,
@@ -34,11 +47,11 @@ impl Actor {
         }
     }
 
-    /// The `/tree` flow: the engine's decision, the hook, then the engine's apply.
     pub(super) async fn navigate(
         &mut self,
         p: proto::NavigateParams,
         inbox: &mut Inbox,
+        reply: &mut oneshot::Sender<ApiResult<proto::NavigateResult>>,
     ) -> ApiResult<proto::NavigateResult> {
         use sessiontree_core::view::navigate::{self as nav, Caller, Decision, NavigateOptions};
         self.check_base(p.base_revision)?;
@@ -109,8 +122,13 @@ impl Actor {
             };
             let shared = Arc::clone(&self.shared);
             if let Some(answer) = self
-                .wait_for(shared.ask::<proto::BeforeTree>(params), inbox)
+                .wait_for(
+                    shared.ask::<proto::BeforeTree>(params),
+                    reply.closed(),
+                    inbox,
+                )
                 .await
+                .ok_or_else(cancelled)?
             {
                 if answer.cancel {
                     return Ok(stay(proto::NavigateDecision::Stay, false, true, None));
@@ -174,6 +192,7 @@ impl Actor {
         &mut self,
         p: proto::BranchParams,
         inbox: &mut Inbox,
+        reply: &mut oneshot::Sender<ApiResult<(proto::BranchResult, Option<Session>)>>,
     ) -> ApiResult<(proto::BranchResult, Option<Session>)> {
         use sessiontree_core::view::branch_pick;
         self.check_base(p.base_revision)?;
@@ -205,8 +224,13 @@ impl Actor {
             };
             let shared = Arc::clone(&self.shared);
             if let Some(answer) = self
-                .wait_for(shared.ask::<proto::BeforeBranch>(params), inbox)
+                .wait_for(
+                    shared.ask::<proto::BeforeBranch>(params),
+                    reply.closed(),
+                    inbox,
+                )
                 .await
+                .ok_or_else(cancelled)?
             {
                 if answer.cancel {
                     let result = proto::BranchResult {
