@@ -52,6 +52,7 @@ struct Args {
     op: String,
     repeat: usize,
     keep_scratch: bool,
+    data_dir: Option<PathBuf>,
 }
 
 fn parse_args() -> AnyResult<Args> {
@@ -65,6 +66,7 @@ fn parse_args() -> AnyResult<Args> {
         op: "open".to_owned(),
         repeat: 5,
         keep_scratch: false,
+        data_dir: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -89,13 +91,14 @@ fn parse_args() -> AnyResult<Args> {
             "--op" => args.op = value("--op")?,
             "--repeat" => args.repeat = value("--repeat")?.parse()?,
             "--keep-scratch" => args.keep_scratch = true,
+            "--data-dir" => args.data_dir = Some(PathBuf::from(value("--data-dir")?)),
             // `cargo bench` passes `--bench`; filters and libtest flags mean nothing here.
             "--bench" | "--nocapture" | "--quiet" | "-q" => {}
             "--help" | "-h" => {
                 let mut out = std::io::stdout().lock();
                 writeln!(
                     out,
-                    "cargo bench -p sessiontree --bench harness -- [--sizes 1k,10k,100k] [--dialects pi,omp] [--runs 5] [--seed 1] [--json target/bench.json] [--keep-scratch]"
+                    "cargo bench -p sessiontree --bench harness -- [--sizes 1k,10k,100k] [--dialects pi,omp] [--runs 5] [--seed 1] [--json target/bench.json] [--data-dir DIR] [--keep-scratch]"
                 )?;
                 std::process::exit(0);
             }
@@ -570,23 +573,21 @@ fn measure(
     );
 
     // Navigate (in memory): alternate between an entry off the active path and the leaf.
-    let mut nav_session = Session::open(&file.path, OpenOptions::default())?;
+    let on_path: std::collections::HashSet<usize> = path.iter().copied().collect();
     let off_path = (0..n)
         .rev()
         .step_by(7)
-        .filter_map(|i| nav_session.entries()[i].id().map(str::to_owned))
-        .find(|id| {
-            !path
-                .iter()
-                .any(|&p| session.entries()[p].id() == Some(id.as_str()))
-        })
+        .filter(|i| !on_path.contains(i))
+        .find_map(|i| session.entries()[i].id().map(str::to_owned))
         .unwrap_or_else(|| leaf.clone());
+    drop(on_path);
+    let mut session = session;
     let (t, _) = time_runs(runs.max(9), |i| {
         let target = if i % 2 == 0 { &off_path } else { &leaf };
-        nav_session.branch(target).is_ok()
+        session.branch(target).is_ok()
     });
     figs.push(Figure::time("navigate: branch(id)", "navigate", &t));
-    drop(nav_session);
+    session.branch(&leaf)?;
 
     // Workspace-symbol-like search over every entry: no engine API yet; a raw-line scan stands in.
     let tokens: Vec<&str> = SEARCH.split(' ').collect();
@@ -1040,7 +1041,10 @@ fn real_main() -> AnyResult<()> {
         return run_probe(file, &args.op, args.repeat);
     }
     let budgets = Budgets::load()?;
-    let data_dir = target_dir().join("bench-data");
+    let data_dir = args
+        .data_dir
+        .clone()
+        .unwrap_or_else(|| target_dir().join("bench-data"));
     let scratch_dir = data_dir.join("scratch");
     let mut out = std::io::stdout().lock();
     writeln!(
