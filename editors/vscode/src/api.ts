@@ -169,19 +169,3 @@ export class Api {
     await this.client.stop();
   }
 }
-
-/** A readable message for a failed request (the server puts the kind in `error.data.kind`). */
-export function errorMessage(e: unknown): string {
-  if (e && typeof e === 'object') {
-    const err = e as { message?: unknown; data?: unknown };
-    const kind = (err.data as P.ErrorData | undefined)?.kind;
-    const msg = typeof err.message === 'string' ? err.message : String(e);
-    return kind ? `${msg} (${kind})` : msg;
-  }
-  return String(e);
-}
-
-export function errorKind(e: unknown): P.ErrorKind | undefined {
-  if (e && typeof e === 'object') return ((e as { data?: unknown }).data as P.ErrorData | undefined)?.kind;
-  return undefined;
-}

@@ -5,7 +5,7 @@
  * Escape twice on an empty input opens the tree. The page only draws what it is given.
  */
 import * as vscode from 'vscode';
-import { errorMessage } from './api';
+import { errorMessage } from './errors';
 import { chatMessages, type ChatMessage } from './logic';
 import type { SessionController } from './session';
 

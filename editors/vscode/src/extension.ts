@@ -5,7 +5,8 @@
  */
 import * as fs from 'node:fs';
 import * as vscode from 'vscode';
-import { Api, errorMessage } from './api';
+import { Api } from './api';
+import { errorMessage } from './errors';
 import { ChatProvider } from './chatView';
 import * as flows from './flows';
 import { summarizeWithLm } from './lmSummary';

@@ -5,7 +5,7 @@
  * Every decision (where the leaf goes, what text returns, which entries qualify) is the server's.
  */
 import * as vscode from 'vscode';
-import { errorKind, errorMessage } from './api';
+import { errorMessage, isCancellation } from './errors';
 import type { ChatProvider } from './chatView';
 import { agentCommand, Debounce, ROW_WIDTH, rowPlain, shellQuote } from './logic';
 import type { NavigateResult, Row, SummarizeChoice } from './protocol';
@@ -86,7 +86,7 @@ export async function navigate(f: Flows, targetId: string | undefined, ask = fal
             (_p, token) => run(token),
           );
   } catch (e) {
-    if (errorKind(e) === undefined && /cancel/i.test(errorMessage(e))) {
+    if (isCancellation(e)) {
       f.record('navigate', { targetId: id, cancelled: true });
       void vscode.window.showInformationMessage('Navigation cancelled; nothing moved.');
       return undefined;

@@ -4,7 +4,8 @@
  * every change and tells the views; it computes nothing about the tree itself.
  */
 import * as vscode from 'vscode';
-import { Api, errorMessage } from './api';
+import type { Api } from './api';
+import { errorMessage } from './errors';
 import { cycleFilter, jumpFilter, ROW_WIDTH } from './logic';
 import type { DidChangeParams, FilterMode, OpenResult, RowsResult } from './protocol';
 

@@ -17,6 +17,10 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
 
   constructor(private readonly api: Api) {
     this.view = vscode.window.createTreeView('sessiontree.sessions', { treeDataProvider: this });
+    // Ages and the live marker go stale: list again whenever the view comes back into sight.
+    this.view.onDidChangeVisibility((e) => {
+      if (e.visible) void this.refresh().catch(() => undefined);
+    });
   }
 
   async refresh(): Promise<SessionInfo[]> {

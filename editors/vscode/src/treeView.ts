@@ -6,7 +6,7 @@
  * `sessionTree/entry`.
  */
 import * as vscode from 'vscode';
-import { errorMessage } from './api';
+import { errorMessage } from './errors';
 import { rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription } from './logic';
 import type { Row } from './protocol';
 import type { SessionController } from './session';

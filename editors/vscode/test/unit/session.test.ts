@@ -1,0 +1,130 @@
+// The session controller against a fake server: which rows it asks for, which answer wins, and
+// when it reveals the leaf (follow) or keeps the selection.
+import assert from 'node:assert/strict';
+import { test } from 'node:test';
+import type { Api } from '../../src/api';
+import type { DidChangeParams, OpenResult, RowsParams, RowsResult } from '../../src/protocol';
+import { SessionController, type RowsChange } from '../../src/session';
+import { settings } from './vscode-stub';
+
+class FakeApi {
+  calls: { method: string; params: unknown }[] = [];
+  leaf = 'L1';
+  revision = 0;
+  delays: number[] = [];
+  private changeHandlers: ((p: DidChangeParams) => void)[] = [];
+  async open(p: { uri: string }): Promise<OpenResult> {
+    this.calls.push({ method: 'open', params: p });
+    return { uri: p.uri, sessionId: 's', dialect: 'omp', cwd: '/w', leaf: this.leaf, revision: this.revision, entryCount: 3, diagnostics: [] };
+  }
+  async close(p: { uri: string }) {
+    this.calls.push({ method: 'close', params: p });
+    return { closed: true };
+  }
+  async rows(p: RowsParams): Promise<RowsResult> {
+    this.calls.push({ method: 'rows', params: p });
+    const delay = this.delays.shift() ?? 0;
+    const leaf = this.leaf;
+    const revision = this.revision;
+    if (delay) await new Promise((r) => setTimeout(r, delay));
+    return { revision, leaf, rows: [], lines: [`${p.filter}|${p.search}`], selection: p.selection ?? leaf, windowStart: 0, totalRows: 0 };
+  }
+  onDidChange(h: (p: DidChangeParams) => void) {
+    this.changeHandlers.push(h);
+    return { dispose() {} };
+  }
+  change(p: Omit<DidChangeParams, 'revision'>) {
+    this.revision++;
+    this.changeHandlers.forEach((h) => h({ ...p, revision: this.revision }));
+  }
+}
+
+const log = { appendLine: () => {} } as unknown as import('vscode').OutputChannel;
+const tick = () => new Promise((r) => setTimeout(r, 20));
+
+function setup() {
+  const api = new FakeApi();
+  const ctl = new SessionController(api as unknown as Api, log);
+  const changes: RowsChange[] = [];
+  ctl.onDidChangeRows((c) => changes.push(c));
+  return { api, ctl, changes };
+}
+
+test('open asks for the rows at the leaf and reveals it; opening another closes the first', async () => {
+  const { api, ctl, changes } = setup();
+  await ctl.open('file:///a.jsonl');
+  assert.deepEqual(api.calls.map((c) => c.method), ['open', 'rows']);
+  assert.equal((api.calls[1].params as RowsParams).selection, null);
+  assert.deepEqual(changes, [{ reason: 'open', revealLeaf: true }]);
+  assert.equal(ctl.selectedId, 'L1');
+  await ctl.open('file:///b.jsonl');
+  assert.ok(api.calls.some((c) => c.method === 'close' && (c.params as { uri: string }).uri === 'file:///a.jsonl'));
+  assert.equal(ctl.uri, 'file:///b.jsonl');
+});
+
+test('filters and search go to the server with the selection kept', async () => {
+  const { api, ctl } = setup();
+  await ctl.open('file:///a.jsonl');
+  ctl.selectedId = 'X';
+  await ctl.jump('userOnly');
+  await ctl.setSearch('csv crate');
+  const last = api.calls.at(-1)?.params as RowsParams;
+  assert.deepEqual([last.filter, last.search, last.selection], ['userOnly', 'csv crate', 'X']);
+  await ctl.jump('userOnly'); // toggles back, as the agent
+  assert.equal(ctl.filter, 'default');
+  await ctl.cycle(-1);
+  assert.equal(ctl.filter, 'all');
+  assert.equal(ctl.rows?.lines[0], 'all|csv crate');
+});
+
+test('the latest rows request wins when answers arrive out of order', async () => {
+  const { api, ctl } = setup();
+  await ctl.open('file:///a.jsonl');
+  api.delays = [60, 0];
+  const slow = ctl.setFilter('noTools');
+  const fast = ctl.setFilter('all');
+  await Promise.all([slow, fast]);
+  assert.equal(ctl.rows?.lines[0], 'all|');
+});
+
+test('an agent append reveals the new leaf with follow on, keeps the selection with follow off', async () => {
+  const { api, ctl, changes } = setup();
+  await ctl.open('file:///a.jsonl');
+  ctl.selectedId = 'X';
+  api.leaf = 'L2';
+  api.change({ uri: 'file:///a.jsonl', leaf: 'L2', reason: 'follow', newEntryIds: ['L2'] });
+  await tick();
+  assert.deepEqual(changes.at(-1), { reason: 'follow', revealLeaf: true });
+  assert.equal(ctl.selectedId, 'L2');
+
+  ctl.setFollow(false);
+  ctl.selectedId = 'X';
+  api.leaf = 'L3';
+  api.change({ uri: 'file:///a.jsonl', leaf: 'L3', reason: 'follow', newEntryIds: ['L3'] });
+  await tick();
+  assert.deepEqual(changes.at(-1), { reason: 'follow', revealLeaf: false });
+  assert.equal(ctl.selectedId, 'X');
+  assert.equal((api.calls.at(-1)?.params as RowsParams).selection, 'X');
+  assert.equal(ctl.leaf, 'L3');
+});
+
+test('changes to other sessions are ignored; a label keeps the selection', async () => {
+  const { api, ctl, changes } = setup();
+  await ctl.open('file:///a.jsonl');
+  const n = api.calls.length;
+  api.change({ uri: 'file:///other.jsonl', reason: 'follow' });
+  await tick();
+  assert.equal(api.calls.length, n);
+  ctl.selectedId = 'X';
+  api.change({ uri: 'file:///a.jsonl', reason: 'label' });
+  await tick();
+  assert.deepEqual(changes.at(-1), { reason: 'label', revealLeaf: false });
+  assert.equal(ctl.selectedId, 'X');
+});
+
+test('follow defaults to the setting', () => {
+  settings['sessiontree.follow'] = false;
+  const { ctl } = setup();
+  assert.equal(ctl.follow, false);
+  delete settings['sessiontree.follow'];
+});
