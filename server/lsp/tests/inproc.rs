@@ -642,6 +642,18 @@ async fn plain_lsp_on_a_session_document() {
             .is_some_and(|v| v.contains("Paris")),
         "{hover}"
     );
+    let head = c
+        .ok(
+            "textDocument/hover",
+            json!({"textDocument": {"uri": u}, "position": {"line": 1, "character": 3}}),
+        )
+        .await;
+    assert!(
+        head["contents"]["value"]
+            .as_str()
+            .is_some_and(|v| v.contains("01941f29") && v.contains("omp")),
+        "{head}"
+    );
     let def = c
         .ok(
             "textDocument/definition",

@@ -144,10 +144,19 @@ pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
     out
 }
 
-/// Hover: the entry on the line, rendered.
+/// Hover: the entry on the line, rendered; on the header (and omp's title slot), the session.
 pub fn hover(session: &Session, line0: u32) -> Option<lsp::Hover> {
-    let index = entry_index_at_line(session, line0 as usize + 1)?;
-    let entry = session.entry_at(index)?;
+    let line = line0 as usize + 1;
+    let Some(entry) = entry_index_at_line(session, line).and_then(|i| session.entry_at(i)) else {
+        let header_line = if session.title_slot().is_some() { 2 } else { 1 };
+        return (line <= header_line).then(|| lsp::Hover {
+            contents: lsp::HoverContents::Markup(lsp::MarkupContent {
+                kind: lsp::MarkupKind::Markdown,
+                value: session_markdown(session),
+            }),
+            range: None,
+        });
+    };
     let label = entry.id().and_then(|id| session.label(id));
     Some(lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
@@ -156,6 +165,23 @@ pub fn hover(session: &Session, line0: u32) -> Option<lsp::Hover> {
         }),
         range: Some(line_range(entry)),
     })
+}
+
+/// The session as markdown: name, id, dialect, cwd, size, leaf, problems.
+fn session_markdown(session: &Session) -> String {
+    let dialect = match session.dialect() {
+        sessiontree_core::Dialect::Omp => "omp",
+        sessiontree_core::Dialect::Pi => "pi",
+    };
+    format!(
+        "**{}** · `{}` · {dialect}\n\n- cwd: `{}`\n- entries: {}\n- leaf: `{}`\n- problems: {}\n",
+        session.session_name().unwrap_or("(unnamed session)"),
+        session.session_id(),
+        session.cwd(),
+        session.entries().len(),
+        session.leaf_id().unwrap_or("(none)"),
+        session.diagnostics().len()
+    )
 }
 
 /// Go to definition: the entry's parent line.
