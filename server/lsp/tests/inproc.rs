@@ -718,6 +718,11 @@ async fn plain_lsp_on_a_session_document() {
             .is_some_and(|n| n.to_lowercase().contains("paris")),
         "{sym}"
     );
+    // Closing the document stops following a session no client opened through the protocol.
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}))
+        .await;
+    let gone = c.err("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(kind(&gone), "sessionNotFound");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -755,14 +760,25 @@ async fn diagnostics_report_orphans_duplicates_and_dangling_labels() {
     }
     let open = c.ok("sessionTree/open", json!({"uri": u})).await;
     assert!(open["diagnostics"].as_array().is_some_and(|d| d.len() >= 3));
+    // Opened through the protocol too: closing the document keeps it.
+    c.notify("textDocument/didClose", json!({"textDocument": {"uri": u}}))
+        .await;
+    assert!(
+        c.ok("sessionTree/tree", json!({"uri": open["uri"]})).await["total"].as_u64() > Some(0)
+    );
 
     let garbage = dir.path().join("g.jsonl");
     std::fs::write(&garbage, "not json\n").expect("write");
     c.notify("textDocument/didOpen", json!({"textDocument": {"uri": uri(&garbage), "languageId": "jsonl", "version": 1, "text": ""}})).await;
-    let d = c
-        .notification("textDocument/publishDiagnostics", 5)
-        .await
-        .expect("diagnostics");
+    let d = loop {
+        let d = c
+            .notification("textDocument/publishDiagnostics", 5)
+            .await
+            .expect("diagnostics");
+        if d["uri"] == json!(uri(&garbage)) {
+            break d;
+        }
+    };
     assert_eq!(d["diagnostics"][0]["code"], json!("invalidHeader"), "{d}");
 }
 

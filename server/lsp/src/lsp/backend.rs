@@ -28,6 +28,9 @@ pub struct Backend {
     pub(crate) registry: Registry,
     config: RwLock<Config>,
     symbols: Arc<SymbolIndex>,
+    /// Sessions a client opened through the protocol (`open`, `branch`); closing a text document
+    /// stops following only the sessions that are not among them.
+    pub(crate) protocol_open: dashmap::DashSet<PathBuf>,
     /// Set by `shutdown`; `exit` without it means an unclean stop (exit code 1).
     pub(crate) shut_down: Arc<std::sync::atomic::AtomicBool>,
 }
@@ -42,6 +45,7 @@ impl Backend {
             config: RwLock::new(Config::default()),
             symbols: Arc::new(SymbolIndex::default()),
             shut_down: Arc::default(),
+            protocol_open: dashmap::DashSet::new(),
         }
     }
 
@@ -316,8 +320,11 @@ impl LanguageServer for Backend {
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
         if let Some(path) = uri.to_file_path().map(|p| p.into_owned()) {
-            self.shared
-                .set_document_open(&crate::registry::key_of(&path), false);
+            let key = crate::registry::key_of(&path);
+            self.shared.set_document_open(&key, false);
+            if !self.protocol_open.contains(&key) {
+                self.registry.close(&key);
+            }
             self.shared
                 .client()
                 .publish_diagnostics(uri, Vec::new(), None)

@@ -97,6 +97,7 @@ impl Backend {
     pub(crate) async fn open(&self, p: proto::OpenParams) -> ApiResult<proto::OpenResult> {
         let path = to_proto::path_of(&p.uri)?;
         let handle = self.registry.open(&path);
+        self.protocol_open.insert(handle.path.clone());
         handle
             .read(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
             .await
@@ -104,6 +105,9 @@ impl Backend {
 
     pub(crate) async fn close(&self, p: proto::OpenParams) -> ApiResult<proto::CloseResult> {
         let path = to_proto::path_of(&p.uri)?;
+        let key = registry::key_of(&path);
+        self.protocol_open.remove(&key);
+        self.protocol_open.remove(&path);
         Ok(proto::CloseResult {
             closed: self.registry.close(&path),
         })
@@ -218,8 +222,10 @@ impl Backend {
     pub(crate) async fn branch(&self, p: proto::BranchParams) -> ApiResult<proto::BranchResult> {
         let (result, fork) = self.registry.get(&p.uri)?.branch(p).await?;
         if let (Some(fork), Some(path)) = (fork, result.new_path.as_deref()) {
-            self.registry
+            let handle = self
+                .registry
                 .adopt(fork, registry::key_of(std::path::Path::new(path)));
+            self.protocol_open.insert(handle.path.clone());
         }
         Ok(result)
     }
