@@ -1051,3 +1051,45 @@ async fn cancelling_a_navigation_during_its_hook_leaves_the_leaf() {
         std::fs::read(fixture(OMP)).ok()
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_outline_of_a_deeply_branching_session_stays_shallow() {
+    // 300 branch points in a row: each entry has a short side branch and the main line goes on.
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("deep.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"deep","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+    );
+    text.push('\n');
+    let mut parent = "null".to_owned();
+    for i in 0..300 {
+        let main = format!("m{i:07}");
+        let side = format!("s{i:07}");
+        for (id, content) in [(&main, "main"), (&side, "side")] {
+            text.push_str(&format!(
+                r#"{{"type":"message","id":"{id}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{content} {i}"}}}}"#
+            ));
+            text.push('\n');
+        }
+        parent = format!("\"{main}\"");
+    }
+    std::fs::write(&file, text).expect("write");
+    let c = Client::initialized(false, Value::Null, None).await;
+    let symbols = c
+        .ok(
+            "textDocument/documentSymbol",
+            json!({"textDocument": {"uri": uri(&file)}}),
+        )
+        .await;
+    fn depth(v: &Value) -> usize {
+        v.as_array().map_or(0, |a| {
+            1 + a.iter().map(|s| depth(&s["children"])).max().unwrap_or(0)
+        })
+    }
+    fn count(v: &Value) -> usize {
+        v.as_array()
+            .map_or(0, |a| a.iter().map(|s| 1 + count(&s["children"])).sum())
+    }
+    assert!(depth(&symbols) <= 60, "outline depth {}", depth(&symbols));
+    assert_eq!(count(&symbols), 600, "every entry is in the outline once");
+}

@@ -83,21 +83,36 @@ fn symbol(session: &Session, index: usize) -> Option<lsp::DocumentSymbol> {
     })
 }
 
+/// Branch points nested deeper than this are listed flat (one branch after the other): an
+/// outline hundreds of levels deep helps nobody, and some clients cannot even parse it.
+const MAX_NESTING: usize = 24;
+
 /// The tree as an outline. A straight run is a flat list; at a branch point each branch becomes a
-/// child of the branch point (its head, holding the rest of its run).
+/// child of the branch point (its head, holding the rest of its run), down to [`MAX_NESTING`].
 pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
     let tree = session.tree();
     let mut seen = std::collections::HashSet::new();
-    // Each frame: the nodes a run starts from; runs are built iteratively, nesting by recursion
-    // on branch points only (bounded by the number of branch points on one path).
-    fn run(
-        session: &Session,
-        tree: &sessiontree_core::tree::Tree,
-        start: usize,
-        seen: &mut std::collections::HashSet<usize>,
-    ) -> Vec<lsp::DocumentSymbol> {
-        let mut out = Vec::new();
-        let mut cursor = Some(start);
+    let mut out = Vec::new();
+    for &root in &tree.roots {
+        out.extend(run(session, &tree, root, 0, &mut seen));
+    }
+    out
+}
+
+/// The symbols of the run starting at `start`. Runs are walked iteratively; only nesting recurses,
+/// at most [`MAX_NESTING`] deep.
+fn run(
+    session: &Session,
+    tree: &sessiontree_core::tree::Tree,
+    start: usize,
+    depth: usize,
+    seen: &mut std::collections::HashSet<usize>,
+) -> Vec<lsp::DocumentSymbol> {
+    let mut out = Vec::new();
+    // Branches met past the nesting limit continue the flat list, in tree order.
+    let mut flat = vec![start];
+    while let Some(first) = flat.pop() {
+        let mut cursor = Some(first);
         while let Some(node) = cursor.take() {
             if !seen.insert(node) {
                 break;
@@ -106,6 +121,8 @@ pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
             let Some(mut sym) = symbol(session, node) else {
                 if children.len() == 1 {
                     cursor = Some(children[0]);
+                } else {
+                    flat.extend(children.iter().rev());
                 }
                 continue;
             };
@@ -115,10 +132,14 @@ pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
                     out.push(sym);
                     cursor = Some(children[0]);
                 }
+                _ if depth >= MAX_NESTING => {
+                    out.push(sym);
+                    flat.extend(children.iter().rev());
+                }
                 _ => {
                     let mut branches = Vec::new();
                     for &child in children {
-                        let mut branch = run(session, tree, child, seen);
+                        let mut branch = run(session, tree, child, depth + 1, seen);
                         if branch.is_empty() {
                             continue;
                         }
@@ -135,11 +156,6 @@ pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
                 }
             }
         }
-        out
-    }
-    let mut out = Vec::new();
-    for &root in &tree.roots {
-        out.extend(run(session, &tree, root, &mut seen));
     }
     out
 }
