@@ -1,13 +1,14 @@
 ---@brief
 --- What the user does: the panel's keys (from `config.options.keys`) and the flows behind them —
 --- navigate (the `/tree` Enter, with the summary prompt and cancel), label, branch (the `/branch`
---- picker), filters, search typing and the entry preview. The server decides every outcome; these
---- functions ask, then report what it answered.
+--- picker) and the entry preview; filters and the search are `search.lua`'s. The server decides
+--- every outcome; these functions ask, then report what it answered.
 
 local client = require('sessiontree.client')
 local config = require('sessiontree.config')
 local panel = require('sessiontree.panel')
 local protocol = require('sessiontree.protocol')
+local search = require('sessiontree.search')
 
 local M = {}
 
@@ -340,41 +341,41 @@ M.panel_actions = {
   select = function()
     -- While typing a search, Enter confirms it (as `/` does in Vim); the next Enter selects.
     if panel.state.searching then
-      panel.stop_search()
+      search.stop()
       return
     end
     M.select()
   end,
   search = function()
-    panel.start_search()
+    search.start()
   end,
   search_backspace = function()
-    panel.search_backspace()
+    search.backspace()
   end,
   escape = function()
     panel.escape()
   end,
   label = M.label,
   filter_next = function()
-    panel.cycle_filter(1)
+    search.cycle_filter(1)
   end,
   filter_prev = function()
-    panel.cycle_filter(-1)
+    search.cycle_filter(-1)
   end,
   filter_default = function()
-    panel.set_filter('default')
+    search.set_filter('default')
   end,
   filter_no_tools = function()
-    panel.set_filter('noTools')
+    search.set_filter('noTools')
   end,
   filter_user_only = function()
-    panel.set_filter('userOnly')
+    search.set_filter('userOnly')
   end,
   filter_labeled_only = function()
-    panel.set_filter('labeledOnly')
+    search.set_filter('labeledOnly')
   end,
   filter_all = function()
-    panel.set_filter('all')
+    search.set_filter('all')
   end,
   branch = M.branch_here,
   chat = function()
@@ -395,51 +396,6 @@ function M.attach(buf)
       vim.keymap.set('n', lhs, fn, { buffer = buf, nowait = true, silent = true, desc = 'sessiontree: ' .. name })
     end
   end
-end
-
---- The keys that type into the search while searching (printable ASCII).
----@return string[] lhs
----@return string[] chars
-local function typing_keys()
-  local lhs, chars = {}, {}
-  for code = 32, 126 do
-    local ch = string.char(code)
-    local key = ch
-    if ch == ' ' then
-      key = '<Space>'
-    elseif ch == '<' then
-      key = '<lt>'
-    elseif ch == '|' then
-      key = '<Bar>'
-    elseif ch == '\\' then
-      key = '<Bslash>'
-    end
-    table.insert(lhs, key)
-    table.insert(chars, ch)
-  end
-  return lhs, chars
-end
-
---- While searching, printable keys type into the search; `<CR>` and `<Esc>` keep their meaning.
----@param buf integer
-function M.attach_search(buf)
-  local lhs, chars = typing_keys()
-  for i, key in ipairs(lhs) do
-    local ch = chars[i]
-    vim.keymap.set('n', key, function()
-      panel.search_type(ch)
-    end, { buffer = buf, nowait = true, silent = true, desc = 'sessiontree: search' })
-  end
-end
-
---- Leaves search typing: removes the typing keys and maps the panel keys again.
----@param buf integer
-function M.detach_search(buf)
-  local lhs = typing_keys()
-  for _, key in ipairs(lhs) do
-    pcall(vim.keymap.del, 'n', key, { buffer = buf })
-  end
-  M.attach(buf)
 end
 
 return M

@@ -177,13 +177,13 @@ function M.search(text)
     return
   end
   if text and text ~= '' then
-    panel.set_search(text)
+    require('sessiontree.search').set(text)
     return
   end
   if panel.is_open() then
     vim.api.nvim_set_current_win(panel.state.win)
   end
-  panel.start_search()
+  require('sessiontree.search').start()
 end
 
 --- `:SessionFilter {mode}`.
@@ -201,7 +201,7 @@ function M.filter(mode)
     )
     return
   end
-  require('sessiontree.panel').set_filter(wire)
+  require('sessiontree.search').set_filter(wire)
 end
 
 --- `:SessionSend [text]`: appends the chat input (or `text`) as a user message at the leaf.

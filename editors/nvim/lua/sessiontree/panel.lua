@@ -505,7 +505,7 @@ end
 --- Closes the panel window (the session stays followed by the server).
 function M.close()
   local st = M.state
-  M.stop_search()
+  require('sessiontree.search').stop()
   if M.is_open() then
     if #vim.api.nvim_tabpage_list_wins(0) > 1 or #vim.api.nvim_list_tabpages() > 1 then
       vim.api.nvim_win_close(st.win, true)
@@ -543,96 +543,14 @@ function M.page(dir)
   set_cursor_row(math.max(1, math.min(n, cur + dir * h)), true)
 end
 
---- Sets the filter mode.
----@param mode sessiontree.FilterMode
-function M.set_filter(mode)
-  M.state.filter = mode
-  M.update_header()
-  M.refresh()
-end
-
---- Moves to the next (`step` 1) or previous (-1) filter of `filters`.
----@param step integer
-function M.cycle_filter(step)
-  local list = config.options.filters
-  local i = 1
-  for k, mode in ipairs(list) do
-    if mode == M.state.filter then
-      i = k
-    end
-  end
-  M.set_filter(list[((i - 1 + step) % #list) + 1])
-end
-
-local search_timer = nil
-
---- Sets the search text and redraws. On a session whose rows take a while to compute, fast typing
---- is coalesced so the server does not queue one answer per key.
----@param text string
-function M.set_search(text)
-  local st = M.state
-  st.search = text
-  M.update_header()
-  if search_timer and not search_timer:is_closing() then
-    search_timer:stop()
-    search_timer:close()
-  end
-  search_timer = nil
-  if (st.last_ms or 0) < 80 then
-    M.refresh()
-    return
-  end
-  search_timer = vim.defer_fn(function()
-    search_timer = nil
-    M.refresh()
-  end, 150)
-end
-
---- Starts typing into the search: printable keys go to the search until `<CR>` or `<Esc>`.
-function M.start_search()
-  local st = M.state
-  if not st.buf then
-    return
-  end
-  st.searching = true
-  require('sessiontree.actions').attach_search(st.buf)
-  M.update_header()
-end
-
---- Stops typing into the search; the search text stays.
-function M.stop_search()
-  local st = M.state
-  if st.searching and st.buf and vim.api.nvim_buf_is_valid(st.buf) then
-    require('sessiontree.actions').detach_search(st.buf)
-  end
-  st.searching = false
-  M.update_header()
-end
-
---- Adds typed characters to the search.
----@param chars string
-function M.search_type(chars)
-  M.set_search(M.state.search .. chars)
-end
-
---- Backspace: removes the last character of the search (leaving search typing when it empties).
-function M.search_backspace()
-  local st = M.state
-  if st.search == '' then
-    M.stop_search()
-    return
-  end
-  local n = vim.fn.strchars(st.search)
-  M.set_search(vim.fn.strcharpart(st.search, 0, n - 1))
-end
-
 --- Esc: clears the search first, then closes the panel.
 function M.escape()
   local st = M.state
   if st.searching or st.search ~= '' then
-    M.stop_search()
+    local search = require('sessiontree.search')
+    search.stop()
     if st.search ~= '' then
-      M.set_search('')
+      search.set('')
     end
     return
   end
