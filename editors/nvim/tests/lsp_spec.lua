@@ -66,6 +66,56 @@ H.run(function()
   end)
   H.check(panel.state.filter == 'all', '<M-o> cycles back from default to all', panel.state.filter)
 
+  -- pi defers writing a branched file until it has an assistant message: branching from the first
+  -- user message gives an unwritten session, which the panel still shows (empty), with the text back.
+  local nodes = H.ask(require('sessiontree.protocol').TREE, { uri = panel.state.uri, offset = 0, limit = 0 }).nodes
+  local first_user = nil
+  for _, n in ipairs(nodes) do
+    if n.kind == 'message' and n.role == 'user' and (first_user == nil or n.line < first_user.line) then
+      first_user = n
+    end
+  end
+  local source_uri = panel.state.uri
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg)
+    table.insert(messages, msg)
+  end
+  local branched
+  require('sessiontree.actions').branch(first_user.id, function(err, result)
+    branched = { err = err, result = result }
+  end)
+  H.check(
+    H.wait(function()
+      return branched ~= nil
+    end),
+    'pi: branch from the first user message answered'
+  )
+  vim.notify = notify
+  local result = branched and branched.result or {}
+  H.check(
+    branched and branched.err == nil and result.written == false,
+    'pi: the branched session is not written yet',
+    branched
+  )
+  H.check(result.newPath == nil or vim.fn.filereadable(result.newPath) == 0, 'pi: no file on disk yet')
+  H.check(
+    table.concat(messages, '\n'):find('written at the first assistant reply', 1, true) ~= nil,
+    'the user is told when the file will be written',
+    messages
+  )
+  H.check(
+    H.wait(function()
+      return not panel.same_uri(panel.state.uri, source_uri)
+        and require('sessiontree.chat').input_text() == first_user.preview
+    end),
+    'the panel shows the new session and the message text is in the input',
+    { panel.state.uri, require('sessiontree.chat').input_text() }
+  )
+  H.redraw_after(function()
+    vim.cmd('SessionTree ' .. file)
+  end)
+
   -- K: the entry as markdown in a float.
   local wins = #vim.api.nvim_list_wins()
   H.feed('K')
