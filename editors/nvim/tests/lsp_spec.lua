@@ -107,10 +107,11 @@ H.run(function()
   H.check(
     H.wait(function()
       return not panel.same_uri(panel.state.uri, source_uri)
-        and require('sessiontree.chat').input_text() == first_user.preview
+        and require('sessiontree.chat').input_text() == result.editorText
+        and result.editorText:find('CSV importer', 1, true) ~= nil
     end),
     'the panel shows the new session and the message text is in the input',
-    { panel.state.uri, require('sessiontree.chat').input_text() }
+    { panel.state.uri, require('sessiontree.chat').input_text(), result.editorText, source_uri }
   )
   H.redraw_after(function()
     vim.cmd('SessionTree ' .. file)
