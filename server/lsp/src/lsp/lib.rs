@@ -14,6 +14,7 @@ mod custom;
 mod discovery;
 mod errors;
 mod plain;
+mod preview_fast;
 mod registry;
 mod render;
 mod rows;

@@ -61,12 +61,10 @@ fn symbol(session: &Session, index: usize) -> Option<lsp::DocumentSymbol> {
     if entry.line == 0 {
         return None;
     }
-    let value = entry.json();
-    let role = value
-        .get("message")
-        .and_then(|m| m.get("role"))
-        .and_then(Value::as_str);
-    let mut name = render::preview_value(&value, entry.kind());
+    let (name, role) = render::preview_and_role(entry);
+    let role = role.as_deref();
+    // Outlines show a line, not a paragraph; this also keeps a 100 MB session's outline small.
+    let mut name = render::one_line(&name, 100);
     if let Some(label) = entry.id().and_then(|id| session.label(id)) {
         name = format!("[{label}] {name}");
     }

@@ -51,7 +51,22 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 /// A one-line description of an entry: `user: Plan a trip`, `[label] start`, …
 pub fn preview(entry: &Entry) -> String {
+    if entry.kind() == "message" {
+        if let Some(text) = crate::preview_fast::message_preview(&entry.raw) {
+            return text;
+        }
+    }
     preview_value(&entry.json(), entry.kind())
+}
+
+/// The preview and, for messages, the role (the preview of a message starts with `role: `).
+pub fn preview_and_role(entry: &Entry) -> (String, Option<String>) {
+    let text = preview(entry);
+    let role = (entry.kind() == "message")
+        .then(|| text.split_once(": ").map(|(role, _)| role.to_owned()))
+        .flatten()
+        .filter(|r| r != "message");
+    (text, role)
 }
 
 /// [`preview`] from an already parsed entry.

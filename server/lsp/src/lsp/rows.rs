@@ -95,18 +95,14 @@ pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> pro
         .take(limit)
         .filter_map(|&(index, depth)| {
             let entry = session.entry_at(index)?;
-            let value = entry.json();
+            let (preview, role) = render::preview_and_role(entry);
             Some(proto::TreeNode {
                 id: entry.id().map(str::to_owned),
                 parent_id: entry.parent.id().map(str::to_owned),
                 depth: u32_of(depth),
                 kind: entry.kind().to_owned(),
-                role: value
-                    .get("message")
-                    .and_then(|m| m.get("role"))
-                    .and_then(|r| r.as_str())
-                    .map(str::to_owned),
-                preview: render::preview_value(&value, entry.kind()),
+                role,
+                preview,
                 label: entry
                     .id()
                     .and_then(|id| session.label(id))
