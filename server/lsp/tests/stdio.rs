@@ -399,3 +399,42 @@ fn stdio_every_method_end_to_end() {
     drop(p.stdin);
     assert!(p.child.wait().expect("wait").success());
 }
+
+#[test]
+fn stdio_live_follow_while_another_process_appends() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
+    let mut p = Proc::start();
+    let _ = p.request(
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{}}),
+    );
+    p.notify("initialized", json!({}));
+    let u = p.request("sessionTree/open", json!({"uri": uri(&file)}))["result"]["uri"].clone();
+    let line = r#"{"type":"message","id":"feed0001","parentId":"5bbe7da7","timestamp":"2025-01-01T00:01:00.000Z","message":{"role":"user","content":"from another process","timestamp":1735689660000}}"#;
+    let status = Command::new("sh")
+        .arg("-c")
+        .arg("printf '%s\\n' \"$1\" >> \"$2\"")
+        .arg("sh")
+        .arg(line)
+        .arg(&file)
+        .status()
+        .expect("sh");
+    assert!(status.success());
+    // The notification arrives on its own (watcher or poll); read until it does.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
+    let change = loop {
+        assert!(std::time::Instant::now() < deadline, "no didChange");
+        let msg = read_msg(&mut p.stdout).expect("message");
+        if msg["method"] == json!("sessionTree/didChange") {
+            break msg["params"].clone();
+        }
+    };
+    assert_eq!(change["uri"], u);
+    assert_eq!(change["reason"], json!("follow"));
+    assert_eq!(change["newEntryIds"], json!(["feed0001"]));
+    let _ = p.request("shutdown", Value::Null);
+    p.notify("exit", Value::Null);
+    drop(p.stdin);
+    assert!(p.child.wait().expect("wait").success());
+}
