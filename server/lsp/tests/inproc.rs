@@ -348,6 +348,11 @@ async fn navigate_without_hooks() {
         std::fs::read(dir.path().join("s.jsonl")).ok(),
         std::fs::read(fixture(OMP)).ok()
     );
+    // A client that did not declare hooks is never asked.
+    assert!(
+        c.asked.lock().map(|a| a.is_empty()).unwrap_or(false),
+        "hooks sent to a client without them"
+    );
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
