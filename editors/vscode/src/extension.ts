@@ -55,6 +55,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     state.set('leaf', ctl.leaf ?? null);
     state.set('revision', ctl.revision ?? null);
     state.set('lines', ctl.rows?.lines ?? []);
+    state.set('window', ctl.rows ? { start: ctl.rows.windowStart, rows: ctl.rows.rows.length, total: ctl.rows.totalRows } : null);
     state.set('labels', (ctl.rows?.rows ?? []).filter((r) => r.label).map((r) => ({ id: r.id, label: r.label })));
     state.set('chatInput', chat.inputText);
     state.set('chatMessages', chat.transcript.length);
@@ -139,6 +140,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     reg(`sessiontree.filter.${mode}`, guard(() => ctl.jump(mode)));
   }
   reg('sessiontree.revealLeaf', guard(() => tree.revealLeaf(true)));
+  reg('sessiontree.pageWindow', (direction?: number) => tree.page(direction === -1 ? -1 : 1));
   reg('sessiontree.followOn', () => ctl.setFollow(true));
   reg('sessiontree.followOff', () => ctl.setFollow(false));
   reg('sessiontree.handOff', () => {

@@ -58,10 +58,10 @@ async function chooseSummary(): Promise<{ choice: SummarizeChoice; custom?: stri
 /** Navigates to `targetId` (default: the selection); `ask` asks about a summary whatever the server says. */
 export async function navigate(f: Flows, targetId: string | undefined, ask = false): Promise<NavigateResult | undefined> {
   const uri = f.ctl.uri;
-  const id = targetId ?? f.tree.view.selection[0]?.row.id ?? undefined;
+  const id = targetId ?? f.tree.selectedRowId;
   if (!uri || !id) return undefined;
   if (!navDebounce.accept(`${uri}#${id}`)) return undefined;
-  f.ctl.selectedId = id;
+  f.ctl.select(id);
   let choice: SummarizeChoice = 'none';
   let custom: string | undefined;
   if (ask || askForSummary(f)) {
@@ -200,7 +200,7 @@ export async function branch(f: Flows, entryId?: string): Promise<void> {
 
 export async function label(f: Flows, entryId?: string, clear = false): Promise<void> {
   const uri = f.ctl.uri;
-  const id = entryId ?? f.tree.view.selection[0]?.row.id ?? f.ctl.selectedId;
+  const id = entryId ?? f.tree.selectedRowId ?? f.ctl.selectedId;
   if (!uri || !id) return;
   const node = f.tree.nodeFor(id);
   let value: string | undefined = '';
@@ -214,7 +214,7 @@ export async function label(f: Flows, entryId?: string, clear = false): Promise<
   }
   try {
     const res = await f.ctl.api.setLabel({ uri, targetId: id, label: value.trim() ? value.trim() : null });
-    f.ctl.selectedId = id;
+    f.ctl.select(id);
     f.record('label', { targetId: id, label: value, ...res });
     await f.ctl.refresh({ reason: 'label', revealLeaf: false });
   } catch (e) {

@@ -16,6 +16,15 @@ export interface RowsChange {
   revealLeaf: boolean;
 }
 
+/**
+ * `height` for `sessionTree/rows`: the agents show about half their terminal height, so twice
+ * `sessiontree.maxRows` asks for a window of about that many rows (0 = every row).
+ */
+function windowHeight(): number {
+  const max = vscode.workspace.getConfiguration('sessiontree').get<number>('maxRows', 2000);
+  return max && max > 0 ? Math.max(10, Math.floor(max)) * 2 : 0;
+}
+
 export class SessionController implements vscode.Disposable {
   uri: string | undefined;
   info: OpenResult | undefined;
@@ -23,6 +32,8 @@ export class SessionController implements vscode.Disposable {
   filter: FilterMode = 'default';
   search = '';
   selectedId: string | undefined;
+  /** The row the window is centred on after paging (`undefined` = the selection). */
+  anchorId: string | undefined;
   follow: boolean;
 
   private readonly rowsEmitter = new vscode.EventEmitter<RowsChange>();
@@ -94,14 +105,36 @@ export class SessionController implements vscode.Disposable {
       uri,
       filter: this.filter,
       search: this.search,
-      selection: change.revealLeaf ? null : (this.selectedId ?? null),
+      selection: change.revealLeaf ? null : (this.anchorId ?? this.selectedId ?? null),
       width: ROW_WIDTH,
-      height: 0,
+      height: windowHeight(),
     });
     if (mine !== this.seq || uri !== this.uri) return;
     this.rows = rows;
-    if (change.revealLeaf) this.selectedId = rows.leaf ?? undefined;
+    if (change.revealLeaf) {
+      this.selectedId = rows.leaf ?? undefined;
+      this.anchorId = undefined;
+    }
     this.rowsEmitter.fire(change);
+  }
+
+  /** The user picked a row: the window follows it from now on. */
+  select(id: string): void {
+    this.selectedId = id;
+    this.anchorId = undefined;
+  }
+
+  /**
+   * Shows the rows before (-1) or after (+1) the window: the server centres the next window on
+   * the first or last row on screen. Returns that row's id (to reveal it).
+   */
+  async page(direction: 1 | -1): Promise<string | undefined> {
+    const rows = this.rows?.rows.filter((r) => r.id) ?? [];
+    const edge = direction < 0 ? rows[0] : rows[rows.length - 1];
+    if (!edge?.id) return undefined;
+    this.anchorId = edge.id;
+    await this.refresh({ reason: 'refresh', revealLeaf: false });
+    return edge.id;
   }
 
   private onServerChange(p: DidChangeParams): void {

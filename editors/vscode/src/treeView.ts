@@ -17,12 +17,24 @@ export interface RowNode {
   readonly index: number;
 }
 
-export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Disposable {
-  private readonly emitter = new vscode.EventEmitter<RowNode | undefined>();
+/** "N earlier / later rows" at the edge of the server's window; clicking it pages. */
+export interface MoreNode {
+  readonly key: string;
+  readonly more: 1 | -1;
+  readonly count: number;
+}
+
+export type TreeNode = RowNode | MoreNode;
+
+const isRow = (n: TreeNode): n is RowNode => 'row' in n;
+
+export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.Disposable {
+  private readonly emitter = new vscode.EventEmitter<TreeNode | undefined>();
   readonly onDidChangeTreeData = this.emitter.event;
   private nodes: RowNode[] = [];
+  private edges: MoreNode[] = [];
   private byKey = new Map<string, RowNode>();
-  readonly view: vscode.TreeView<RowNode>;
+  readonly view: vscode.TreeView<TreeNode>;
   private readonly subs: vscode.Disposable[] = [];
   /** Called after the tree was redrawn (tests record what is on screen). */
   onRendered: (() => void) | undefined;
@@ -34,8 +46,9 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
     this.subs.push(
       this.view,
       this.view.onDidChangeSelection((e) => {
-        const id = e.selection[0]?.row.id;
-        if (id) this.ctl.selectedId = id;
+        const first = e.selection[0];
+        const id = first && isRow(first) ? first.row.id : undefined;
+        if (id) this.ctl.select(id);
         this.onSelection?.(id ?? undefined);
       }),
       ctl.onDidChangeRows((change) => this.redraw(change.revealLeaf)),
@@ -56,8 +69,14 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
   }
 
   private redraw(revealLeaf: boolean): void {
-    const rows = this.ctl.rows?.rows ?? [];
+    const res = this.ctl.rows;
+    const rows = res?.rows ?? [];
     this.nodes = rows.map((row, index) => ({ key: rowItemId(row, index), row, index }));
+    const before = res?.windowStart ?? 0;
+    const after = res ? Math.max(0, res.totalRows - res.windowStart - rows.length) : 0;
+    this.edges = [];
+    if (before > 0) this.edges.push({ key: 'more:-1', more: -1, count: before });
+    if (after > 0) this.edges.push({ key: 'more:1', more: 1, count: after });
     this.byKey = new Map(this.nodes.map((n) => [n.key, n]));
     this.describe();
     this.emitter.fire(undefined);
@@ -74,17 +93,43 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
     return this.nodes;
   }
 
+  /** The entry id of the selected row, if a row (not a pager) is selected. */
+  get selectedRowId(): string | undefined {
+    const first = this.view.selection[0];
+    return first && isRow(first) ? (first.row.id ?? undefined) : undefined;
+  }
+
   nodeFor(id: string): RowNode | undefined {
     return this.byKey.get(`e:${id}`);
   }
 
   async revealLeaf(focus = false): Promise<void> {
-    const leaf = this.ctl.leaf;
-    const node = leaf ? this.nodeFor(leaf) : undefined;
+    let node = this.ctl.leaf ? this.nodeFor(this.ctl.leaf) : undefined;
+    if (!node) {
+      // Paged away from the leaf, or it is filtered out: ask for the window around it.
+      await this.ctl.refresh({ reason: 'refresh', revealLeaf: true });
+      node = this.ctl.leaf ? this.nodeFor(this.ctl.leaf) : undefined;
+    }
     if (node) await this.view.reveal(node, { select: true, focus });
   }
 
-  getTreeItem(node: RowNode): vscode.TreeItem {
+  /** Pages the window and keeps the edge row in sight. */
+  async page(direction: 1 | -1): Promise<void> {
+    const id = await this.ctl.page(direction);
+    const node = id ? this.nodeFor(id) : undefined;
+    if (node) await this.view.reveal(node, { select: false, focus: true });
+  }
+
+  getTreeItem(node: TreeNode): vscode.TreeItem {
+    if (!isRow(node)) {
+      const item = new vscode.TreeItem(`⋯ ${node.count.toLocaleString('en-US')} ${node.more < 0 ? 'earlier' : 'later'} rows`);
+      item.id = node.key;
+      item.iconPath = new vscode.ThemeIcon(node.more < 0 ? 'fold-up' : 'fold-down');
+      item.tooltip = 'Show more rows (the server sends a window of `sessiontree.maxRows` rows)';
+      item.contextValue = 'more';
+      item.command = { command: 'sessiontree.pageWindow', title: 'Show more rows', arguments: [node.more] };
+      return item;
+    }
     const { row } = node;
     const item = new vscode.TreeItem({ label: rowLabel(row), highlights: rowHighlights(row) });
     item.id = node.key;
@@ -103,8 +148,11 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
     return item;
   }
 
-  getChildren(node?: RowNode): RowNode[] {
-    return node ? [] : this.nodes;
+  getChildren(node?: TreeNode): TreeNode[] {
+    if (node) return [];
+    const top = this.edges.filter((e) => e.more < 0);
+    const bottom = this.edges.filter((e) => e.more > 0);
+    return [...top, ...this.nodes, ...bottom];
   }
 
   getParent(): undefined {
@@ -112,9 +160,9 @@ export class TreeProvider implements vscode.TreeDataProvider<RowNode>, vscode.Di
     return undefined;
   }
 
-  async resolveTreeItem(item: vscode.TreeItem, node: RowNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
+  async resolveTreeItem(item: vscode.TreeItem, node: TreeNode, token: vscode.CancellationToken): Promise<vscode.TreeItem> {
     const uri = this.ctl.uri;
-    if (!uri || !node.row.id) return item;
+    if (!uri || !isRow(node) || !node.row.id) return item;
     try {
       const entry = await this.ctl.api.entry({ uri, id: node.row.id }, token);
       const md = new vscode.MarkdownString(entry.markdown);

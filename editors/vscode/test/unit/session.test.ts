@@ -12,6 +12,7 @@ class FakeApi {
   leaf = 'L1';
   revision = 0;
   delays: number[] = [];
+  window: string[] = ['W1', 'W2', 'W3'];
   private changeHandlers: ((p: DidChangeParams) => void)[] = [];
   async open(p: { uri: string }): Promise<OpenResult> {
     this.calls.push({ method: 'open', params: p });
@@ -27,7 +28,8 @@ class FakeApi {
     const leaf = this.leaf;
     const revision = this.revision;
     if (delay) await new Promise((r) => setTimeout(r, delay));
-    return { revision, leaf, rows: [], lines: [`${p.filter}|${p.search}`], selection: p.selection ?? leaf, windowStart: 0, totalRows: 0 };
+    const rows = this.window.map((id) => ({ id, kind: 'message', prefix: '', text: id }));
+    return { revision, leaf, rows, lines: [`${p.filter}|${p.search}`], selection: p.selection ?? leaf, windowStart: 10, totalRows: 30 };
   }
   onDidChange(h: (p: DidChangeParams) => void) {
     this.changeHandlers.push(h);
@@ -127,4 +129,26 @@ test('follow defaults to the setting', () => {
   const { ctl } = setup();
   assert.equal(ctl.follow, false);
   delete settings['sessiontree.follow'];
+});
+
+test('paging centres the next window on the edge row; a pick or the leaf ends it', async () => {
+  settings['sessiontree.maxRows'] = 500;
+  const { api, ctl } = setup();
+  await ctl.open('file:///a.jsonl');
+  assert.equal((api.calls.at(-1)?.params as RowsParams).height, 1000);
+  assert.equal(await ctl.page(-1), 'W1');
+  assert.equal((api.calls.at(-1)?.params as RowsParams).selection, 'W1');
+  assert.equal(await ctl.page(1), 'W3');
+  assert.equal((api.calls.at(-1)?.params as RowsParams).selection, 'W3');
+  ctl.select('W2');
+  await ctl.setFilter('all');
+  assert.equal((api.calls.at(-1)?.params as RowsParams).selection, 'W2');
+  await ctl.page(1);
+  await ctl.refresh({ reason: 'follow', revealLeaf: true });
+  assert.equal((api.calls.at(-1)?.params as RowsParams).selection, null);
+  assert.equal(ctl.anchorId, undefined);
+  settings['sessiontree.maxRows'] = 0;
+  await ctl.refresh();
+  assert.equal((api.calls.at(-1)?.params as RowsParams).height, 0);
+  delete settings['sessiontree.maxRows'];
 });
