@@ -1098,3 +1098,41 @@ async fn the_outline_of_a_deeply_branching_session_stays_shallow() {
     assert!(depth(&symbols) <= 60, "outline depth {}", depth(&symbols));
     assert_eq!(count(&symbols), 600, "every entry is in the outline once");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn opening_a_big_session_reports_progress() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let file = dir.path().join("big.jsonl");
+    let mut text = String::from(
+        r#"{"type":"session","version":3,"id":"big","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/tmp"}"#,
+    );
+    text.push('\n');
+    let filler = "x".repeat(1000);
+    let mut parent = "null".to_owned();
+    for i in 0..17_500 {
+        text.push_str(&format!(
+            r#"{{"type":"message","id":"b{i:07}","parentId":{parent},"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"{filler}"}}}}"#
+        ));
+        text.push('\n');
+        parent = format!("\"b{i:07}\"");
+    }
+    std::fs::write(&file, text).expect("write");
+    let c = Client::start(None);
+    c.ok("initialize", json!({"processId": null, "rootUri": null, "capabilities": {"window": {"workDoneProgress": true}}})).await;
+    c.notify("initialized", json!({})).await;
+    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
+    assert_eq!(open["entryCount"], json!(17_500));
+    let asked = c.asked.lock().map(|a| a.clone()).unwrap_or_default();
+    assert!(
+        asked
+            .iter()
+            .any(|(m, _)| m == "window/workDoneProgress/create"),
+        "{asked:?}"
+    );
+    let mut kinds = Vec::new();
+    while kinds.len() < 2 {
+        let p = c.notification("$/progress", 5).await.expect("progress");
+        kinds.push(p["value"]["kind"].as_str().unwrap_or("").to_owned());
+    }
+    assert_eq!(kinds, ["begin", "end"]);
+}

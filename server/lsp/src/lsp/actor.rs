@@ -188,6 +188,9 @@ pub struct Actor {
 /// missed events).
 const POLL: Duration = Duration::from_secs(2);
 
+/// Files from this size on report `$/progress` while they load.
+const PROGRESS_BYTES: u64 = 16 << 20;
+
 /// How often a mutation refused as `writerBusy` is tried again.
 const WRITER_RETRIES: u64 = 4;
 
@@ -210,7 +213,19 @@ pub fn spawn(
         failed: Arc::clone(&failed),
     };
     tokio::spawn(async move {
-        let error = match tokio::task::spawn_blocking(load).await {
+        // A big file takes a moment: say so in clients that show progress.
+        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let progress = if size >= PROGRESS_BYTES {
+            let message = format!("{} ({} MB)", path.display(), size >> 20);
+            shared.begin_progress("Opening session", message).await
+        } else {
+            None
+        };
+        let loaded = tokio::task::spawn_blocking(load).await;
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        let error = match loaded {
             Ok(Ok(session)) => {
                 let actor = Actor {
                     session,

@@ -200,6 +200,14 @@ impl LanguageServer for Backend {
             .and_then(|v| serde_json::from_value::<proto::ClientExperimental>(v.clone()).ok())
             .is_some_and(|c| c.hooks);
         self.shared.set_hooks(hooks);
+        self.shared.set_progress(
+            params
+                .capabilities
+                .window
+                .as_ref()
+                .and_then(|w| w.work_done_progress)
+                .unwrap_or(false),
+        );
         let options: proto::InitializationOptions = match params.initialization_options {
             Some(Value::Null) | None => proto::InitializationOptions::default(),
             Some(v) => serde_json::from_value(v).map_err(|e| {

@@ -33,6 +33,8 @@ const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Shared {
     client: Client,
     hooks: AtomicBool,
+    progress: AtomicBool,
+    progress_tokens: std::sync::atomic::AtomicU64,
     open_documents: DashSet<PathBuf>,
 }
 
@@ -42,6 +44,8 @@ impl Shared {
         Shared {
             client,
             hooks: AtomicBool::new(false),
+            progress: AtomicBool::new(false),
+            progress_tokens: std::sync::atomic::AtomicU64::new(0),
             open_documents: DashSet::new(),
         }
     }
@@ -59,6 +63,40 @@ impl Shared {
     /// Whether the client declared `experimental.sessionTree.hooks`.
     pub fn hooks_enabled(&self) -> bool {
         self.hooks.load(Ordering::Relaxed)
+    }
+
+    /// Records whether the client shows work-done progress (`window.workDoneProgress`).
+    pub fn set_progress(&self, on: bool) {
+        self.progress.store(on, Ordering::Relaxed);
+    }
+
+    /// Starts a `$/progress` report, when the client shows them and accepts the token.
+    pub async fn begin_progress(
+        &self,
+        title: &str,
+        message: String,
+    ) -> Option<
+        tower_lsp_server::OngoingProgress<
+            tower_lsp_server::Unbounded,
+            tower_lsp_server::NotCancellable,
+        >,
+    > {
+        if !self.progress.load(Ordering::Relaxed) {
+            return None;
+        }
+        let n = self.progress_tokens.fetch_add(1, Ordering::Relaxed);
+        let token = lsp::NumberOrString::String(format!("sessiontree/{n}"));
+        self.client
+            .create_work_done_progress(token.clone())
+            .await
+            .ok()?;
+        Some(
+            self.client
+                .progress(token, title.to_owned())
+                .with_message(message)
+                .begin()
+                .await,
+        )
     }
 
     /// Marks a session file as open (or closed) as a text document.
