@@ -86,9 +86,11 @@ impl Shared {
         }
         let n = self.progress_tokens.fetch_add(1, Ordering::Relaxed);
         let token = lsp::NumberOrString::String(format!("sessiontree/{n}"));
-        self.client
-            .create_work_done_progress(token.clone())
+        // A client that never answers must not hold up the load.
+        let created = self.client.create_work_done_progress(token.clone());
+        tokio::time::timeout(Duration::from_secs(2), created)
             .await
+            .ok()?
             .ok()?;
         Some(
             self.client
