@@ -53,6 +53,7 @@ struct Args {
     repeat: usize,
     keep_scratch: bool,
     data_dir: Option<PathBuf>,
+    markdown: Option<PathBuf>,
 }
 
 fn parse_args() -> AnyResult<Args> {
@@ -67,6 +68,7 @@ fn parse_args() -> AnyResult<Args> {
         repeat: 5,
         keep_scratch: false,
         data_dir: None,
+        markdown: None,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -91,6 +93,7 @@ fn parse_args() -> AnyResult<Args> {
             "--op" => args.op = value("--op")?,
             "--repeat" => args.repeat = value("--repeat")?.parse()?,
             "--keep-scratch" => args.keep_scratch = true,
+            "--markdown" => args.markdown = Some(PathBuf::from(value("--markdown")?)),
             "--data-dir" => args.data_dir = Some(PathBuf::from(value("--data-dir")?)),
             // `cargo bench` passes `--bench`; filters and libtest flags mean nothing here.
             "--bench" | "--nocapture" | "--quiet" | "-q" => {}
@@ -98,7 +101,7 @@ fn parse_args() -> AnyResult<Args> {
                 let mut out = std::io::stdout().lock();
                 writeln!(
                     out,
-                    "cargo bench -p sessiontree --bench harness -- [--sizes 1k,10k,100k] [--dialects pi,omp] [--runs 5] [--seed 1] [--json target/bench.json] [--data-dir DIR] [--keep-scratch]"
+                    "cargo bench -p sessiontree --bench harness -- [--sizes 1k,10k,100k] [--dialects pi,omp] [--runs 5] [--seed 1] [--json target/bench.json] [--markdown target/bench.md] [--data-dir DIR] [--keep-scratch]"
                 )?;
                 std::process::exit(0);
             }
@@ -1035,6 +1038,55 @@ fn fmt_value(v: f64, unit: &str) -> String {
     }
 }
 
+/// One table row per figure: op, one cell per dialect, the budget, the worst verdict.
+fn table_rows<'a>(
+    budgets: &Budgets,
+    size: usize,
+    cols: &'a [(Dialect, Value, Vec<Figure>)],
+) -> Vec<(&'a str, Vec<String>, String, &'static str)> {
+    let mut out = Vec::new();
+    for row in 0..cols[0].2.len() {
+        let mut verdicts = Vec::new();
+        let mut budget_text = String::new();
+        let mut cells = Vec::new();
+        for (_, _, figs) in cols {
+            let fig = &figs[row];
+            let bare = |v: f64| {
+                fmt_value(v, fig.unit)
+                    .trim_end_matches(" ms")
+                    .trim_end_matches(" MB")
+                    .to_owned()
+            };
+            cells.push(match (fig.median(), fig.spread()) {
+                (Some(m), Some((lo, hi))) => {
+                    format!("{} [{}-{}]", fmt_value(m, fig.unit), bare(lo), bare(hi))
+                }
+                _ => "not measured yet".to_owned(),
+            });
+            let budget = budgets.for_figure(size, fig);
+            if let Some(b) = budget {
+                budget_text = format!(
+                    "≤ {}{}",
+                    fmt_value(b.limit, fig.unit),
+                    if b.plus_write { " + write" } else { "" }
+                );
+            }
+            verdicts.push(verdict(fig, budget));
+        }
+        let worst = if verdicts.contains(&"OVER") {
+            "OVER"
+        } else if verdicts.contains(&"not measured yet") {
+            "not measured yet"
+        } else if verdicts.iter().all(|v| *v == "ok") {
+            "ok"
+        } else {
+            "-"
+        };
+        out.push((cols[0].2[row].op, cells, budget_text, worst));
+    }
+    out
+}
+
 fn real_main() -> AnyResult<()> {
     let args = parse_args()?;
     if let Some(file) = &args.probe {
@@ -1101,65 +1153,57 @@ fn real_main() -> AnyResult<()> {
         }
     }
 
-    // The table: one block per size, one column per dialect.
+    // The table: one block per size, one column per dialect (plain text, and markdown on request).
     let mut out = std::io::stdout().lock();
+    let mut md = String::new();
     for (size, cols) in &by_size {
-        writeln!(out)?;
-        let mut header = format!("{:<58}", format!("{} entries", synth::format_count(*size)));
-        for (dialect, stats, _) in cols {
-            let mb = stats["bytes"].as_f64().unwrap_or(0.0) / 1e6;
-            header.push_str(&format!(
-                " | {:<30}",
+        let heads: Vec<String> = cols
+            .iter()
+            .map(|(dialect, stats, _)| {
+                let mb = stats["bytes"].as_f64().unwrap_or(0.0) / 1e6;
                 format!("{dialect} ({mb:.0} MB) median [min-max]")
-            ));
+            })
+            .collect();
+        let title = format!("{} entries", synth::format_count(*size));
+        writeln!(out)?;
+        let mut header = format!("{title:<58}");
+        for h in &heads {
+            header.push_str(&format!(" | {h:<30}"));
         }
         header.push_str(" | budget            | verdict");
         writeln!(out, "{header}")?;
         writeln!(out, "{}", "-".repeat(header.chars().count()))?;
-        let ops = cols[0].2.len();
-        for row in 0..ops {
-            let fig0 = &cols[0].2[row];
-            let mut line = format!("{:<58}", fig0.op);
-            let mut verdicts = Vec::new();
-            let mut budget_text = String::new();
-            for (_, _, figs) in cols {
-                let fig = &figs[row];
-                let cell = match (fig.median(), fig.spread()) {
-                    (Some(m), Some((lo, hi))) => format!(
-                        "{} [{}-{}]",
-                        fmt_value(m, fig.unit),
-                        fmt_value(lo, fig.unit)
-                            .trim_end_matches(" ms")
-                            .trim_end_matches(" MB"),
-                        fmt_value(hi, fig.unit)
-                            .trim_end_matches(" ms")
-                            .trim_end_matches(" MB")
-                    ),
-                    _ => "not measured yet".to_owned(),
-                };
+        md.push_str(&format!(
+            "\n| {title} | {} | budget | verdict |\n|---|{}---|---|\n",
+            heads.join(" | "),
+            "---|".repeat(heads.len())
+        ));
+        for (op, cells, budget_text, worst) in table_rows(&budgets, *size, cols) {
+            let mut line = format!("{op:<58}");
+            for cell in &cells {
                 line.push_str(&format!(" | {cell:<30}"));
-                let budget = budgets.for_figure(*size, fig);
-                if let Some(b) = budget {
-                    budget_text = format!(
-                        "≤ {}{}",
-                        fmt_value(b.limit, fig.unit),
-                        if b.plus_write { " + write" } else { "" }
-                    );
-                }
-                verdicts.push(verdict(fig, budget));
             }
-            let worst = if verdicts.contains(&"OVER") {
-                "OVER"
-            } else if verdicts.contains(&"not measured yet") {
-                "not measured yet"
-            } else if verdicts.iter().all(|v| *v == "ok") {
-                "ok"
-            } else {
-                "-"
-            };
             line.push_str(&format!(" | {budget_text:<17} | {worst}"));
             writeln!(out, "{line}")?;
+            let op_md = match op.strip_prefix("  ") {
+                Some(sub) => format!("&nbsp;&nbsp;{sub}"),
+                None => op.to_owned(),
+            };
+            let worst_md = if worst == "OVER" { "**OVER**" } else { worst };
+            md.push_str(&format!(
+                "| {op_md} | {} | {budget_text} | {worst_md} |\n",
+                cells.join(" | ")
+            ));
         }
+    }
+    if let Some(md_path) = &args.markdown {
+        let md_path = if md_path.is_absolute() {
+            md_path.clone()
+        } else {
+            workspace_root().join(md_path)
+        };
+        std::fs::write(&md_path, md.trim_start())?;
+        writeln!(out, "\nwrote {}", md_path.display())?;
     }
 
     if let Some(json_path) = &args.json {
