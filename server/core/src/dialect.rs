@@ -37,7 +37,9 @@ impl FromStr for Dialect {
         match s {
             "pi" => Ok(Dialect::Pi),
             "omp" => Ok(Dialect::Omp),
-            other => Err(format!("unknown dialect `{other}` (expected `pi` or `omp`)")),
+            other => Err(format!(
+                "unknown dialect `{other}` (expected `pi` or `omp`)"
+            )),
         }
     }
 }

@@ -97,7 +97,9 @@ mod tests {
         for d in [Dialect::Pi, Dialect::Omp] {
             let id = RandomIds.entry_id(d);
             assert_eq!(id.len(), 8);
-            assert!(id.chars().all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
+            assert!(id
+                .chars()
+                .all(|c| c.is_ascii_hexdigit() && !c.is_ascii_uppercase()));
         }
         assert_eq!(RandomIds.session_id(1735689600000).len(), 36);
     }

@@ -5,7 +5,13 @@
 pub fn clean_title(raw: &str) -> String {
     let replaced: String = raw
         .chars()
-        .map(|c| if (c as u32) <= 0x1f || (0x7f..=0x9f).contains(&(c as u32)) { ' ' } else { c })
+        .map(|c| {
+            if (c as u32) <= 0x1f || (0x7f..=0x9f).contains(&(c as u32)) {
+                ' '
+            } else {
+                c
+            }
+        })
         .collect();
     let mut out = String::with_capacity(replaced.len());
     let mut last_space = false;
@@ -65,8 +71,14 @@ mod tests {
     #[test]
     fn humanizes_plan_titles() {
         // The examples of the design notes.
-        assert_eq!(humanize_plan_title("migrate-mcp-loader"), "Migrate mcp loader");
-        assert_eq!(humanize_plan_title("fix_session_naming"), "Fix session naming");
+        assert_eq!(
+            humanize_plan_title("migrate-mcp-loader"),
+            "Migrate mcp loader"
+        );
+        assert_eq!(
+            humanize_plan_title("fix_session_naming"),
+            "Fix session naming"
+        );
         assert_eq!(humanize_plan_title("foo--bar__baz"), "Foo bar baz");
         assert_eq!(humanize_plan_title("RefactorRouter"), "RefactorRouter");
         assert_eq!(humanize_plan_title(""), "");
@@ -74,7 +86,10 @@ mod tests {
         assert_eq!(humanize_plan_title("fix-login-bug"), "Fix login bug");
         assert_eq!(humanize_plan_title("add__dark--mode_"), "Add dark mode");
         assert_eq!(humanize_plan_title("--__--"), "");
-        assert_eq!(humanize_plan_title("refactor_session-manager"), "Refactor session manager");
+        assert_eq!(
+            humanize_plan_title("refactor_session-manager"),
+            "Refactor session manager"
+        );
         assert_eq!(humanize_plan_title("éclair-recipe"), "Éclair recipe");
     }
 }
