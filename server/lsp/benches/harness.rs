@@ -485,8 +485,51 @@ fn measure(
         &t,
     ));
 
+    // Experiments for the optimization proposals (what a leaner open could cost).
+    let (t, _) = time_runs(runs, |_| scan_floor(&file.path, 1));
+    figs.push(Figure::time(
+        "  experiment: fs::read + memchr lines + borrowed scan, 1 thread",
+        "",
+        &t,
+    ));
+    let (t, _) = time_runs(runs, |_| scan_floor(&file.path, 2));
+    figs.push(Figure::time("  experiment: the same on 2 threads", "", &t));
+
     let _ = writeln!(log, "    open measured");
     let session = Session::open(&file.path, OpenOptions::default())?;
+    // The integrity check's usage test, as done at open (a full `Value` parse of every line that
+    // mentions "usage") and as a typed borrowed scan.
+    let (t, _) = time_runs(runs, |_| {
+        session
+            .entries()
+            .iter()
+            .filter(|e| e.kind() == "message" && e.raw.contains("\"usage\""))
+            .filter(|e| {
+                let v = e.json();
+                v.get("message")
+                    .and_then(|m| m.get("usage"))
+                    .is_some_and(|u| u.get("cost").is_none())
+            })
+            .count()
+    });
+    figs.push(Figure::time(
+        "  breakdown: open's usage check (full Value parse)",
+        "",
+        &t,
+    ));
+    let (t, _) = time_runs(runs, |_| {
+        session
+            .entries()
+            .iter()
+            .filter(|e| e.kind() == "message" && e.raw.contains("\"usage\""))
+            .filter(|e| usage_without_cost(&e.raw))
+            .count()
+    });
+    figs.push(Figure::time(
+        "  experiment: the same check, typed borrowed scan",
+        "",
+        &t,
+    ));
     let n = session.entries().len();
     let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
 
@@ -528,6 +571,30 @@ fn measure(
         &t,
     ));
     drop(values);
+    let (t, _) = time_runs(runs, |_| {
+        let entries = session.entries();
+        let from = path
+            .iter()
+            .rposition(|&i| entries[i].kind() == "compaction")
+            .unwrap_or(0);
+        let first_kept = entries[path[from]].json()["firstKeptEntryId"]
+            .as_str()
+            .map(str::to_owned);
+        let start = first_kept
+            .and_then(|id| {
+                path[..from]
+                    .iter()
+                    .rposition(|&i| entries[i].id() == Some(id.as_str()))
+            })
+            .unwrap_or(from);
+        let values: Vec<Value> = path[start..].iter().map(|&i| entries[i].json()).collect();
+        build_context(dialect, &values).messages.len()
+    });
+    figs.push(Figure::time(
+        "  experiment: parse + build from the last compaction's first kept entry",
+        "",
+        &t,
+    ));
 
     // View: rows, filters, search (the engine's `view::compute_rows`, which builds the whole
     // flattened model on every call; there is no windowed entry point yet).
@@ -766,6 +833,75 @@ fn measure(
     }
     let _ = writeln!(log, "    server measured");
     Ok(figs)
+}
+
+#[derive(serde::Deserialize)]
+struct ScanFloor<'a> {
+    #[serde(default, borrow, rename = "type")]
+    _kind: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    _id: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow, rename = "parentId")]
+    _parent: Option<std::borrow::Cow<'a, str>>,
+    #[serde(default, borrow)]
+    _timestamp: Option<std::borrow::Cow<'a, str>>,
+}
+
+/// Reads the whole file, splits lines with memchr and runs a borrowed scan of the four index
+/// keys on each (bodies are not copied), on `threads` threads; returns the lines scanned.
+fn scan_floor(path: &Path, threads: usize) -> usize {
+    let Ok(bytes) = std::fs::read(path) else {
+        return 0;
+    };
+    let scan = |part: &[u8]| -> usize {
+        part.split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty())
+            .filter(|l| serde_json::from_slice::<ScanFloor>(l).is_ok())
+            .count()
+    };
+    if threads < 2 {
+        return scan(&bytes);
+    }
+    let mid = bytes.len() / 2;
+    let cut = bytes[mid..]
+        .iter()
+        .position(|&b| b == b'\n')
+        .map_or(bytes.len(), |p| mid + p + 1);
+    let (a, b) = bytes.split_at(cut);
+    std::thread::scope(|s| {
+        let other = s.spawn(|| scan(b));
+        scan(a) + other.join().unwrap_or(0)
+    })
+}
+
+#[derive(serde::Deserialize)]
+struct UsageScan {
+    #[serde(default)]
+    message: Option<UsageMessage>,
+}
+
+#[derive(serde::Deserialize)]
+struct UsageMessage {
+    #[serde(default)]
+    role: Option<String>,
+    #[serde(default)]
+    usage: Option<UsageCost>,
+}
+
+#[derive(serde::Deserialize)]
+struct UsageCost {
+    #[serde(default)]
+    cost: Option<serde::de::IgnoredAny>,
+}
+
+/// `message.role == "assistant"` with a `usage` object lacking `cost`, by a typed scan.
+fn usage_without_cost(raw: &str) -> bool {
+    match serde_json::from_str::<UsageScan>(raw) {
+        Ok(UsageScan { message: Some(m) }) => {
+            m.role.as_deref() == Some("assistant") && m.usage.is_some_and(|u| u.cost.is_none())
+        }
+        _ => false,
+    }
 }
 
 fn rand_u8() -> u32 {
@@ -1210,7 +1346,7 @@ fn real_main() -> AnyResult<()> {
             .collect();
         let title = format!("{} entries", synth::format_count(*size));
         writeln!(out)?;
-        let mut header = format!("{title:<58}");
+        let mut header = format!("{title:<72}");
         for h in &heads {
             header.push_str(&format!(" | {h:<30}"));
         }
@@ -1223,7 +1359,7 @@ fn real_main() -> AnyResult<()> {
             "---|".repeat(heads.len())
         ));
         for (op, cells, budget_text, worst) in table_rows(&budgets, *size, cols) {
-            let mut line = format!("{op:<58}");
+            let mut line = format!("{op:<72}");
             for cell in &cells {
                 line.push_str(&format!(" | {cell:<30}"));
             }
