@@ -881,9 +881,12 @@ fn scan_floor(path: &Path, threads: usize) -> usize {
     })
 }
 
+/// `type`, `id`, `parentId` (`None` = null), `timestamp`, borrowed from the line.
+type LeadingKeys<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>, &'a [u8]);
+
 /// Reads `{"type":"…","id":"…","parentId":"…"|null,"timestamp":"…"` at the start of a line, as the
 /// agents write every entry but `custom`/`custom_message`; `None` = take the serde path.
-fn leading_keys(line: &[u8]) -> Option<(&[u8], &[u8], Option<&[u8]>, &[u8])> {
+fn leading_keys(line: &[u8]) -> Option<LeadingKeys<'_>> {
     fn string<'a>(rest: &'a [u8], key: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
         let rest = rest.strip_prefix(key)?;
         let end = memchr_byte(b'"', rest)?;
