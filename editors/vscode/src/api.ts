@@ -68,6 +68,18 @@ export function initializationOptions(): P.InitializationOptions {
   return opts;
 }
 
+/** Glob patterns of session files: the agents' session folders and the configured folders. */
+export function sessionFilePatterns(): string[] {
+  const cfg = vscode.workspace.getConfiguration('sessiontree');
+  const dirs = [
+    cfg.get<string>('ompAgentDir') ? path.join(cfg.get<string>('ompAgentDir') as string, 'sessions') : '',
+    cfg.get<string>('piAgentDir') ? path.join(cfg.get<string>('piAgentDir') as string, 'sessions') : '',
+    process.env.PI_CODING_AGENT_DIR ? path.join(process.env.PI_CODING_AGENT_DIR, 'sessions') : '',
+    ...(cfg.get<string[]>('extraRoots') ?? []),
+  ].filter(Boolean);
+  return ['**/.omp/agent/sessions/**/*.jsonl', '**/.pi/agent/sessions/**/*.jsonl', ...dirs.map((d) => `${d.replace(/\\/g, '/')}/**/*.jsonl`)];
+}
+
 export class Api {
   private constructor(readonly client: LanguageClient) {}
 
@@ -81,7 +93,11 @@ export class Api {
     output.appendLine(`starting ${command} lsp`);
     const serverOptions: ServerOptions = { command, args: ['lsp'] };
     const clientOptions: LanguageClientOptions = {
-      documentSelector: [{ scheme: 'file', pattern: '**/*.jsonl' }],
+      // Session files only (hover, outline, code lenses, diagnostics): the agents' folders and the
+      // configured ones, never every .jsonl of the workspace.
+      documentSelector: sessionFilePatterns().map((pattern) => ({ scheme: 'file', pattern })),
+      // The server reads its settings (summaries, providers) from the `sessiontree` section.
+      synchronize: { configurationSection: 'sessiontree' },
       initializationOptions: initializationOptions(),
       outputChannel: output,
     };
@@ -102,9 +118,10 @@ export class Api {
    * or `experimental.sessionTree.branchSummary.enabled` (the summaries issue's announcement).
    */
   get summariesEnabled(): boolean {
-    const exp = this.serverExperimental as (P.ServerExperimental & { branchSummary?: { enabled?: boolean } }) | undefined;
+    const exp = this.serverExperimental as (P.ServerExperimental & { branchSummary?: boolean | { enabled?: boolean } }) | undefined;
     if (!exp) return false;
-    if (exp.branchSummary?.enabled === true) return true;
+    const bs = exp.branchSummary;
+    if (bs === true || (typeof bs === 'object' && bs?.enabled === true)) return true;
     return (exp.features ?? []).some((f) => f === 'summaries' || f === 'branchSummary');
   }
 

@@ -43,11 +43,11 @@ export function isFilterMode(s: unknown): s is FilterMode {
 }
 
 /** The Tree view's description: filter, search, follow state. */
-export function treeDescription(mode: FilterMode, search: string, follow: boolean, total?: number): string {
+export function treeDescription(mode: FilterMode, search: string, follow: boolean, total?: number, shown?: number): string {
   const parts: string[] = [];
   if (mode !== 'default') parts.push(`[${filterName(mode)}]`);
   if (search) parts.push(`search: "${search}"`);
-  if (typeof total === 'number') parts.push(`${total} rows`);
+  if (typeof total === 'number') parts.push(shown !== undefined && shown < total ? `${shown}/${total} rows` : `${total} rows`);
   if (!follow) parts.push('follow off');
   return parts.join(' · ');
 }
@@ -82,9 +82,18 @@ export function rowPlain(row: Row): string {
 /** Columns asked of the server: wide, since VS Code cuts long labels itself. */
 export const ROW_WIDTH = 240;
 
+/** Connector columns kept on deep rows: a side bar is narrower than a terminal. */
+export const MAX_PREFIX = 24;
+
+/** The server's prefix, its left end cut to `…` past `MAX_PREFIX` characters (deep branches). */
+export function rowPrefix(row: Row): string {
+  const chars = [...row.prefix];
+  return chars.length <= MAX_PREFIX ? row.prefix : '…' + chars.slice(chars.length - (MAX_PREFIX - 1)).join('');
+}
+
 /** The label a tree item shows: the server's prefix (connectors), the dot and label, and the text. */
 export function rowLabel(row: Row): string {
-  return row.prefix + rowLead(row) + row.text;
+  return rowPrefix(row) + rowLead(row) + row.text;
 }
 
 /**
@@ -92,7 +101,7 @@ export function rowLabel(row: Row): string {
  * (UTF-16 offsets inside the whole label).
  */
 export function rowHighlights(row: Row): [number, number][] {
-  const base = row.prefix.length + rowLead(row).length;
+  const base = rowPrefix(row).length + rowLead(row).length;
   const out: [number, number][] = [];
   for (const m of row.matches ?? []) {
     const start = base + utf16Offset(row.text, m.start);

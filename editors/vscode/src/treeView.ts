@@ -58,7 +58,13 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
   }
 
   private describe(): void {
-    this.view.description = treeDescription(this.ctl.filter, this.ctl.search, this.ctl.follow, this.ctl.rows?.totalRows);
+    this.view.description = treeDescription(
+      this.ctl.filter,
+      this.ctl.search,
+      this.ctl.follow,
+      this.ctl.rows?.totalRows,
+      this.ctl.rows?.rows.length,
+    );
     this.view.message = !this.ctl.uri
       ? 'No session open. Pick one in Sessions.'
       : this.ctl.rows && this.ctl.rows.rows.length === 0

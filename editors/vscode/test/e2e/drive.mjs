@@ -375,10 +375,17 @@ await check('a 2000-entry session shows a window of rows with pagers; paging mov
   await row.click();
   const s = await waitState((s) => s.session?.includes('synthetic') && s.window?.total > s.window?.rows, 'the windowed big session', 20000);
   await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click(); // collapse again
-  // The window is around the leaf (revealed at the bottom); Home goes to the first item, the pager.
-  await focusTree();
-  await page.keyboard.press('Home');
-  await treeRows().filter({ hasText: /earlier rows/ }).first().waitFor({ timeout: 8000 });
+  // The window is around the leaf (revealed at the bottom): Home goes to the first item, the pager.
+  await page.waitForTimeout(1000); // let the reveal of the leaf settle
+  const focusedRow = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused');
+  let focused = '';
+  for (let i = 0; i < 3 && !/earlier rows/.test(focused); i++) {
+    await focusTree();
+    await page.keyboard.press('Home');
+    await page.waitForTimeout(300);
+    focused = await focusedRow.first().innerText({ timeout: 2000 }).catch(() => '');
+  }
+  if (!/earlier rows/.test(focused)) throw new Error('Home did not reach the pager; focused: ' + focused);
   await page.keyboard.press('Enter');
   const s2 = await waitState((x) => x.window?.start < s.window.start, 'the window to move up', 20000);
   return { before: s.window, after: s2.window };

@@ -17,6 +17,8 @@ import {
   rowIcon,
   rowItemId,
   rowLabel,
+  rowPrefix,
+  MAX_PREFIX,
   sessionLabel,
   shellQuote,
   treeDescription,
@@ -44,6 +46,7 @@ test('Alt+D sets default; the other filter keys toggle against default', () => {
 test('view description shows filter, search and follow', () => {
   assert.equal(treeDescription('default', '', true), '');
   assert.equal(treeDescription('userOnly', 'paris', false, 3), '[user] · search: "paris" · 3 rows · follow off');
+  assert.equal(treeDescription('default', '', true, 1981, 300), '300/1981 rows');
 });
 
 test('highlights: char ranges become UTF-16 offsets after the prefix', () => {
@@ -150,4 +153,14 @@ test('entry text for a language-model summary: messages and summaries, no bookke
   assert.equal(entryText({ type: 'custom_message', customType: 'note', content: 'x' }), 'note: x');
   assert.equal(entryText({ type: 'label', targetId: 'a' }), '');
   assert.equal(entryText(null), '');
+});
+
+test('deep rows: the prefix is cut on the left, highlights still land on the match', () => {
+  const deep = row({ prefix: '│  '.repeat(20) + '├─ ', text: 'user: Paris', matches: [{ start: 6, end: 11 }] });
+  const p = rowPrefix(deep);
+  assert.equal([...p].length, MAX_PREFIX);
+  assert.ok(p.startsWith('…') && p.endsWith('├─ '));
+  const [[s, e]] = rowHighlights(deep);
+  assert.equal(rowLabel(deep).slice(s, e), 'Paris');
+  assert.equal(rowPrefix(row()), '│  ├─ ');
 });
