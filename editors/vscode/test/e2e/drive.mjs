@@ -318,6 +318,22 @@ await check('an agent-style append to the file shows up live (follow)', async ()
   return { id, file: path.basename(file) };
 });
 
+await check('with follow off, an append updates the rows and keeps the selection', async () => {
+  await palette('Session Tree: Stop Following the Agent');
+  await sidebar.locator('.pane-header:has-text("Tree") .description', { hasText: 'follow off' }).first().waitFor({ timeout: 5000 });
+  const before = readState();
+  const file = new URL(before.session).pathname;
+  const id = 'e2e1' + Date.now().toString(16).slice(-4);
+  const line = { type: 'message', id, parentId: before.leaf, timestamp: new Date().toISOString(),
+    message: { role: 'assistant', content: [{ type: 'text', text: 'Second live line' }], api: 'anthropic-messages', provider: 'anthropic', model: 'claude-sonnet-4', usage: { input: 1, output: 1, cacheRead: 0, cacheWrite: 0, totalTokens: 2, cost: { input: 0, output: 0, cacheRead: 0, cacheWrite: 0, total: 0 } }, stopReason: 'stop', timestamp: Date.now() } };
+  fs.appendFileSync(file, JSON.stringify(line) + '\n');
+  await treeRow('Second live line').waitFor({ timeout: 10000 });
+  const after = await waitState((s) => s.leaf === id, 'the leaf to move', 5000);
+  if (after.selected !== before.selected) throw new Error(`selection moved: ${before.selected} → ${after.selected}`);
+  await palette('Session Tree: Follow the Agent Live');
+  return { selected: after.selected, leaf: after.leaf };
+});
+
 await check('chat Send appends a user message at the leaf', async () => {
   const input = chatFrame().locator('#input');
   await input.fill('Sent from the chat view');
