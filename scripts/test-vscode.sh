@@ -86,6 +86,7 @@ node -e '
   }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT"
 export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
 export SESSIONTREE_TEST_STATE=$RUN/state.json RUST_LOG=${RUST_LOG:-info}
+export SESSIONTREE_TEST_HOOK_DELAY_MS=2500   # beforeTree answered like a slow model (cancel test)
 CS=$TOOLS/bin/code-server
 common=(--config "$RUN/config.yaml" --user-data-dir "$UD" --extensions-dir "$RUN/ext")
 step install-vsix "$CS" "${common[@]}" --install-extension "$VSIX" || finish

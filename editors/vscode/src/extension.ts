@@ -9,7 +9,7 @@ import { Api } from './api';
 import { errorMessage } from './errors';
 import { ChatProvider } from './chatView';
 import * as flows from './flows';
-import { summarizeWithLm } from './lmSummary';
+import { summarizeWithLm, testHookSummary } from './lmSummary';
 import { defaultSession, isFilterMode } from './logic';
 import { SessionController } from './session';
 import { SessionsProvider } from './sessionsView';
@@ -24,8 +24,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const state = new TestState(process.env.SESSIONTREE_TEST_STATE);
   const cfg = vscode.workspace.getConfiguration('sessiontree');
   const useLm = cfg.get<boolean>('branchSummary.useLanguageModel', false);
+  const testHookDelay = Number(process.env.SESSIONTREE_TEST_HOOK_DELAY_MS ?? '');
+  const testHook = Number.isFinite(testHookDelay) && testHookDelay > 0;
   try {
-    api = await Api.start(ctx, log, useLm);
+    api = await Api.start(ctx, log, useLm || testHook);
   } catch (e) {
     const msg = errorMessage(e);
     log.appendLine(msg);
@@ -73,9 +75,11 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     ctl.onDidChangeSession((info) => sessions.setCurrent(info?.uri)),
     a.onDidBranch(() => void sessions.refresh().catch(() => undefined)),
   );
-  if (useLm) {
+  if (useLm || testHook) {
     ctx.subscriptions.push(
-      a.onBeforeTree((p, token) => summarizeWithLm(a, p, token).catch(() => ({}))),
+      a.onBeforeTree((p, token) =>
+        (testHook ? testHookSummary(p, testHookDelay, token) : summarizeWithLm(a, p, token)).catch(() => ({})),
+      ),
       a.onBeforeBranch(() => ({ cancel: false })),
     );
   }

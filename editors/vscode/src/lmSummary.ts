@@ -50,3 +50,31 @@ export async function summarizeWithLm(
   return { summary: { summary: text.trim(), details: { by: 'vscode.lm', model: model.id } } };
 }
 
+
+/**
+ * For the end-to-end test only (`SESSIONTREE_TEST_HOOK_DELAY_MS` set): answers `beforeTree` like a
+ * slow model would — after the delay (or as soon as the server cancels), with a fixed summary
+ * when custom instructions were given, and no summary otherwise (so the server's own "no model"
+ * answer stays testable).
+ */
+export async function testHookSummary(
+  p: BeforeTreeParams,
+  delayMs: number,
+  token: vscode.CancellationToken,
+): Promise<BeforeTreeResult> {
+  if (!p.userWantsSummary || !p.customInstructions) return {};
+  await new Promise<void>((resolve) => {
+    const timer = setTimeout(resolve, delayMs);
+    token.onCancellationRequested(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+  if (token.isCancellationRequested) return { cancel: true };
+  return {
+    summary: {
+      summary: `E2E summary of ${p.entriesToSummarize.length} entries (${p.customInstructions})`,
+      details: { by: 'e2e' },
+    },
+  };
+}

@@ -246,11 +246,52 @@ await check('summary prompt: Escape returns; an empty custom prompt returns to t
   return { decision: s.navigate.decision, summaryEntryId: s.navigate.summaryEntryId ?? null };
 });
 
+/** Runs "Navigate Here With Summary…" → "Summarize with custom prompt" → `prompt` on the row `ups` above the leaf. */
+async function summarizeCustom(ups, prompt) {
+  await contextMenu(ups, 'Navigate Here With Summary');
+  await pickRow('Summarize with custom prompt').waitFor({ timeout: 8000 });
+  await pickRow('Summarize with custom prompt').click();
+  await quickInput(prompt);
+  await page.keyboard.press('Enter');
+}
+const progressToast = () => page.locator('.notifications-toasts .notification-toast', { hasText: 'Summarizing branch' }).first();
+
+await check('cancelling the summary progress sends $/cancelRequest and nothing moves', async () => {
+  const before = readState();
+  const file = new URL(before.session).pathname;
+  const size = fs.statSync(file).size;
+  await summarizeCustom(2, 'focus on the parser');
+  await progressToast().waitFor({ timeout: 8000 });
+  await progressToast().locator('.monaco-button, a.monaco-button', { hasText: 'Cancel' }).first().click();
+  const s = await waitState((s) => s.navigate?.cancelled === true && JSON.stringify(s.navigate) !== JSON.stringify(before.navigate), 'cancelled', 10000);
+  await page.waitForTimeout(500);
+  if (readState().leaf !== before.leaf) throw new Error('the leaf moved');
+  if (fs.statSync(file).size !== size) throw new Error('the file changed');
+  return { navigate: s.navigate, leaf: 'unchanged', bytes: size };
+});
+
+await check('a summary supplied through the beforeTree hook lands as a branch summary under progress', async () => {
+  await page.waitForTimeout(500);
+  await summarizeCustom(2, 'focus on the parser');
+  await progressToast().waitFor({ timeout: 8000 });
+  const s = await waitState((s) => s.navigate?.summaryEntryId, 'summary entry', 15000);
+  await treeRow('E2E summary of').waitFor({ timeout: 8000 });
+  return { decision: s.navigate.decision, summaryEntryId: s.navigate.summaryEntryId };
+});
+
 await check('Enter on a row selects it (navigates)', async () => {
   await focusTree();
   const before = readState().navigate;
+  await page.waitForTimeout(500); // the previous move's redraw
+  await focusTree();
   const leaf = readState().leaf;
-  await page.keyboard.press('ArrowUp');
+  const focusedRow = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused').first();
+  // Move off the leaf (up, or down when the leaf is the first row).
+  for (const key of ['ArrowUp', 'ArrowDown', 'ArrowDown']) {
+    await page.keyboard.press(key);
+    await page.waitForTimeout(150);
+    if (!(await focusedRow.innerText({ timeout: 1000 }).catch(() => '')).includes('● leaf')) break;
+  }
   await page.keyboard.press('Enter');
   const s = await waitState((s) => s.navigate && JSON.stringify(s.navigate) !== JSON.stringify(before), 'navigate by Enter', 8000);
   if (s.navigate.error) throw new Error(s.navigate.error);
