@@ -1,9 +1,10 @@
 /**
  * The sessiontree protocol as the extension sees it: every `sessionTree/…` method name and the wire
  * shapes (camelCase, enums as strings) it uses, mirrored from the Rust crate `sessiontree-protocol`
- * (`protocol-ext/src`). This is the ONLY file that writes a method name; a Rust test checks the
- * names below against the crate's catalog, so keep one `export const … = 'sessionTree/…'` per method.
- * No behaviour lives here.
+ * (`protocol-ext/src`). This is the ONLY file that writes a method name: each appears exactly once,
+ * as a `'sessionTree/…'` string literal in `Methods` (a Rust test and `test/unit/protocol.test.ts`
+ * check them, and every field of the shapes, against the crate's catalog,
+ * `protocol-ext/generated/protocol.json`). No behaviour lives here.
  */
 
 // ---------------------------------------------------------------- method names

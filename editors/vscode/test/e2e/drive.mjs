@@ -92,7 +92,7 @@ async function shootPanel(name) {
   await page.waitForTimeout(400);
   const box = await sidebar.boundingBox();
   const width = Math.round((box?.x ?? 0) + (box?.width ?? 600));
-  await page.screenshot({ path: path.join(outDir, name), clip: { x: 0, y: 0, width, height: 760 } });
+  await page.screenshot({ path: path.join(outDir, name), clip: { x: 0, y: 0, width, height: 1100 } });
 }
 async function focusTree() {
   await palette('Session Tree: /tree');
@@ -195,6 +195,9 @@ await check('selecting a user message moves the leaf and prefills the chat input
   if (inDom !== s.chatInput) throw new Error('webview input: ' + inDom);
   const leafRow = treeRows().filter({ hasText: '● leaf' }).first();
   await leafRow.filter({ hasText: /compaction/i }).waitFor({ timeout: 5000 });
+  // The panel with labels, the active path, the leaf, the conversation and the prefilled input:
+  // the README's picture.
+  await shootPanel('vscode-panel.png');
   return { from: leaf0, to: s.leaf, decision: s.navigate.decision, input: inDom };
 });
 
@@ -306,8 +309,7 @@ await check('Shift+L labels the selected entry and the label appears', async () 
   await page.keyboard.press('Enter');
   await treeRow('[bench-start]').waitFor({ timeout: 8000 });
   const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
-  // The panel with labels, the active path, the leaf and the conversation: the README's picture.
-  await shootPanel('vscode-panel.png');
+  await shootPanel('vscode-label.png');
   return s.labels;
 });
 
@@ -449,10 +451,8 @@ await check('a 2000-entry session shows a window of rows with pagers; paging mov
 });
 
 await check('screenshot of the panel', async () => {
-  if (await page.locator('.part.panel').isVisible()) await palette('View: Hide Panel').catch(() => {});
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
-  await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click();
   await page.mouse.move(900, 700);
   await page.waitForTimeout(600);
   const full = path.join(outDir, 'vscode-final.png');
