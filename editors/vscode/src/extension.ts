@@ -32,7 +32,16 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     const msg = errorMessage(e);
     log.appendLine(msg);
     state.set('startError', msg);
-    void vscode.window.showErrorMessage(msg);
+    // Say it where the user looks: in the panel, not only in a toast.
+    const empty: vscode.TreeDataProvider<never> = { getTreeItem: (x) => x, getChildren: () => [] };
+    for (const id of ['sessiontree.sessions', 'sessiontree.tree']) {
+      const view = vscode.window.createTreeView(id, { treeDataProvider: empty });
+      view.message = `The sessiontree server did not start: ${msg}`;
+      ctx.subscriptions.push(view);
+    }
+    void vscode.window.showErrorMessage(msg, 'Open Settings').then((pick) => {
+      if (pick) void vscode.commands.executeCommand('workbench.action.openSettings', 'sessiontree.serverPath');
+    });
     return;
   }
   const a = api;
@@ -153,6 +162,16 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     flows.handOff(f);
   });
   reg('sessiontree.focusChat', () => chat.focus());
+  reg('sessiontree.restartServer', async () => {
+    try {
+      await a.client.restart();
+      await sessions.refresh();
+      if (ctl.uri) await ctl.open(ctl.uri);
+      state.set('restarted', (Date.now()));
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Restart failed: ${errorMessage(e)}`);
+    }
+  });
   reg('sessiontree.send', (text?: string) => chat.send(typeof text === 'string' ? text : chat.inputText));
 
   ctx.subscriptions.push(

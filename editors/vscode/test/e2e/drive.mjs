@@ -450,6 +450,19 @@ await check('a 2000-entry session shows a window of rows with pagers; paging mov
   return { before: s.window, after: s2.window };
 });
 
+await check('after "Restart the Server" the session reopens and follows appends again', async () => {
+  await palette('Session Tree: Restart the Server');
+  const s = await waitState((s) => s.restarted, 'restart', 20000);
+  const file = new URL(s.session).pathname;
+  const id = 'e2e2' + Date.now().toString(16).slice(-4);
+  const line = { type: 'message', id, parentId: s.leaf, timestamp: new Date().toISOString(),
+    message: { role: 'user', content: 'Appended after the restart', timestamp: Date.now() } };
+  fs.appendFileSync(file, JSON.stringify(line) + '\n');
+  await waitState((x) => x.leaf === id, 'the append after the restart', 10000);
+  await treeRow('Appended after the restart').waitFor({ timeout: 8000 });
+  return { leaf: id };
+});
+
 await check('screenshot of the panel', async () => {
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
