@@ -6,7 +6,7 @@ use super::Session;
 use crate::error::{Error, Result};
 use crate::title_slot::{TitleSlot, SLOT_BYTES};
 use std::fs::{File, OpenOptions};
-use std::io::Write;
+use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
 
 /// When appended data must reach the disk.
@@ -202,6 +202,12 @@ impl Session {
             .append(true)
             .open(&path)
             .map_err(|e| Error::io("cannot append to", &path, e))?;
+        // Writers that write a line in pieces can hold this advisory lock around the pieces; we
+        // hold it from the size check to the end of our write, so no piece lands in between.
+        // Held by someone else: `writerBusy` (callers retry). Released when `file` closes.
+        if !try_lock(&file) {
+            return Err(Error::WriterBusy { path });
+        }
         let size = file
             .metadata()
             .map_err(|e| Error::io("cannot append to", &path, e))?
@@ -218,10 +224,44 @@ impl Session {
             file.sync_data()
                 .map_err(|e| Error::io("cannot sync", &path, e))?;
         }
+        // O_APPEND put our line at the end of the file as it was at the write: a writer that
+        // does not take the lock (the agents write each line in one write) may have appended
+        // whole lines between our size check and our write. Index those first, in file order.
+        let end = file
+            .stream_position()
+            .map_err(|e| Error::io("cannot append to", &path, e))?;
+        let start = end.saturating_sub(buf.len() as u64);
+        if start > expected {
+            self.index_gap(&path, expected, start)?;
+        }
         if let FileState::Written { len, lines, .. } = &mut self.file {
-            *len += buf.len() as u64;
+            *len = end.max(*len + buf.len() as u64);
             *lines += 1;
         }
+        Ok(())
+    }
+
+    /// Indexes the bytes `from..to` another writer appended just before our own line.
+    fn index_gap(&mut self, path: &Path, from: u64, to: u64) -> Result<()> {
+        use std::io::{Read, Seek, SeekFrom};
+        let mut file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+        file.seek(SeekFrom::Start(from))
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        let first_line = match &self.file {
+            FileState::Written { lines, .. } => *lines + 1,
+            _ => 1,
+        };
+        let outcome = crate::reader::read_lines(file.take(to - from), first_line, false)
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        self.diagnostics.extend(outcome.diagnostics);
+        for entry in outcome.values {
+            self.insert(entry);
+        }
+        if let FileState::Written { len, lines, .. } = &mut self.file {
+            *len = to;
+            *lines += outcome.lines + usize::from(outcome.pending > 0);
+        }
+        self.revision += 1;
         Ok(())
     }
 
@@ -266,6 +306,22 @@ impl Session {
         self.slot = Some(slot);
         Ok(())
     }
+}
+
+/// Takes the exclusive advisory lock (`flock`) on an open file without waiting; `false` when
+/// another process holds it. Filesystems without `flock` do not block writes.
+#[cfg(unix)]
+fn try_lock(file: &File) -> bool {
+    use rustix::fs::{flock, FlockOperation};
+    match flock(file, FlockOperation::NonBlockingLockExclusive) {
+        Ok(()) => true,
+        Err(e) => e != rustix::io::Errno::WOULDBLOCK,
+    }
+}
+
+#[cfg(not(unix))]
+fn try_lock(_file: &File) -> bool {
+    true
 }
 
 #[cfg(unix)]
