@@ -13,8 +13,27 @@ pub const EXPERIMENTAL_KEY: &str = "sessionTree";
 pub struct ServerExperimental {
     /// [`crate::PROTOCOL_VERSION`].
     pub version: u32,
-    /// Optional parts the server implements (see [`FEATURES`]).
+    /// Optional parts the server implements (see [`FEATURES`]; plus [`SUMMARIES_FEATURE`] when
+    /// branch summaries are enabled).
     pub features: Vec<String>,
+    /// Whether branch summaries are enabled and who writes them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_summary: Option<BranchSummaryStatus>,
+}
+
+/// The feature announced (in addition to [`FEATURES`]) when branch summaries are enabled: clients
+/// then ask "Summarize branch?" on navigation.
+pub const SUMMARIES_FEATURE: &str = "summaries";
+
+/// The server's `experimental.sessionTree.branchSummary`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BranchSummaryStatus {
+    /// `branchSummary.enabled` in force (default false, as omp).
+    pub enabled: bool,
+    /// The provider in force: `openai`, `command`, `client`, or none.
+    #[serde(default)]
+    pub provider: Option<String>,
 }
 
 /// The features this server version announces.
@@ -61,6 +80,11 @@ pub struct InitializationOptions {
     /// Override the home folder used for omp's folder names.
     #[serde(default)]
     pub home: Option<String>,
+    /// Branch summary settings (`true`/`false` or `{enabled, provider, openai, command,
+    /// reserveTokens}`; see `docs/summaries.md`). User-level: the only place besides the agent's
+    /// own settings file a `command` provider is taken from.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub branch_summary: Option<serde_json::Value>,
 }
 
 /// `workspace/executeCommand` commands (code lenses and code actions). Arguments:

@@ -17,6 +17,7 @@ pub mod naming;
 pub mod reader;
 pub mod session;
 pub mod snapshot;
+pub mod summary;
 pub mod synth;
 pub mod time;
 pub mod title_slot;

@@ -228,14 +228,47 @@ impl LanguageServer for Backend {
                 folders.push(root.into_owned());
             }
         }
+        let locations = Locations::resolve(&options);
+        let agent = crate::summary::settings::agent_layer(
+            locations
+                .omp_sessions
+                .as_deref()
+                .and_then(std::path::Path::parent),
+            locations
+                .pi_sessions
+                .as_deref()
+                .and_then(std::path::Path::parent),
+        );
+        let init = options
+            .branch_summary
+            .as_ref()
+            .map_or_else(Default::default, |v| {
+                crate::summary::settings::Layer::from_value(v, true, "initializationOptions")
+            });
+        self.shared.update_summary(|c| {
+            c.agent = agent;
+            c.init = init;
+        });
+        let summaries = self.shared.summary_settings();
+        for problem in &summaries.problems {
+            tracing::warn!("branch summaries: {problem}");
+        }
         if let Ok(mut config) = self.config.write() {
-            config.locations = Locations::resolve(&options);
+            config.locations = locations;
             config.folders = folders;
+        }
+        let mut features: Vec<String> = proto::FEATURES.iter().map(|f| (*f).to_owned()).collect();
+        if summaries.enabled {
+            features.push(proto::SUMMARIES_FEATURE.to_owned());
         }
         let experimental = serde_json::json!({
             proto::EXPERIMENTAL_KEY: proto::ServerExperimental {
                 version: proto::PROTOCOL_VERSION,
-                features: proto::FEATURES.iter().map(|f| (*f).to_owned()).collect(),
+                features,
+                branch_summary: Some(proto::BranchSummaryStatus {
+                    enabled: summaries.enabled,
+                    provider: summaries.provider.as_ref().map(|p| p.name().to_owned()),
+                }),
             }
         });
         Ok(InitializeResult {
@@ -302,6 +335,23 @@ impl LanguageServer for Backend {
         self.shared
             .set_document_open(&crate::registry::key_of(&path), true);
         self.publish_for(&uri).await;
+    }
+
+    async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
+        // `{"sessiontree": {"branchSummary": …}}` (VS Code's synchronized section) or
+        // `{"branchSummary": …}`. Workspace configuration may come from a repository's own
+        // settings, so a `command` here is ignored.
+        let settings = &params.settings;
+        let section = settings.get("sessiontree").unwrap_or(settings);
+        let layer = section
+            .get("branchSummary")
+            .map_or_else(Default::default, |v| {
+                crate::summary::settings::Layer::from_value(v, false, "workspace configuration")
+            });
+        for warning in &layer.warnings {
+            tracing::warn!("branch summaries: {warning}");
+        }
+        self.shared.update_summary(|c| c.workspace = layer);
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {

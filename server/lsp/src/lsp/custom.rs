@@ -49,6 +49,26 @@ handlers! {
     h_name_from_plan_title => proto::NameFromPlanTitle, name_from_plan_title;
 }
 
+/// The longest label a request may set (labels are short tags drawn in every row).
+pub(crate) const MAX_LABEL_CHARS: usize = 10_000;
+/// The longest text a request may append or name a session with (omp cuts persisted strings
+/// at 500 000 characters; we refuse rather than cut).
+pub(crate) const MAX_TEXT_CHARS: usize = 500_000;
+
+/// Refuses an oversized value before anything is written.
+fn check_size(what: &str, value: Option<&str>, max: usize) -> ApiResult<()> {
+    match value {
+        // Bytes bound characters from above: count only when the bytes exceed the limit.
+        Some(v) if v.len() > max && v.chars().count() > max => Err(ApiError::invalid_params(
+            format!(
+                "the {what} has {} characters, more than the {max} allowed; nothing was written",
+                v.chars().count()
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -216,6 +236,12 @@ impl Backend {
         &self,
         p: proto::NavigateParams,
     ) -> ApiResult<proto::NavigateResult> {
+        check_size("label", p.label.as_deref(), MAX_LABEL_CHARS)?;
+        check_size(
+            "custom instructions",
+            p.custom_instructions.as_deref(),
+            MAX_TEXT_CHARS,
+        )?;
         self.registry.get(&p.uri)?.navigate(p).await
     }
 
@@ -234,6 +260,7 @@ impl Backend {
         &self,
         p: proto::SetLabelParams,
     ) -> ApiResult<proto::MutationResult> {
+        check_size("label", p.label.as_deref(), MAX_LABEL_CHARS)?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -257,6 +284,8 @@ impl Backend {
         if p.kind == proto::AppendKind::User && p.text.trim().is_empty() {
             return Err(ApiError::invalid_params("a user message needs some text"));
         }
+        check_size("text", Some(&p.text), MAX_TEXT_CHARS)?;
+        check_size("custom type", p.custom_type.as_deref(), MAX_LABEL_CHARS)?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -281,6 +310,7 @@ impl Backend {
     }
 
     pub(crate) async fn set_name(&self, p: proto::SetNameParams) -> ApiResult<proto::NameResult> {
+        check_size("name", Some(&p.name), MAX_LABEL_CHARS)?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -294,6 +324,7 @@ impl Backend {
         &self,
         p: proto::NameFromPlanTitleParams,
     ) -> ApiResult<proto::NameResult> {
+        check_size("plan title", Some(&p.plan_title), MAX_LABEL_CHARS)?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {

@@ -19,6 +19,7 @@ mod registry;
 mod render;
 mod rows;
 mod shared;
+mod summary;
 mod symbols;
 mod to_proto;
 mod watcher;

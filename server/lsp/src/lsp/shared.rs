@@ -36,6 +36,7 @@ pub struct Shared {
     progress: AtomicBool,
     progress_tokens: std::sync::atomic::AtomicU64,
     open_documents: DashSet<PathBuf>,
+    summary: std::sync::RwLock<crate::summary::SummaryConfig>,
 }
 
 impl Shared {
@@ -47,6 +48,7 @@ impl Shared {
             progress: AtomicBool::new(false),
             progress_tokens: std::sync::atomic::AtomicU64::new(0),
             open_documents: DashSet::new(),
+            summary: std::sync::RwLock::default(),
         }
     }
 
@@ -99,6 +101,21 @@ impl Shared {
                 .begin()
                 .await,
         )
+    }
+
+    /// Changes the branch summary settings.
+    pub fn update_summary(&self, f: impl FnOnce(&mut crate::summary::SummaryConfig)) {
+        if let Ok(mut config) = self.summary.write() {
+            f(&mut config);
+        }
+    }
+
+    /// The branch summary settings in force.
+    pub fn summary_settings(&self) -> crate::summary::Effective {
+        self.summary
+            .read()
+            .map(|c| c.effective())
+            .unwrap_or_else(|_| crate::summary::SummaryConfig::default().effective())
     }
 
     /// Marks a session file as open (or closed) as a text document.

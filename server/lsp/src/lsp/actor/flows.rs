@@ -4,7 +4,9 @@
 
 use super::{Actor, Command, Inbox, Outgoing};
 use crate::errors::{ApiError, ApiResult};
+use crate::summary::{Failure, Provider, Tokens};
 use crate::to_proto;
+use sessiontree_core::summary::SummaryRequest;
 use sessiontree_core::{Error as CoreError, Session};
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
 use std::sync::Arc;
@@ -45,6 +47,58 @@ impl Actor {
                 },
             }
         }
+    }
+
+    /// Runs a summary provider while reporting `$/progress` (begin, streamed tokens, end).
+    /// Reads are answered meanwhile; `None` when the client cancelled the request (the provider
+    /// is dropped at once: its connection closed, its child process killed).
+    async fn write_summary(
+        &mut self,
+        provider: &Provider,
+        request: &SummaryRequest,
+        entries: usize,
+        inbox: &mut Inbox,
+        reply: &mut oneshot::Sender<ApiResult<proto::NavigateResult>>,
+    ) -> Option<Result<String, Failure>> {
+        let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
+        let tokens = Tokens(tx);
+        let progress = self
+            .shared
+            .begin_progress(
+                "Summarizing branch",
+                format!("{entries} abandoned entries ({} provider)", provider.name()),
+            )
+            .await;
+        let outcome = {
+            let run = crate::summary::generate(provider, request, &tokens);
+            tokio::pin!(run);
+            let closed = reply.closed();
+            tokio::pin!(closed);
+            loop {
+                tokio::select! {
+                    biased;
+                    out = &mut run => break Some(out),
+                    () = &mut closed => break None,
+                    Some(mut n) = rx.recv() => {
+                        while let Ok(more) = rx.try_recv() {
+                            n = more;
+                        }
+                        if let Some(progress) = &progress {
+                            progress.report(format!("{n} tokens")).await;
+                        }
+                    }
+                    command = inbox.rx.recv(), if !inbox.closed => match command {
+                        Some(Command::Read(job)) => job(self)(),
+                        Some(other) => inbox.deferred.push_back(other),
+                        None => inbox.closed = true,
+                    },
+                }
+            }
+        };
+        if let Some(progress) = progress {
+            progress.finish().await;
+        }
+        outcome
     }
 
     pub(super) async fn navigate(
@@ -103,6 +157,21 @@ impl Actor {
             }
             Decision::Move(plan) => plan,
         };
+        let settings = self.shared.summary_settings();
+        let server_provider = settings.server_provider().cloned();
+        let no_model = |why: String| {
+            ApiError::new(
+                ErrorKind::NoModel,
+                format!(
+                    "a summary was asked for but no summary model is available and no client supplied one ({why}); nothing moved — navigate without a summary or configure a model"
+                ),
+            )
+            .at(rev)
+        };
+        // Fail fast: nothing could write the summary.
+        if plan.summarize && server_provider.is_none() && !self.shared.hooks_enabled() {
+            return Err(no_model(settings.why_no_model()));
+        }
         let mut supplied = None;
         if self.shared.hooks_enabled() {
             let params = proto::BeforeTreeParams {
@@ -136,22 +205,55 @@ impl Actor {
                 supplied = answer.summary.filter(|s| !s.summary.is_empty());
             }
         }
-        if supplied.is_some() {
-            // A client's summary is used whether or not the user asked for one, as the agents
-            // use an extension's.
-            plan.summarize = true;
-        } else if plan.summarize {
-            return Err(ApiError::new(
-                ErrorKind::NoModel,
-                "a summary was asked for but no summary model is configured and no client supplied one; nothing moved — navigate without a summary or configure a model",
-            )
-            .at(rev));
-        }
-        let summary = supplied.as_ref().map(|s| nav::Summary {
+        let mut summary = supplied.as_ref().map(|s| nav::Summary {
             text: s.summary.clone(),
             details: s.details.clone(),
             from_extension: true,
         });
+        if summary.is_some() {
+            // A client's summary is used whether or not the user asked for one, as the agents
+            // use an extension's.
+            plan.summarize = true;
+        } else if plan.summarize {
+            let Some(provider) = server_provider else {
+                return Err(no_model(settings.why_no_model()));
+            };
+            let entries: Vec<serde_json::Value> = plan
+                .abandoned
+                .iter()
+                .filter_map(|id| self.session.entry(id))
+                .map(|e| e.json())
+                .collect();
+            let custom = match p.summarize {
+                proto::SummarizeChoice::Custom => p.custom_instructions.as_deref(),
+                _ => None,
+            };
+            match sessiontree_core::summary::build_request(
+                &entries,
+                self.session.dialect(),
+                custom,
+                settings.budget(&provider),
+            ) {
+                // Only bookkeeping was abandoned: move without a summary.
+                None => {
+                    plan.summarize = false;
+                    plan.summary_skipped = true;
+                }
+                Some(request) => {
+                    let text = self
+                        .write_summary(&provider, &request, entries.len(), inbox, reply)
+                        .await
+                        .ok_or_else(cancelled)?
+                        .map_err(|f| f.into_api(provider.name(), rev))?;
+                    let done = sessiontree_core::summary::finish(&request, &text);
+                    summary = Some(nav::Summary {
+                        text: done.text,
+                        details: Some(done.details),
+                        from_extension: false,
+                    });
+                }
+            }
+        }
         let before_len = self.session.entries().len();
         let written = nav::apply(&mut self.session, &plan, summary.as_ref());
         if self.session.entries().len() != before_len || self.revision() != rev {
@@ -166,7 +268,7 @@ impl Actor {
                 new_leaf: leaf_now.clone(),
                 old_leaf: old_leaf.clone(),
                 summary_entry_id: summary_entry_id.clone(),
-                from_client: summary_entry_id.is_some(),
+                from_client: summary_entry_id.is_some() && supplied.is_some(),
             }));
         let decision = match (&plan.new_leaf, plan.editor_text.is_some()) {
             (None, _) => proto::NavigateDecision::Root,

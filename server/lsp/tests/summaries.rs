@@ -1,0 +1,842 @@
+//! Branch summaries end to end: the server in-process, a real HTTP server on 127.0.0.1 started
+//! by each test (just enough HTTP/1.1 and server-sent events), real child processes for the
+//! command provider, hooks, the no-model paths, progress and cancellation.
+
+mod support;
+
+use serde_json::{json, Value};
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+use support::inproc::{Answer, Client};
+use support::*;
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+use tokio::net::{TcpListener, TcpStream};
+
+const OMP: &str = "c06-branch-basic/omp/session.jsonl";
+const PI: &str = "c06-branch-basic/pi/session.jsonl";
+// c06 omp ids: u1 2ececf0f → a1 42864a3e → (u2 c498f61c → a2 7af3bc6f | u3 6c055220 → a3 662d009f)
+const A1: &str = "42864a3e";
+const U2: &str = "c498f61c";
+const A3: &str = "662d009f";
+// c06 pi ids: a1 b07b5c59, u2 0b579824.
+const PI_A1: &str = "b07b5c59";
+const PI_U2: &str = "0b579824";
+const PREAMBLE: &str = sessiontree_core::summary::PREAMBLE;
+
+fn kind(err: &Value) -> &str {
+    err["data"]["kind"].as_str().unwrap_or("")
+}
+
+/// What the fake model server answers.
+#[derive(Clone)]
+enum Reply {
+    /// 200, these content deltas as SSE events (with a pause between them), then `[DONE]`.
+    Stream(Vec<&'static str>, Duration),
+    /// An error status with a JSON error body.
+    Status(u16, &'static str),
+    /// 200 with a broken event.
+    Malformed,
+    /// 200, one delta, then nothing for a minute.
+    Hang,
+}
+
+/// A request the fake server received.
+#[derive(Debug, Clone, Default)]
+struct Seen {
+    head: String,
+    body: Value,
+}
+
+struct ModelServer {
+    base_url: String,
+    seen: Arc<Mutex<Vec<Seen>>>,
+    /// Set when a connection was closed by the client before the reply ended.
+    closed_early: Arc<std::sync::atomic::AtomicBool>,
+    got_request: Arc<tokio::sync::Notify>,
+}
+
+async fn read_request(sock: &mut TcpStream) -> Option<Seen> {
+    let mut buf = Vec::new();
+    let mut chunk = [0u8; 4096];
+    let head_end = loop {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+        if let Some(i) = buf.windows(4).position(|w| w == b"\r\n\r\n") {
+            break i + 4;
+        }
+    };
+    let head = String::from_utf8_lossy(&buf[..head_end]).into_owned();
+    let len = head
+        .lines()
+        .find_map(|l| {
+            let (k, v) = l.split_once(':')?;
+            k.eq_ignore_ascii_case("content-length")
+                .then(|| v.trim().parse::<usize>().ok())
+                .flatten()
+        })
+        .unwrap_or(0);
+    while buf.len() < head_end + len {
+        let n = sock.read(&mut chunk).await.ok()?;
+        if n == 0 {
+            return None;
+        }
+        buf.extend_from_slice(&chunk[..n]);
+    }
+    let body = serde_json::from_slice(&buf[head_end..head_end + len]).unwrap_or(Value::Null);
+    Some(Seen { head, body })
+}
+
+fn event(delta: &str) -> String {
+    format!(
+        "data: {}\n\n",
+        json!({"id": "x", "object": "chat.completion.chunk", "choices": [{"index": 0, "delta": {"content": delta}, "finish_reason": null}]})
+    )
+}
+
+async fn serve(mut sock: TcpStream, reply: Reply, server: Arc<ModelServerState>) {
+    let Some(seen) = read_request(&mut sock).await else {
+        return;
+    };
+    server.seen.lock().expect("seen").push(seen);
+    server.got_request.notify_one();
+    let sse_head = "HTTP/1.1 200 OK\r\ncontent-type: text/event-stream\r\ncache-control: no-cache\r\nconnection: close\r\n\r\n";
+    match reply {
+        Reply::Stream(deltas, pause) => {
+            let _ = sock.write_all(sse_head.as_bytes()).await;
+            let _ = sock.write_all(b": keep-alive\n\n").await;
+            for d in deltas {
+                tokio::time::sleep(pause).await;
+                let _ = sock.write_all(event(d).as_bytes()).await;
+                let _ = sock.flush().await;
+            }
+            let _ = sock
+                .write_all(b"data: {\"choices\":[{\"index\":0,\"delta\":{},\"finish_reason\":\"stop\"}]}\n\ndata: [DONE]\n\n")
+                .await;
+        }
+        Reply::Status(code, message) => {
+            let body = json!({"error": {"message": message, "type": "test"}}).to_string();
+            let text = format!(
+                "HTTP/1.1 {code} Whatever\r\ncontent-type: application/json\r\ncontent-length: {}\r\nconnection: close\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(text.as_bytes()).await;
+        }
+        Reply::Malformed => {
+            let _ = sock.write_all(sse_head.as_bytes()).await;
+            let _ = sock.write_all(event("Half a ").as_bytes()).await;
+            let _ = sock.write_all(b"data: {\"choices\": [oops\n\n").await;
+        }
+        Reply::Hang => {
+            let _ = sock.write_all(sse_head.as_bytes()).await;
+            let _ = sock.write_all(event("Starting").as_bytes()).await;
+            let _ = sock.flush().await;
+            // Wait for the client to go away (or a minute).
+            let mut buf = [0u8; 64];
+            let gone = tokio::time::timeout(Duration::from_secs(60), sock.read(&mut buf)).await;
+            if matches!(gone, Ok(Ok(0)) | Ok(Err(_))) {
+                server
+                    .closed_early
+                    .store(true, std::sync::atomic::Ordering::SeqCst);
+            }
+        }
+    }
+    let _ = sock.shutdown().await;
+}
+
+struct ModelServerState {
+    seen: Arc<Mutex<Vec<Seen>>>,
+    closed_early: Arc<std::sync::atomic::AtomicBool>,
+    got_request: Arc<tokio::sync::Notify>,
+}
+
+impl ModelServer {
+    async fn start(reply: Reply) -> ModelServer {
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let state = Arc::new(ModelServerState {
+            seen: Arc::default(),
+            closed_early: Arc::default(),
+            got_request: Arc::new(tokio::sync::Notify::new()),
+        });
+        let server = ModelServer {
+            base_url: format!("http://127.0.0.1:{port}/v1"),
+            seen: Arc::clone(&state.seen),
+            closed_early: Arc::clone(&state.closed_early),
+            got_request: Arc::clone(&state.got_request),
+        };
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                tokio::spawn(serve(sock, reply.clone(), Arc::clone(&state)));
+            }
+        });
+        server
+    }
+
+    fn seen(&self) -> Vec<Seen> {
+        self.seen.lock().expect("seen").clone()
+    }
+}
+
+fn openai_options(base_url: &str, key_env: Option<&str>) -> Value {
+    let mut openai = json!({"baseUrl": base_url, "model": "test-model", "timeoutSeconds": 30});
+    if let Some(k) = key_env {
+        openai["apiKeyEnv"] = json!(k);
+    }
+    json!({"branchSummary": {"enabled": true, "provider": "openai", "openai": openai}})
+}
+
+/// Agent folders that do not exist, so the user's own settings files stay out of the tests.
+fn isolated(mut options: Value, dir: &Path) -> Value {
+    options["ompAgentDir"] = json!(dir.join("no-omp").display().to_string());
+    options["piAgentDir"] = json!(dir.join("no-pi").display().to_string());
+    options
+}
+
+/// A client that shows progress, with these initialization options (and hooks when `answer`).
+async fn client(options: Value, answer: Option<Answer>) -> (Client, Value) {
+    let hooks = answer.is_some();
+    let c = Client::start(answer);
+    let mut caps = json!({"window": {"workDoneProgress": true}});
+    if hooks {
+        caps["experimental"] = json!({"sessionTree": {"hooks": true}});
+    }
+    let init = c
+        .ok(
+            "initialize",
+            json!({"processId": null, "rootUri": null, "capabilities": caps, "initializationOptions": options}),
+        )
+        .await;
+    c.notify("initialized", json!({})).await;
+    (c, init)
+}
+
+async fn open_copy(c: &Client, dir: &Path, rel: &str) -> (String, PathBuf) {
+    let file = copy_fixture(rel, dir, "s.jsonl");
+    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
+    (open["uri"].as_str().unwrap_or_default().to_owned(), file)
+}
+
+fn last_line(path: &Path) -> Value {
+    let text = std::fs::read_to_string(path).unwrap_or_default();
+    text.lines()
+        .last()
+        .and_then(|l| serde_json::from_str(l).ok())
+        .unwrap_or(Value::Null)
+}
+
+/// The engine's context for the file's leaf (loaded afresh, as the agent would).
+fn context_messages(path: &Path, leaf: &str) -> Vec<Value> {
+    let session = sessiontree_core::Session::open(path, sessiontree_core::OpenOptions::default())
+        .expect("reopen");
+    let entries: Vec<Value> = session
+        .branch_path(Some(leaf))
+        .into_iter()
+        .filter_map(|i| session.entry_at(i))
+        .map(|e| e.json())
+        .collect();
+    sessiontree_core::context::build_context(session.dialect(), &entries).messages
+}
+
+/// Checks the one written `branch_summary` line and the context built from it.
+fn check_summary_line(
+    path: &Path,
+    original: &[u8],
+    summary_id: &str,
+    (parent, flag, from_ext): (&str, &str, bool),
+) -> Value {
+    let now = std::fs::read(path).expect("read");
+    assert!(now.starts_with(original), "only appended");
+    let added = String::from_utf8_lossy(&now[original.len()..]).into_owned();
+    assert_eq!(added.lines().count(), 1, "exactly one line: {added}");
+    let line = last_line(path);
+    assert_eq!(line["type"], json!("branch_summary"));
+    assert_eq!(line["id"], json!(summary_id));
+    assert_eq!(
+        line["parentId"],
+        json!(parent),
+        "attached at the new position"
+    );
+    assert_eq!(line["fromId"], json!(parent));
+    assert_eq!(line[flag], json!(from_ext), "{line}");
+    let messages = context_messages(path, summary_id);
+    let found = messages
+        .iter()
+        .find(|m| m["role"] == json!("branchSummary"))
+        .unwrap_or_else(|| panic!("no branchSummary in the context: {messages:?}"));
+    assert_eq!(found["summary"], line["summary"]);
+    line
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn initialize_announces_summaries_only_when_enabled() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (_c, init) = client(isolated(json!({}), dir.path()), None).await;
+    let exp = &init["capabilities"]["experimental"]["sessionTree"];
+    assert_eq!(
+        exp["branchSummary"],
+        json!({"enabled": false, "provider": null})
+    );
+    assert!(!exp["features"]
+        .as_array()
+        .is_some_and(|f| f.contains(&json!("summaries"))));
+    let (_c, init) = client(
+        isolated(openai_options("http://127.0.0.1:9/v1", None), dir.path()),
+        None,
+    )
+    .await;
+    let exp = &init["capabilities"]["experimental"]["sessionTree"];
+    assert_eq!(
+        exp["branchSummary"],
+        json!({"enabled": true, "provider": "openai"})
+    );
+    assert!(exp["features"]
+        .as_array()
+        .is_some_and(|f| f.contains(&json!("summaries"))));
+    assert!(exp["features"]
+        .as_array()
+        .is_some_and(|f| f.contains(&json!("navigate"))));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn openai_streams_a_summary_written_at_the_new_position() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Stream(
+        vec!["## Goal\n", "Pick a city.", "\n## Next Steps\n1. Book."],
+        Duration::from_millis(20),
+    ))
+    .await;
+    std::env::set_var("SESSIONTREE_TEST_KEY_STREAM", "sk-test-stream-1234");
+    let options = isolated(
+        openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_STREAM")),
+        dir.path(),
+    );
+    let (c, _) = client(options, None).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    let summary_id = nav["summaryEntryId"]
+        .as_str()
+        .expect("summary id")
+        .to_owned();
+    assert_eq!(nav["newLeaf"], json!(summary_id));
+    assert_eq!(nav["editorText"], json!("Paris"));
+    let line = check_summary_line(&file, &original, &summary_id, (A1, "fromExtension", false));
+    assert_eq!(
+        line["summary"],
+        json!(format!(
+            "{PREAMBLE}## Goal\nPick a city.\n## Next Steps\n1. Book."
+        ))
+    );
+    assert_eq!(
+        line["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
+    // The request: streamed, the key as a bearer token, the history as data.
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    let req = &seen[0];
+    assert!(
+        req.head.starts_with("POST /v1/chat/completions HTTP/1.1"),
+        "{}",
+        req.head
+    );
+    assert!(
+        req.head
+            .to_ascii_lowercase()
+            .contains("authorization: bearer sk-test-stream-1234"),
+        "{}",
+        req.head
+    );
+    assert_eq!(req.body["model"], json!("test-model"));
+    assert_eq!(req.body["stream"], json!(true));
+    assert_eq!(req.body["messages"][0]["role"], json!("system"));
+    assert!(req.body["messages"][0]["content"]
+        .as_str()
+        .is_some_and(|s| s.contains("untrusted")));
+    let prompt = req.body["messages"][1]["content"].as_str().unwrap_or("");
+    assert!(
+        prompt.starts_with("<conversation>\n[User]: Rome"),
+        "{prompt}"
+    );
+    assert!(prompt.contains("## Goal"), "default instructions: {prompt}");
+    // didNavigate carries the summary entry; progress began, reported tokens, ended.
+    tokio::time::sleep(Duration::from_millis(200)).await;
+    let notes = c.drain().await;
+    let ev = notes
+        .iter()
+        .find(|n| n["method"] == json!("sessionTree/didNavigate"))
+        .map(|n| n["params"].clone())
+        .expect("didNavigate");
+    assert_eq!(ev["summaryEntryId"], json!(summary_id));
+    assert_eq!(ev["fromClient"], json!(false));
+    let mut kinds = Vec::new();
+    let mut messages = Vec::new();
+    for note in notes {
+        if note["method"] == json!("$/progress") {
+            kinds.push(
+                note["params"]["value"]["kind"]
+                    .as_str()
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+            if let Some(m) = note["params"]["value"]["message"].as_str() {
+                messages.push(m.to_owned());
+            }
+        }
+    }
+    assert_eq!(
+        kinds.first().map(String::as_str),
+        Some("begin"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
+    assert!(kinds.iter().any(|k| k == "report"), "{kinds:?}");
+    assert!(
+        messages.iter().any(|m| m.ends_with(" tokens")),
+        "{messages:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn custom_instructions_replace_the_default_ones() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Stream(vec!["Hotels only."], Duration::ZERO)).await;
+    let (c, _) = client(
+        isolated(openai_options(&server.base_url, None), dir.path()),
+        None,
+    )
+    .await;
+    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    c.ok(
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": U2, "summarize": "custom", "customInstructions": "List the hotels."}),
+    )
+    .await;
+    let seen = server.seen();
+    let prompt = seen[0].body["messages"][1]["content"]
+        .as_str()
+        .unwrap_or("")
+        .to_owned();
+    assert!(
+        prompt.ends_with("</conversation>\n\nList the hotels."),
+        "{prompt}"
+    );
+    assert!(!seen[0].head.to_ascii_lowercase().contains("authorization"));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_mid_stream_aborts_the_model_call_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Hang).await;
+    let (c, _) = client(
+        isolated(openai_options(&server.base_url, None), dir.path()),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let (id, nav) = c
+        .send_id(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    tokio::time::timeout(Duration::from_secs(10), server.got_request.notified())
+        .await
+        .expect("the model was asked");
+    // Reads are answered while the model writes.
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3));
+    tokio::time::sleep(Duration::from_millis(150)).await;
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let nav = tokio::time::timeout(Duration::from_secs(10), nav)
+        .await
+        .expect("answer in time")
+        .expect("answer");
+    assert_eq!(nav["error"]["code"], json!(-32800), "{nav}");
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3), "the leaf stays");
+    assert_eq!(std::fs::read(&file).ok(), Some(original), "byte-identical");
+    for _ in 0..50 {
+        if server
+            .closed_early
+            .load(std::sync::atomic::Ordering::SeqCst)
+        {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        server
+            .closed_early
+            .load(std::sync::atomic::Ordering::SeqCst),
+        "the connection to the model was closed"
+    );
+    // Progress ended too.
+    let kinds: Vec<String> = c
+        .drain()
+        .await
+        .iter()
+        .filter(|n| n["method"] == json!("$/progress"))
+        .map(|n| {
+            n["params"]["value"]["kind"]
+                .as_str()
+                .unwrap_or("")
+                .to_owned()
+        })
+        .collect();
+    assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn error_statuses_are_clear_and_never_show_the_key() {
+    let dir = tempfile::tempdir().expect("tmp");
+    std::env::set_var("SESSIONTREE_TEST_KEY_STATUS", "sk-very-secret-9876");
+    for (status, message, expect) in [
+        (
+            401,
+            "Incorrect API key provided: sk-very-secret-9876",
+            "refused the API key from SESSIONTREE_TEST_KEY_STATUS",
+        ),
+        (404, "model not found", "no model `test-model`"),
+        (429, "quota exceeded", "rate-limiting"),
+        (500, "boom", "failed (HTTP 500)"),
+    ] {
+        let server = ModelServer::start(Reply::Status(status, message)).await;
+        let options = isolated(
+            openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_STATUS")),
+            dir.path(),
+        );
+        let (c, _) = client(options, None).await;
+        let (u, file) = open_copy(&c, dir.path(), OMP).await;
+        let original = std::fs::read(&file).expect("read");
+        let err = c
+            .err(
+                "sessionTree/navigate",
+                json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+            )
+            .await;
+        assert_eq!(kind(&err), "io", "{err}");
+        let text = err["message"].as_str().unwrap_or("");
+        assert!(text.contains(expect), "{status}: {text}");
+        assert!(text.contains(&format!("HTTP {status}")), "{text}");
+        assert!(!text.contains("sk-very-secret"), "the key leaked: {text}");
+        assert!(text.contains("nothing moved"), "{text}");
+        assert_eq!(
+            std::fs::read(&file).ok(),
+            Some(original),
+            "{status}: nothing written"
+        );
+        let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+        assert_eq!(tree["leaf"], json!(A3));
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_malformed_stream_a_refused_connection_and_an_unset_key_fail_cleanly() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Malformed).await;
+    let closed = {
+        let l = std::net::TcpListener::bind("127.0.0.1:0").expect("bind");
+        format!(
+            "http://127.0.0.1:{}/v1",
+            l.local_addr().expect("addr").port()
+        )
+    };
+    let cases = [
+        (
+            openai_options(&server.base_url, None),
+            "malformed stream",
+            "io",
+        ),
+        (openai_options(&closed, None), "connection refused", "io"),
+        (
+            openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_UNSET")),
+            "SESSIONTREE_TEST_KEY_UNSET",
+            "noModel",
+        ),
+        (
+            openai_options("https://api.example.invalid/v1", None),
+            "uses https",
+            "noModel",
+        ),
+    ];
+    for (options, expect, expected_kind) in cases {
+        let (c, _) = client(isolated(options, dir.path()), None).await;
+        let (u, file) = open_copy(&c, dir.path(), OMP).await;
+        let original = std::fs::read(&file).expect("read");
+        let err = c
+            .err(
+                "sessionTree/navigate",
+                json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+            )
+            .await;
+        assert_eq!(kind(&err), expected_kind, "{err}");
+        assert!(
+            err["message"].as_str().is_some_and(|m| m.contains(expect)),
+            "{err}"
+        );
+        assert_eq!(std::fs::read(&file).ok(), Some(original));
+    }
+}
+
+fn command_options(argv: Value) -> Value {
+    json!({"branchSummary": {"enabled": true, "provider": "command", "command": {"argv": argv, "timeoutSeconds": 20}}})
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_command_provider_reads_the_prompt_and_writes_the_summary() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let prompt_file = dir.path().join("prompt.txt");
+    let script = format!("cat > '{}'; echo summary text", prompt_file.display());
+    let (c, _) = client(
+        isolated(command_options(json!(["sh", "-c", script])), dir.path()),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), PI).await;
+    let original = std::fs::read(&file).expect("read");
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": PI_U2, "summarize": "summarize"}),
+        )
+        .await;
+    let summary_id = nav["summaryEntryId"].as_str().expect("summary").to_owned();
+    let line = check_summary_line(&file, &original, &summary_id, (PI_A1, "fromHook", false));
+    assert_eq!(line["summary"], json!(format!("{PREAMBLE}summary text")));
+    assert_eq!(
+        line["details"],
+        json!({"readFiles": [], "modifiedFiles": []})
+    );
+    let prompt = std::fs::read_to_string(&prompt_file).unwrap_or_default();
+    assert!(
+        prompt.contains("untrusted") && prompt.contains("<conversation>\n[User]: Rome"),
+        "{prompt}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_failing_command_is_reported_and_a_cancelled_one_is_killed() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (c, _) = client(
+        isolated(
+            command_options(json!([
+                "sh",
+                "-c",
+                "cat >/dev/null; echo no model here >&2; exit 3"
+            ])),
+            dir.path(),
+        ),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "io");
+    let m = err["message"].as_str().unwrap_or("");
+    assert!(
+        m.contains("exited with code 3") && m.contains("no model here"),
+        "{m}"
+    );
+    assert_eq!(std::fs::read(&file).ok(), Some(original.clone()));
+
+    let pid_file = dir.path().join("pid");
+    let script = format!(
+        "cat >/dev/null; echo $$ > '{}'; exec sleep 30",
+        pid_file.display()
+    );
+    let (c, _) = client(
+        isolated(command_options(json!(["sh", "-c", script])), dir.path()),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let (id, nav) = c
+        .send_id(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    let mut pid = String::new();
+    for _ in 0..100 {
+        pid = std::fs::read_to_string(&pid_file)
+            .unwrap_or_default()
+            .trim()
+            .to_owned();
+        if !pid.is_empty() {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!pid.is_empty(), "the command started");
+    c.notify("$/cancelRequest", json!({"id": id})).await;
+    let nav = tokio::time::timeout(Duration::from_secs(10), nav)
+        .await
+        .expect("in time")
+        .expect("answer");
+    assert_eq!(nav["error"]["code"], json!(-32800), "{nav}");
+    assert_eq!(std::fs::read(&file).ok(), Some(original));
+    let mut alive = true;
+    for _ in 0..100 {
+        let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).unwrap_or_default();
+        // Gone, or a zombie waiting to be reaped.
+        if stat.is_empty() || stat.split(' ').nth(2) == Some("Z") {
+            alive = false;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(!alive, "the command was killed");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_command_from_workspace_configuration_is_never_run() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let marker = dir.path().join("ran");
+    let (c, _) = client(isolated(json!({}), dir.path()), None).await;
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"enabled": true, "provider": "command",
+            "command": ["sh", "-c", format!("touch '{}'; echo pwned", marker.display())]}}}}),
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("never from workspace")),
+        "{err}"
+    );
+    assert!(!marker.exists(), "the workspace's command ran");
+    assert_eq!(std::fs::read(&file).ok(), Some(original));
+    // Workspace configuration may still switch an openai model on.
+    let server = ModelServer::start(Reply::Stream(vec!["From settings."], Duration::ZERO)).await;
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"enabled": true, "provider": "openai",
+            "openai": {"baseUrl": server.base_url, "model": "m"}, "prompt": "auto"}}}}),
+    )
+    .await;
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}From settings."))
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_hook_summary_wins_over_the_model_and_a_hook_may_cancel() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Stream(vec!["unused"], Duration::ZERO)).await;
+    let answer: Answer = Arc::new(|method: &str, params: &Value| {
+        if method != "sessionTree/beforeTree" {
+            return Value::Null;
+        }
+        if params["customInstructions"] == json!("cancel") {
+            json!({"cancel": true})
+        } else {
+            json!({"summary": {"summary": "From the editor.", "details": {"by": "test"}}})
+        }
+    });
+    let (c, _) = client(
+        isolated(openai_options(&server.base_url, None), dir.path()),
+        Some(answer),
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let cancelled = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "custom", "customInstructions": "cancel"}),
+        )
+        .await;
+    assert_eq!(cancelled["cancelled"], json!(true));
+    assert_eq!(cancelled["newLeaf"], json!(A3));
+    assert_eq!(std::fs::read(&file).ok(), Some(original.clone()));
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    let summary_id = nav["summaryEntryId"].as_str().expect("summary").to_owned();
+    let line = check_summary_line(&file, &original, &summary_id, (A1, "fromExtension", true));
+    assert_eq!(line["summary"], json!("From the editor."));
+    assert_eq!(line["details"], json!({"by": "test"}));
+    assert!(server.seen().is_empty(), "the model was not asked");
+    let ev = c
+        .notification("sessionTree/didNavigate", 5)
+        .await
+        .expect("didNavigate");
+    assert_eq!(ev["summaryEntryId"], json!(summary_id));
+    assert_eq!(ev["fromClient"], json!(true));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn no_model_fails_fast_and_nothing_to_summarize_just_moves() {
+    let dir = tempfile::tempdir().expect("tmp");
+    for options in [
+        json!({}),
+        json!({"branchSummary": true}),
+        json!({"branchSummary": {"enabled": false, "provider": "openai", "openai": {"model": "m"}}}),
+        json!({"branchSummary": {"enabled": true, "provider": "client"}}),
+        json!({"branchSummary": {"enabled": true, "provider": "openai"}}),
+    ] {
+        let (c, _) = client(isolated(options.clone(), dir.path()), None).await;
+        let (u, file) = open_copy(&c, dir.path(), OMP).await;
+        let original = std::fs::read(&file).expect("read");
+        let err = c
+            .err(
+                "sessionTree/navigate",
+                json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+            )
+            .await;
+        assert_eq!(kind(&err), "noModel", "{options}: {err}");
+        assert_eq!(std::fs::read(&file).ok(), Some(original), "{options}");
+        let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+        assert_eq!(tree["leaf"], json!(A3));
+        // Nothing abandoned (forward to a descendant): the move goes ahead without a summary.
+        c.ok("sessionTree/navigate", json!({"uri": u, "targetId": A1}))
+            .await;
+        let nav = c
+            .ok(
+                "sessionTree/navigate",
+                json!({"uri": u, "targetId": A3, "summarize": "summarize"}),
+            )
+            .await;
+        assert_eq!(nav["summarySkipped"], json!(true), "{nav}");
+        assert_eq!(nav["newLeaf"], json!(A3));
+        assert_eq!(nav["summaryEntryId"], Value::Null);
+    }
+}
