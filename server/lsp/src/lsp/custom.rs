@@ -59,12 +59,12 @@ pub(crate) const MAX_TEXT_CHARS: usize = 500_000;
 fn check_size(what: &str, value: Option<&str>, max: usize) -> ApiResult<()> {
     match value {
         // Bytes bound characters from above: count only when the bytes exceed the limit.
-        Some(v) if v.len() > max && v.chars().count() > max => Err(ApiError::invalid_params(
-            format!(
+        Some(v) if v.len() > max && v.chars().count() > max => {
+            Err(ApiError::invalid_params(format!(
                 "the {what} has {} characters, more than the {max} allowed; nothing was written",
                 v.chars().count()
-            ),
-        )),
+            )))
+        }
         _ => Ok(()),
     }
 }
