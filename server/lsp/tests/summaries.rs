@@ -840,3 +840,114 @@ async fn no_model_fails_fast_and_nothing_to_summarize_just_moves() {
         assert_eq!(nav["summaryEntryId"], Value::Null);
     }
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_agents_own_settings_files_are_read() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // omp: `branchSummary.enabled` in the agent folder's config.yml; the editor names the model.
+    let omp_dir = dir.path().join("omp-agent");
+    std::fs::create_dir_all(&omp_dir).expect("mkdir");
+    std::fs::write(
+        omp_dir.join("config.yml"),
+        "theme: dark\nbranchSummary:\n  enabled: true\n",
+    )
+    .expect("write");
+    let server = ModelServer::start(Reply::Stream(vec!["Via omp settings."], Duration::ZERO)).await;
+    let options = json!({
+        "ompAgentDir": omp_dir.display().to_string(),
+        "piAgentDir": dir.path().join("no-pi").display().to_string(),
+        "branchSummary": {"provider": "openai", "openai": {"baseUrl": server.base_url, "model": "m"}},
+    });
+    let (c, init) = client(options, None).await;
+    assert_eq!(
+        init["capabilities"]["experimental"]["sessionTree"]["branchSummary"],
+        json!({"enabled": true, "provider": "openai"})
+    );
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    c.ok(
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+    )
+    .await;
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}Via omp settings."))
+    );
+
+    // pi: settings.json is user-level, so a command there runs.
+    let pi_dir = dir.path().join("pi-agent");
+    std::fs::create_dir_all(&pi_dir).expect("mkdir");
+    std::fs::write(
+        pi_dir.join("settings.json"),
+        json!({"branchSummary": {"reserveTokens": 8000, "enabled": true, "provider": "command",
+            "command": ["sh", "-c", "cat >/dev/null; echo from pi settings"]}})
+        .to_string(),
+    )
+    .expect("write");
+    let options = json!({
+        "ompAgentDir": dir.path().join("no-omp").display().to_string(),
+        "piAgentDir": pi_dir.display().to_string(),
+    });
+    let (c, _) = client(options, None).await;
+    let sub = dir.path().join("pi");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let (u, file) = open_copy(&c, &sub, PI).await;
+    c.ok(
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": PI_U2, "summarize": "summarize"}),
+    )
+    .await;
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}from pi settings"))
+    );
+    // pi's own `skipPrompt: true` reads as off.
+    std::fs::write(
+        pi_dir.join("settings.json"),
+        r#"{"branchSummary": {"skipPrompt": true}}"#,
+    )
+    .expect("write");
+    let options = json!({
+        "ompAgentDir": dir.path().join("no-omp").display().to_string(),
+        "piAgentDir": pi_dir.display().to_string(),
+    });
+    let (_c, init) = client(options, None).await;
+    assert_eq!(
+        init["capabilities"]["experimental"]["sessionTree"]["branchSummary"]["enabled"],
+        json!(false)
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_reply_that_is_not_streamed_is_accepted() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+    let base = format!(
+        "http://127.0.0.1:{}/v1",
+        listener.local_addr().expect("addr").port()
+    );
+    tokio::spawn(async move {
+        while let Ok((mut sock, _)) = listener.accept().await {
+            if read_request(&mut sock).await.is_none() {
+                continue;
+            }
+            let body = json!({"choices": [{"index": 0, "message": {"role": "assistant", "content": "One piece."}, "finish_reason": "stop"}]}).to_string();
+            let text = format!(
+                "HTTP/1.1 200 OK\r\ncontent-type: application/json\r\ncontent-length: {}\r\n\r\n{body}",
+                body.len()
+            );
+            let _ = sock.write_all(text.as_bytes()).await;
+        }
+    });
+    let (c, _) = client(isolated(openai_options(&base, None), dir.path()), None).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    c.ok(
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+    )
+    .await;
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}One piece."))
+    );
+}
