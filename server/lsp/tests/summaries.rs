@@ -951,3 +951,30 @@ async fn a_reply_that_is_not_streamed_is_accepted() {
         json!(format!("{PREAMBLE}One piece."))
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_model_slower_than_the_timeout_fails_and_writes_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Hang).await;
+    let mut options = openai_options(&server.base_url, None);
+    options["branchSummary"]["openai"]["timeoutSeconds"] = json!(1);
+    let (c, _) = client(isolated(options, dir.path()), None).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "io", "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("did not finish within 1 s")),
+        "{err}"
+    );
+    assert_eq!(std::fs::read(&file).ok(), Some(original));
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3));
+}
