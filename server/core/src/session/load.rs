@@ -60,7 +60,22 @@ impl Session {
     /// Opens a session file (`SessionManager.open`), without modifying it.
     pub fn open(path: impl AsRef<Path>, options: OpenOptions) -> Result<Session> {
         let path = path.as_ref();
+        // A device, FIFO or folder is never a session: opening a FIFO or reading `/dev/zero`
+        // would not end. Checked before opening (opening a FIFO blocks) and again after.
+        let not_regular = |meta: std::fs::Metadata| !meta.is_file();
+        if std::fs::metadata(path).is_ok_and(not_regular) {
+            return Err(Error::InvalidHeader {
+                path: path.to_path_buf(),
+                detail: "it is not a regular file".to_owned(),
+            });
+        }
         let file = File::open(path).map_err(|e| Error::io("cannot read", path, e))?;
+        if file.metadata().is_ok_and(not_regular) {
+            return Err(Error::InvalidHeader {
+                path: path.to_path_buf(),
+                detail: "it is not a regular file".to_owned(),
+            });
+        }
         let identity = super::persist::FileIdentity::of(&file);
         let outcome = read_lines(&file, 1, true).map_err(|e| Error::io("cannot read", path, e))?;
         Session::from_outcome(path.to_path_buf(), outcome, identity, options)

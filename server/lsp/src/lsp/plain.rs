@@ -70,7 +70,7 @@ fn symbol(session: &Session, index: usize) -> Option<lsp::DocumentSymbol> {
     }
     let range = line_range(entry);
     Some(lsp::DocumentSymbol {
-        name,
+        name: crate::rows::drawable(&name),
         detail: Some(entry.id().unwrap_or("(no id)").to_owned()),
         kind: symbol_kind(entry, role),
         tags: None,

@@ -10,6 +10,26 @@ use sessiontree_protocol::{self as proto, CharRange, FilterMode};
 use std::collections::HashSet;
 use std::path::Path;
 
+/// Text a panel can draw: every C0 control character and DEL becomes its visible Control
+/// Pictures symbol (ESC → `␛`), one character for one, so match ranges stay valid and no
+/// terminal escape sequence reaches a terminal panel (Neovim) or a tree view.
+pub fn drawable(text: &str) -> String {
+    if !text.chars().any(is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{7f}' => '\u{2421}',
+            c if c < ' ' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            c => c,
+        })
+        .collect()
+}
+
+fn is_control(c: char) -> bool {
+    c < ' ' || c == '\u{7f}'
+}
+
 fn filter(f: FilterMode) -> view::FilterMode {
     match f {
         FilterMode::Default => view::FilterMode::Default,
@@ -49,9 +69,9 @@ pub fn compute_rows(
             kind: r.kind.clone(),
             role: r.role.clone(),
             depth: u32_of(r.depth),
-            prefix: r.prefix.clone().unwrap_or_default(),
-            text: r.text.clone(),
-            label: r.label.clone(),
+            prefix: drawable(r.prefix.as_deref().unwrap_or_default()),
+            text: drawable(&r.text),
+            label: r.label.as_deref().map(drawable),
             on_active_path: r.on_active_path,
             is_leaf: r.is_leaf,
             has_children: r.has_children,
@@ -70,7 +90,7 @@ pub fn compute_rows(
         revision,
         leaf: session.leaf_id().map(str::to_owned),
         rows,
-        lines: v.text_lines().to_vec(),
+        lines: v.text_lines().iter().map(|l| drawable(l)).collect(),
         selection: v.selected_id().map(str::to_owned),
         window_start: u32_of(window.start),
         total_rows: u32_of(v.rows.len()),
@@ -102,11 +122,8 @@ pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> pro
                 depth: u32_of(depth),
                 kind: entry.kind().to_owned(),
                 role,
-                preview,
-                label: entry
-                    .id()
-                    .and_then(|id| session.label(id))
-                    .map(str::to_owned),
+                preview: drawable(&preview),
+                label: entry.id().and_then(|id| session.label(id)).map(drawable),
                 timestamp: entry.timestamp.as_deref().map(str::to_owned),
                 line: u32_of(entry.line),
                 child_count: u32_of(tree.children(index).len()),

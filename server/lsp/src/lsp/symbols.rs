@@ -71,7 +71,7 @@ impl SymbolIndex {
             .filter(|e| e.line > 0)
             .filter_map(|e| {
                 Some(Item {
-                    name: render::preview(e),
+                    name: crate::rows::drawable(&render::preview(e)),
                     id: e.id()?.to_owned(),
                     line: e.line,
                     width: to_proto::u32_of(e.raw.encode_utf16().count()),
