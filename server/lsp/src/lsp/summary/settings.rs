@@ -139,13 +139,19 @@ impl Effective {
             .filter(|p| self.enabled && !matches!(p, Provider::Client))
     }
 
-    /// The conversation budget for a provider (context window minus the reserve; 0 = no limit).
+    /// The conversation budget for a provider (context window minus the reserve, at least a
+    /// quarter of the window).
     pub fn budget(&self, provider: &Provider) -> usize {
         let window = match provider {
             Provider::OpenAi(c) => c.context_window,
             _ => sessiontree_core::summary::DEFAULT_CONTEXT_WINDOW as u64,
         };
-        usize::try_from(window.saturating_sub(self.reserve_tokens)).unwrap_or(0)
+        // A reserve as large as the window still leaves the model a quarter of it.
+        let budget = window
+            .saturating_sub(self.reserve_tokens)
+            .max(window / 4)
+            .max(1);
+        usize::try_from(budget).unwrap_or(usize::MAX)
     }
 
     /// Why no server-side summary can be written (for `noModel`).
@@ -387,6 +393,14 @@ pub fn agent_layer(omp_agent_dir: Option<&Path>, pi_agent_dir: Option<&Path>) ->
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn budgets() {
+        let mut e = SummaryConfig::default().effective();
+        assert_eq!(e.budget(&Provider::Client), 128_000 - 16_384);
+        e.reserve_tokens = 1_000_000;
+        assert_eq!(e.budget(&Provider::Client), 32_000);
+    }
 
     #[test]
     fn defaults_are_off() {
