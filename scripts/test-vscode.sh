@@ -68,6 +68,10 @@ enc=$(node -e '
 SESS_DIR=$AGENT/sessions/$enc; mkdir -p "$SESS_DIR"
 SESSION=$SESS_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000002.jsonl
 cp "$ROOT/examples/csv-importer.omp.jsonl" "$SESSION"
+# The same conversation written by pi, where pi keeps this project's sessions (older: opens second).
+PI_DIR=$RUN/pi-agent/sessions/--$(printf '%s' "${WS#/}" | tr '/\\:' '---')--; mkdir -p "$PI_DIR"
+cp "$ROOT/examples/csv-importer.pi.jsonl" "$PI_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000001.jsonl"
+touch -d '1 hour ago' "$PI_DIR"/*.jsonl
 # A bigger, older session (2000 entries) for the windowed tree: older, so the example opens first.
 "$BIN" generate --entries 2000 --seed 7 --out "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl" >/dev/null
 touch -d '2 hours ago' "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl"
@@ -82,7 +86,7 @@ node -e '
     "telemetry.telemetryLevel": "off", "update.mode": "none", "security.workspace.trust.enabled": false,
     "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden",
     "git.enabled": false, "git.openRepositoryInParentFolders": "never", "terminal.integrated.sendKeybindingsToShell": false,
-    "sessiontree.serverPath": bin, "sessiontree.maxRows": 300, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent + "-pi",
+    "sessiontree.serverPath": bin, "sessiontree.maxRows": 300, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent.replace(/omp-agent$/, "pi-agent"),
   }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT"
 export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
 export SESSIONTREE_TEST_STATE=$RUN/state.json RUST_LOG=${RUST_LOG:-info}

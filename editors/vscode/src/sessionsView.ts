@@ -25,9 +25,14 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
 
   async refresh(): Promise<SessionInfo[]> {
     const res = await this.api.listSessions({});
+    // Redraw only on a real change: a redraw retires the rendered items' commands, and a click
+    // landing on a retired item fails ("command not found").
+    const key = (list: SessionInfo[]) =>
+      JSON.stringify(list.map((x) => [x.uri, x.name, x.firstUserMessage, x.liveWriter, Math.floor(x.modifiedMs / 60_000)]));
+    const changed = key(res.sessions) !== key(this.sessions);
     this.sessions = res.sessions;
     this.view.message = this.sessions.length ? undefined : 'No omp/pi sessions for this workspace.';
-    this.emitter.fire(undefined);
+    if (changed) this.emitter.fire(undefined);
     return this.sessions;
   }
 

@@ -73,13 +73,25 @@ const treeRow = (text) => treeRows().filter({ hasText: text }).first();
 const rowTexts = async () => (await treeRows().allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
 
 async function palette(cmd, pick = cmd) {
-  await page.keyboard.press('F1');
   const input = page.locator('.quick-input-widget input');
-  await input.waitFor({ state: 'visible', timeout: 10000 });
-  await input.fill('>' + cmd);
-  const row = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
-  await row.waitFor({ timeout: 10000 });
-  await row.click(); // not Enter: the palette may rank another command first
+  for (let attempt = 0; ; attempt++) {
+    try {
+      // A terminal taking focus can close the palette or keep F1: focus the editor area and retry.
+      if (attempt > 0) {
+        await page.keyboard.press('Escape');
+        await page.locator('.part.editor').click({ position: { x: 200, y: 200 } }).catch(() => {});
+      }
+      await page.keyboard.press('F1');
+      await input.waitFor({ state: 'visible', timeout: 3000 });
+      await input.fill('>' + cmd, { timeout: 3000 });
+      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
+      await row.waitFor({ timeout: 5000 });
+      await row.click({ timeout: 3000 }); // not Enter: the palette may rank another command first
+      return;
+    } catch (e) {
+      if (attempt >= 2) throw e;
+    }
+  }
 }
 async function quickInput(text) {
   const input = page.locator('.quick-input-widget input');
@@ -93,6 +105,14 @@ async function shootPanel(name) {
   const box = await sidebar.boundingBox();
   const width = Math.round((box?.x ?? 0) + (box?.width ?? 600));
   await page.screenshot({ path: path.join(outDir, name), clip: { x: 0, y: 0, width, height: 1100 } });
+}
+const sessionsHeader = () => sidebar.locator('.pane-header', { hasText: 'Sessions' }).first();
+async function expandSessions() {
+  if ((await sessionsHeader().getAttribute('aria-expanded')) !== 'true') await sessionsHeader().click();
+  await page.waitForTimeout(800); // the view lists the sessions again when it comes into sight
+}
+async function collapseSessions() {
+  if ((await sessionsHeader().getAttribute('aria-expanded')) === 'true') await sessionsHeader().click();
 }
 async function focusTree() {
   await palette('Session Tree: /tree');
@@ -282,6 +302,17 @@ await check('a summary supplied through the beforeTree hook lands as a branch su
   return { decision: s.navigate.decision, summaryEntryId: s.navigate.summaryEntryId };
 });
 
+await check('Shift+L labels the selected entry and the label appears', async () => {
+  await focusTree();
+  await page.keyboard.press('Shift+KeyL');
+  await quickInput('bench-start');
+  await page.keyboard.press('Enter');
+  await treeRow('[bench-start]').waitFor({ timeout: 8000 });
+  const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
+  await shootPanel('vscode-label.png');
+  return s.labels;
+});
+
 await check('Enter on a row selects it (navigates)', async () => {
   await focusTree();
   const before = readState().navigate;
@@ -300,17 +331,6 @@ await check('Enter on a row selects it (navigates)', async () => {
   if (s.navigate.error) throw new Error(s.navigate.error);
   if (s.navigate.targetId === leaf) throw new Error('Enter navigated to the leaf, not the focused row');
   return { targetId: s.navigate.targetId, decision: s.navigate.decision };
-});
-
-await check('Shift+L labels the selected entry and the label appears', async () => {
-  await focusTree();
-  await page.keyboard.press('Shift+KeyL');
-  await quickInput('bench-start');
-  await page.keyboard.press('Enter');
-  await treeRow('[bench-start]').waitFor({ timeout: 8000 });
-  const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
-  await shootPanel('vscode-label.png');
-  return s.labels;
 });
 
 await check('search highlights matches and shows in the description', async () => {
@@ -428,12 +448,12 @@ await check('/tree with the side bar hidden offers a quick pick of the rows', as
 });
 
 await check('a 2000-entry session shows a window of rows with pagers; paging moves the window', async () => {
-  await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click(); // expand
+  await expandSessions();
   const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: 'Synthetic session (seed 7)' }).first();
   await row.waitFor({ timeout: 8000 });
   await row.click();
   const s = await waitState((s) => s.session?.includes('synthetic') && s.window?.total > s.window?.rows, 'the windowed big session', 20000);
-  await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click(); // collapse again
+  await collapseSessions();
   // The window is around the leaf (revealed at the bottom): Home goes to the first item, the pager.
   await page.waitForTimeout(1000); // let the reveal of the leaf settle
   const focusedRow = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused');
@@ -448,6 +468,20 @@ await check('a 2000-entry session shows a window of rows with pagers; paging mov
   await page.keyboard.press('Enter');
   const s2 = await waitState((x) => x.window?.start < s.window.start, 'the window to move up', 20000);
   return { before: s.window, after: s2.window };
+});
+
+await check('a pi session (pi\'s own folder) opens with its rows; the hand-off runs pi --session', async () => {
+  await expandSessions();
+  const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: /· pi/ }).first();
+  await row.waitFor({ timeout: 8000 });
+  await row.click();
+  const s = await waitState((s) => s.session?.includes('/pi-agent/'), 'the pi session', 15000);
+  await collapseSessions();
+  await treeRow('PR opened').waitFor({ timeout: 8000 });
+  await palette("Session Tree: Continue in the Agent's CLI");
+  const h = await waitState((x) => x.handOff?.command === 'pi', 'pi hand-off', 5000);
+  if (h.handOff.args[0] !== '--session') throw new Error(JSON.stringify(h.handOff));
+  return { rows: s.lines.length, handOff: h.handOff.command + ' ' + h.handOff.args[0] };
 });
 
 await check('after "Restart the Server" the session reopens and follows appends again', async () => {
