@@ -394,3 +394,65 @@ async fn hostile_files_load_and_render_safely() {
     assert_eq!(std::fs::read(&file).expect("read"), before);
     alive(&c, &u).await;
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn open_is_refused_outside_the_workspace_and_the_session_roots() {
+    let home = tempfile::tempdir().expect("tempdir");
+    let elsewhere = tempfile::tempdir().expect("tempdir");
+    let h = home.path();
+    let workspace = h.join("project");
+    let agent_sessions = h.join(".omp/agent/sessions/-project");
+    let extra = h.join("extra");
+    for d in [&workspace, &agent_sessions, &extra] {
+        std::fs::create_dir_all(d).expect("mkdir");
+    }
+    let inside = copy_fixture(OMP, &workspace, "w.jsonl");
+    let in_agent = copy_fixture(OMP, &agent_sessions, "a.jsonl");
+    let in_extra = copy_fixture(OMP, &extra, "e.jsonl");
+    let outside = copy_fixture(OMP, elsewhere.path(), "o.jsonl");
+    let before = std::fs::read(&outside).expect("read");
+    let link = workspace.join("link.jsonl");
+    std::os::unix::fs::symlink(&outside, &link).expect("symlink");
+    let c = Client::start(None);
+    let options = json!({"home": h, "ompAgentDir": h.join(".omp/agent"), "piAgentDir": h.join(".pi/agent"),
+                         "extraRoots": [extra]});
+    c.ok(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "capabilities": {}, "initializationOptions": options,
+               "workspaceFolders": [{"uri": uri(&workspace), "name": "project"}]}),
+    )
+    .await;
+    c.notify("initialized", json!({})).await;
+    for ok in [&inside, &in_agent, &in_extra] {
+        c.ok("sessionTree/open", json!({"uri": uri(ok)})).await;
+    }
+    let escapes = [
+        uri(&outside),
+        uri(&link),
+        format!(
+            "file://{}/../../{}",
+            workspace.display(),
+            outside.strip_prefix("/").expect("absolute").display()
+        ),
+        "file:///etc/passwd".to_owned(),
+    ];
+    for bad in &escapes {
+        let msg = c.request("sessionTree/open", json!({"uri": bad})).await;
+        assert_eq!(kind(&msg), "invalidParams", "{bad}: {msg}");
+        assert!(
+            msg["error"]["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("outside")),
+            "{msg}"
+        );
+        let msg = c
+            .request("sessionTree/append", json!({"uri": bad, "text": "x"}))
+            .await;
+        assert_eq!(kind(&msg), "sessionNotFound", "{bad}: {msg}");
+    }
+    assert_eq!(std::fs::read(&outside).expect("read"), before);
+    println!(
+        "roots: 3 files inside the workspace / agent folder / extra root opened, {} escapes refused",
+        escapes.len()
+    );
+}

@@ -69,6 +69,14 @@ fn check_size(what: &str, value: Option<&str>, max: usize) -> ApiResult<()> {
     }
 }
 
+fn outside_roots(path: &std::path::Path) -> ApiError {
+    ApiError::invalid_params(format!(
+        "{} is outside the workspace folders, the extra roots and the agents' session folders; \
+         nothing was read (add its folder to initializationOptions.extraRoots)",
+        path.display()
+    ))
+}
+
 fn now_ms() -> i64 {
     std::time::SystemTime::now()
         .duration_since(std::time::UNIX_EPOCH)
@@ -116,11 +124,48 @@ impl Backend {
 
     pub(crate) async fn open(&self, p: proto::OpenParams) -> ApiResult<proto::OpenResult> {
         let path = to_proto::path_of(&p.uri)?;
+        self.check_inside_roots(&path)?;
         let handle = self.registry.open(&path);
         self.protocol_open.insert(handle.path.clone());
         handle
             .read(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
             .await
+    }
+
+    /// The security policy (docs/security.md): once the client named any root (a workspace
+    /// folder, `rootUri` or `extraRoots`), `open` reaches only files inside those roots and the
+    /// agents' session folders, judged on the real path (symlinks and `..` resolved). A client
+    /// that named no root at all (a lone file in a plain LSP editor) is not restricted.
+    fn check_inside_roots(&self, path: &std::path::Path) -> ApiResult<()> {
+        let locations = self.locations();
+        let mut roots = self.workspace_folders();
+        roots.extend(locations.extra_roots.iter().cloned());
+        if roots.is_empty() {
+            return Ok(());
+        }
+        roots.extend(locations.omp_sessions.iter().cloned());
+        roots.extend(locations.pi_sessions.iter().cloned());
+        let real = match std::fs::canonicalize(path) {
+            Ok(real) => real,
+            // Missing: judge the path as written, refusing any `..` in it.
+            Err(_)
+                if path
+                    .components()
+                    .any(|c| c == std::path::Component::ParentDir) =>
+            {
+                return Err(outside_roots(path))
+            }
+            Err(_) => path.to_path_buf(),
+        };
+        let inside = roots.iter().any(|root| {
+            let root = std::fs::canonicalize(root).unwrap_or_else(|_| root.clone());
+            real.starts_with(&root)
+        });
+        if inside {
+            Ok(())
+        } else {
+            Err(outside_roots(path))
+        }
     }
 
     pub(crate) async fn close(&self, p: proto::OpenParams) -> ApiResult<proto::CloseResult> {
