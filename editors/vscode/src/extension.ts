@@ -3,7 +3,6 @@
  * commands, and opens the session an agent is writing (else the newest). Wiring only; each view
  * and flow lives in its own module.
  */
-import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { Api } from './api';
 import { errorMessage } from './errors';
@@ -120,16 +119,18 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   });
   reg('sessiontree.refreshSessions', guard(() => sessions.refresh()));
   reg('sessiontree.refresh', guard(() => ctl.refresh()));
-  reg('sessiontree.navigate', (id?: string) => flows.navigate(f, id));
+  // Entry commands get an entry id (a row's own command), a row (item menus), or nothing (keys,
+  // palette: the selection).
+  type EntryArg = string | { row?: { id?: string | null } } | undefined;
+  const idOf = (arg: EntryArg) => (typeof arg === 'string' ? arg : (arg?.row?.id ?? undefined));
+  reg('sessiontree.navigate', (arg?: EntryArg) => flows.navigate(f, idOf(arg)));
   reg('sessiontree.select', () => flows.navigate(f, undefined));
-  reg('sessiontree.navigateWithSummary', (node?: { row?: { id?: string | null } }) =>
-    flows.navigate(f, node?.row?.id ?? undefined, true),
-  );
+  reg('sessiontree.navigateWithSummary', (arg?: EntryArg) => flows.navigate(f, idOf(arg), true));
   reg('sessiontree.tree', () => flows.treeCommand(f));
-  reg('sessiontree.branch', (id?: string) => flows.branch(f, typeof id === 'string' ? id : undefined));
-  reg('sessiontree.branchHere', (node?: { row?: { id?: string | null } }) => flows.branch(f, node?.row?.id ?? undefined));
-  reg('sessiontree.label', (node?: { row?: { id?: string | null } }) => flows.label(f, node?.row?.id ?? undefined));
-  reg('sessiontree.clearLabel', (node?: { row?: { id?: string | null } }) => flows.label(f, node?.row?.id ?? undefined, true));
+  reg('sessiontree.branch', (arg?: EntryArg) => flows.branch(f, idOf(arg)));
+  reg('sessiontree.branchHere', (arg?: EntryArg) => flows.branch(f, idOf(arg)));
+  reg('sessiontree.label', (arg?: EntryArg) => flows.label(f, idOf(arg)));
+  reg('sessiontree.clearLabel', (arg?: EntryArg) => flows.label(f, idOf(arg), true));
   reg('sessiontree.search', () => flows.search(f));
   reg('sessiontree.clearSearch', guard(() => ctl.setSearch('')));
   reg('sessiontree.filterNext', guard(() => ctl.cycle(1)));
@@ -156,11 +157,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.pageWindow', (direction?: number) => tree.page(direction === -1 ? -1 : 1));
   reg('sessiontree.followOn', () => ctl.setFollow(true));
   reg('sessiontree.followOff', () => ctl.setFollow(false));
-  reg('sessiontree.handOff', () => {
-    const cwd = ctl.info?.cwd;
-    if (cwd && !fs.existsSync(cwd) && ctl.info) ctl.info = { ...ctl.info, cwd: '' };
-    flows.handOff(f);
-  });
+  reg('sessiontree.handOff', () => flows.handOff(f));
   reg('sessiontree.focusChat', () => chat.focus());
   reg('sessiontree.restartServer', async () => {
     try {

@@ -4,6 +4,7 @@
  * server), labels, search, the `/tree` quick pick, and handing the session to the agent's CLI.
  * Every decision (where the leaf goes, what text returns, which entries qualify) is the server's.
  */
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { errorMessage, isCancellation } from './errors';
 import type { ChatProvider } from './chatView';
@@ -265,7 +266,9 @@ export function handOff(f: Flows): void {
     file,
     info.dialect === 'pi' ? cfg.get<string>('piCommand') : cfg.get<string>('ompCommand'),
   );
-  const term = vscode.window.createTerminal({ name: `${command} — ${info.name ?? info.sessionId}`, cwd: info.cwd || undefined });
+  // The session's own working directory when it exists here (the agent resolves paths from it).
+  const cwd = info.cwd && fs.existsSync(info.cwd) ? info.cwd : undefined;
+  const term = vscode.window.createTerminal({ name: `${command} — ${info.name ?? info.sessionId}`, cwd });
   term.show();
   term.sendText([command, ...args].map(shellQuote).join(' '));
   f.record('handOff', { command, args });

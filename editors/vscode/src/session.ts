@@ -55,7 +55,8 @@ export class SessionController implements vscode.Disposable {
   }
 
   get leaf(): string | undefined {
-    return this.rows?.leaf ?? this.info?.leaf ?? undefined;
+    // `null` in the rows is a real answer (the leaf was reset to before the first entry).
+    return this.rows ? (this.rows.leaf ?? undefined) : (this.info?.leaf ?? undefined);
   }
 
   async open(uri: string): Promise<OpenResult> {

@@ -152,3 +152,12 @@ test('paging centres the next window on the edge row; a pick or the leaf ends it
   assert.equal((api.calls.at(-1)?.params as RowsParams).height, 0);
   delete settings['sessiontree.maxRows'];
 });
+
+test('a reset leaf (null in the rows) is not replaced by the leaf seen at open', async () => {
+  const { api, ctl } = setup();
+  await ctl.open('file:///a.jsonl');
+  assert.equal(ctl.leaf, 'L1');
+  (api as unknown as { leaf: string | null }).leaf = null;
+  await ctl.refresh({ reason: 'navigate', revealLeaf: true });
+  assert.equal(ctl.leaf, undefined);
+});
