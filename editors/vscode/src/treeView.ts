@@ -33,6 +33,7 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
   readonly onDidChangeTreeData = this.emitter.event;
   private nodes: RowNode[] = [];
   private edges: MoreNode[] = [];
+  private shown = '';
   private byKey = new Map<string, RowNode>();
   readonly view: vscode.TreeView<TreeNode>;
   private readonly subs: vscode.Disposable[] = [];
@@ -85,7 +86,15 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     if (after > 0) this.edges.push({ key: 'more:1', more: 1, count: after });
     this.byKey = new Map(this.nodes.map((n) => [n.key, n]));
     this.describe();
-    this.emitter.fire(undefined);
+    // Redraw only when something on screen changed: a redraw retires the items' commands, so a
+    // click landing during one is lost (one navigation fetches the rows twice: its answer and
+    // the server's didChange).
+    // eslint-disable-next-line @typescript-eslint/no-unused-vars -- `selected` echoes our own selection
+    const shown = JSON.stringify([res?.windowStart, res?.totalRows, rows.map(({ selected, ...rest }) => rest)]);
+    if (shown !== this.shown) {
+      this.shown = shown;
+      this.emitter.fire(undefined);
+    }
     const target = revealLeaf ? this.ctl.leaf : this.ctl.selectedId;
     if (target && this.view.visible) {
       const node = this.byKey.get(`e:${target}`);
