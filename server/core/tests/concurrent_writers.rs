@@ -69,7 +69,8 @@ fn a_second_process_appending_in_pieces_never_tears_a_line() {
 
     // Start once the writer is writing, and keep pace with it, so the two really overlap.
     let initial = std::fs::metadata(&path).unwrap().len();
-    while std::fs::metadata(&path).unwrap().len() == initial {
+    while std::fs::metadata(&path).unwrap().len() == initial && writer.try_wait().unwrap().is_none()
+    {
         std::thread::sleep(std::time::Duration::from_micros(100));
     }
     let mut ours = Vec::new();
