@@ -47,6 +47,7 @@ step typecheck npm run -s typecheck
 step lint npm run -s lint
 if npm run -s test:unit >"$RUN/log-unit.txt" 2>&1; then ur=0; else ur=1; fi
 up=$(sed -n 's/^# pass \([0-9]*\)$/\1/p' "$RUN/log-unit.txt"); uf=$(sed -n 's/^# fail \([0-9]*\)$/\1/p' "$RUN/log-unit.txt")
+[ -z "$up" ] && uf=1   # no summary line: the runner did not finish
 up=${up:-0}; uf=${uf:-0}; [ "$ur" != 0 ] && [ "$uf" = 0 ] && uf=1
 pass=$((pass + up)); fail=$((fail + uf))
 printf '%-4s        unit tests: %s passed, %s failed\n' "$([ "$uf" = 0 ] && echo ok || echo FAIL)" "$up" "$uf"

@@ -41,7 +41,15 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     view.webview.options = { enableScripts: true };
     view.webview.html = html(view.webview.cspSource);
     view.webview.onDidReceiveMessage((m: FromPage) => this.onMessage(m));
-    view.onDidDispose(() => (this.view = undefined));
+    // A hidden or closed page sends no blur: clear the focus key so the keys free up elsewhere.
+    const unfocus = () => void vscode.commands.executeCommand('setContext', 'sessiontree.chatFocused', false);
+    view.onDidChangeVisibility(() => {
+      if (!view.visible) unfocus();
+    });
+    view.onDidDispose(() => {
+      this.view = undefined;
+      unfocus();
+    });
   }
 
   get transcript(): readonly ChatMessage[] {

@@ -84,14 +84,14 @@ async function palette(cmd, pick = cmd) {
       await page.keyboard.press('F1');
       await input.waitFor({ state: 'visible', timeout: 3000 });
       await input.fill('>' + cmd, { timeout: 3000 });
-      const row = page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first();
-      await row.waitFor({ timeout: 5000 });
-      await row.click({ timeout: 3000 }); // not Enter: the palette may rank another command first
-      return;
+      await page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first().waitFor({ timeout: 5000 });
+      break;
     } catch (e) {
       if (attempt >= 2) throw e;
     }
   }
+  // Click (not Enter: the palette may rank another command first), once: the command runs on it.
+  await page.locator('.quick-input-list .monaco-list-row', { hasText: pick }).first().click({ noWaitAfter: true });
 }
 async function quickInput(text) {
   const input = page.locator('.quick-input-widget input');
@@ -415,6 +415,22 @@ await check('filter keys also work while the chat has focus (Ctrl+O, Alt+D)', as
   await waitState((s) => s.filter === 'noTools', 'filter noTools from chat', 5000);
   await page.keyboard.press('Alt+KeyD');
   await waitState((s) => s.filter === 'default', 'filter default from chat', 5000);
+});
+
+await check('outside the tree and the chat, Ctrl+O is VS Code\'s own again (Open File)', async () => {
+  // Focus the file explorer (the Session Tree views are hidden then, the chat included).
+  await page.keyboard.press('Alt+KeyD'); // from the chat: back to the default filter first
+  await waitState((s) => s.filter === 'default', 'filter default', 5000);
+  await page.locator('.part.activitybar [aria-label^="Explorer"]').first().click();
+  await sidebar.locator('.composite.title', { hasText: /explorer/i }).first().waitFor({ timeout: 5000 });
+  await page.waitForTimeout(500);
+  await page.keyboard.press('Control+KeyO');
+  await page.locator('.quick-input-widget', { hasText: 'Open File' }).waitFor({ timeout: 5000 });
+  await page.keyboard.press('Escape');
+  await page.waitForTimeout(300);
+  if (readState().filter !== 'default') throw new Error('the filter changed: ' + readState().filter);
+  await palette('View: Show Session Tree', 'Show Session Tree'); // opens the container whatever its state
+  await sidebar.locator('.pane-header', { hasText: 'Chat' }).first().waitFor({ timeout: 5000 });
 });
 
 await check('Escape twice on the empty chat input opens the tree', async () => {
