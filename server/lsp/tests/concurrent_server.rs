@@ -1,0 +1,151 @@
+//! The real server appending while a second process appends to the same session (half of its
+//! lines in two pieces under `flock`, half in one unlocked write, as the agents do): no line torn
+//! or interleaved, every line of both sides present, and the server's view equal to a fresh load.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod support;
+
+use serde_json::{json, Value};
+use sessiontree_core::{OpenOptions, Session};
+use std::collections::HashSet;
+use std::io::BufReader;
+use std::process::{Command, Stdio};
+use support::*;
+
+const LINES: usize = 200;
+
+const WRITER: &str = r#"
+import fcntl, os, random, sys, time
+path, n = sys.argv[1], int(sys.argv[2])
+fd = os.open(path, os.O_WRONLY | os.O_APPEND)
+rng = random.Random(11)
+for i in range(n):
+    line = ('{"type":"custom","customType":"agent","data":{"n":%d},"id":"w%07d",'
+            '"parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n' % (i, i)).encode()
+    if i % 2 == 0:
+        cut = rng.randrange(1, len(line))
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        os.write(fd, line[:cut])
+        time.sleep(0.0005)
+        os.write(fd, line[cut:])
+        fcntl.flock(fd, fcntl.LOCK_UN)
+    else:
+        os.write(fd, line)
+    time.sleep(rng.random() * 0.002)
+os.close(fd)
+"#;
+
+#[test]
+fn the_server_and_an_agent_appending_at_once_lose_nothing() {
+    if Command::new("python3").arg("-c").arg("0").status().is_err() {
+        eprintln!("python3 not found; skipped");
+        return;
+    }
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .arg("lsp")
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("spawn");
+    let mut stdin = child.stdin.take().expect("stdin");
+    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+    let mut next = 0i64;
+    let mut request = |method: &str, params: Value| -> Value {
+        next += 1;
+        write_msg(
+            &mut stdin,
+            &json!({"jsonrpc":"2.0","id":next,"method":method,"params":params}),
+        );
+        loop {
+            let msg = read_msg(&mut stdout).expect("a response");
+            if msg.get("id") == Some(&json!(next)) && msg.get("method").is_none() {
+                return msg;
+            }
+        }
+    };
+    request(
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{}}),
+    );
+    let u = uri(&file);
+    let open = request("sessionTree/open", json!({"uri": u}));
+    assert!(open.get("result").is_some(), "{open}");
+
+    let mut writer = Command::new("python3")
+        .arg("-c")
+        .arg(WRITER)
+        .arg(&file)
+        .arg(LINES.to_string())
+        .spawn()
+        .expect("writer");
+    let mut ours = Vec::new();
+    let mut busy = 0;
+    let mut writer_done = false;
+    while ours.len() < LINES || !writer_done {
+        writer_done = writer_done || writer.try_wait().expect("wait").is_some();
+        let msg = request(
+            "sessionTree/append",
+            json!({"uri": u, "text": format!("server {}", ours.len())}),
+        );
+        match msg["result"]["entryId"].as_str() {
+            Some(id) => ours.push(id.to_owned()),
+            None if msg["error"]["data"]["kind"] == json!("writerBusy") => busy += 1,
+            None => panic!("append failed: {msg}"),
+        }
+    }
+    assert!(writer.wait().expect("wait").success());
+    // One more append reads whatever the writer added last before writing.
+    let last = request("sessionTree/append", json!({"uri": u, "text": "last"}));
+    ours.push(last["result"]["entryId"].as_str().expect("id").to_owned());
+
+    let text = std::fs::read_to_string(&file).expect("read");
+    let mut ids = HashSet::new();
+    for (n, line) in text.lines().enumerate() {
+        let value: Value = serde_json::from_str(line)
+            .unwrap_or_else(|e| panic!("line {} is torn ({e}): {line}", n + 1));
+        if let Some(id) = value["id"].as_str() {
+            ids.insert(id.to_owned());
+        }
+    }
+    for i in 0..LINES {
+        assert!(ids.contains(&format!("w{i:07}")), "writer line {i} missing");
+    }
+    for id in &ours {
+        assert!(ids.contains(id), "server entry {id} missing");
+    }
+    let fresh = Session::open(&file, OpenOptions::default()).expect("loads");
+    assert!(fresh.diagnostics().is_empty(), "{:?}", fresh.diagnostics());
+    let tree = request("sessionTree/tree", json!({"uri": u}));
+    let served: HashSet<String> = tree["result"]["nodes"]
+        .as_array()
+        .expect("nodes")
+        .iter()
+        .filter_map(|n| n["id"].as_str().map(str::to_owned))
+        .collect();
+    let loaded: HashSet<String> = fresh
+        .entries()
+        .iter()
+        .filter_map(|e| e.id().map(str::to_owned))
+        .collect();
+    assert_eq!(
+        tree["result"]["total"].as_u64(),
+        Some(fresh.entries().len() as u64)
+    );
+    assert!(
+        served == loaded,
+        "the server's view differs from a fresh load"
+    );
+    assert_eq!(
+        tree["result"]["leaf"].as_str(),
+        ours.last().map(String::as_str)
+    );
+    child.kill().ok();
+    child.wait().ok();
+    println!(
+        "server + agent: server {} lines, second process {LINES} lines, {busy} writerBusy answers retried; nothing torn or lost",
+        ours.len()
+    );
+}
