@@ -67,17 +67,7 @@ impl Session {
                 extra.insert("additionalDirectories".into(), dirs.clone());
             }
         }
-        let dir = self
-            .file
-            .path()
-            .and_then(|p| p.parent())
-            .map(std::path::Path::to_path_buf);
-        let options = OpenOptions {
-            dialect: Some(self.dialect),
-            clock: Arc::clone(&self.clock),
-            ids,
-            sync: self.sync,
-        };
+        let (dir, options) = self.sibling_options(ids);
         let cwd = self.cwd().to_owned();
         let mut fork = Session::create_with_header(
             self.dialect,
@@ -130,17 +120,7 @@ impl Session {
                 p.to_string_lossy().into_owned().into(),
             );
         }
-        let dir = self
-            .file
-            .path()
-            .and_then(|p| p.parent())
-            .map(std::path::Path::to_path_buf);
-        let options = OpenOptions {
-            dialect: Some(self.dialect),
-            clock: Arc::clone(&self.clock),
-            ids,
-            sync: self.sync,
-        };
+        let (dir, options) = self.sibling_options(ids);
         let mut session = Session::create_with_header(
             self.dialect,
             self.cwd(),
@@ -153,5 +133,22 @@ impl Session {
             session.ensure_on_disk()?;
         }
         Ok(session)
+    }
+
+    /// Where a session made from this one lives (this file's folder) and how it is opened (same
+    /// dialect, clock and sync policy; the caller's id source).
+    fn sibling_options(&self, ids: Box<dyn IdSource>) -> (Option<std::path::PathBuf>, OpenOptions) {
+        let dir = self
+            .file
+            .path()
+            .and_then(|p| p.parent())
+            .map(std::path::Path::to_path_buf);
+        let options = OpenOptions {
+            dialect: Some(self.dialect),
+            clock: Arc::clone(&self.clock),
+            ids,
+            sync: self.sync,
+        };
+        (dir, options)
     }
 }
