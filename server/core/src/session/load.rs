@@ -329,21 +329,15 @@ impl Session {
                     }
                 }
             }
-            if entry.kind() == "message" && entry.raw.contains("\"usage\"") {
-                let value = entry.json();
-                if let Some(usage) = value
-                    .get("message")
-                    .filter(|m| m.get("role") == Some(&"assistant".into()))
-                    .and_then(|m| m.get("usage"))
-                {
-                    if usage.is_object() && usage.get("cost").is_none() {
-                        found.push(Diagnostic::new(
-                            DiagnosticKind::UsageWithoutCost,
-                            Some(entry.line),
-                            "assistant usage has no `cost`; omp fails to open this file",
-                        ));
-                    }
-                }
+            if entry.kind() == "message"
+                && entry.raw.contains("\"usage\"")
+                && usage_without_cost(&entry.raw)
+            {
+                found.push(Diagnostic::new(
+                    DiagnosticKind::UsageWithoutCost,
+                    Some(entry.line),
+                    "assistant usage has no `cost`; omp fails to open this file",
+                ));
             }
         }
         // Parent cycles: walk each chain once, colouring entries as we go.
@@ -420,6 +414,91 @@ fn fold_slot_into_header(header: &mut Map<String, Value>, slot: &crate::title_sl
         }
         None => {
             header.shift_remove("titleSource");
+        }
+    }
+}
+
+/// Whether an assistant message's `usage` object lacks `cost` (omp throws on such a file). A
+/// borrowed scan that skips everything else; odd shapes fall back to a full parse.
+fn usage_without_cost(raw: &str) -> bool {
+    use serde::Deserialize;
+    use std::borrow::Cow;
+
+    #[derive(Deserialize)]
+    struct Line<'a> {
+        #[serde(default, borrow)]
+        message: Option<Message<'a>>,
+    }
+    #[derive(Deserialize)]
+    struct Message<'a> {
+        #[serde(default, borrow)]
+        role: Option<Cow<'a, str>>,
+        #[serde(default)]
+        usage: Option<Usage>,
+    }
+    #[derive(Deserialize)]
+    struct Usage {
+        #[serde(default, deserialize_with = "present")]
+        cost: bool,
+    }
+    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
+        serde::de::IgnoredAny::deserialize(d).map(|_| true)
+    }
+
+    match serde_json::from_str::<Line>(raw) {
+        Ok(line) => line.message.is_some_and(|m| {
+            m.role.as_deref() == Some("assistant") && m.usage.is_some_and(|u| !u.cost)
+        }),
+        Err(_) => {
+            let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
+            value
+                .get("message")
+                .filter(|m| m.get("role") == Some(&"assistant".into()))
+                .and_then(|m| m.get("usage"))
+                .is_some_and(|usage| usage.is_object() && usage.get("cost").is_none())
+        }
+    }
+}
+
+#[cfg(test)]
+mod usage_tests {
+    use super::usage_without_cost;
+
+    #[test]
+    fn finds_usage_without_cost_like_a_full_parse() {
+        let cases = [
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1}}}"#,
+                true,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0}}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"cost":null}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":null}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":5}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"user","usage":{}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{},"usage":{"cost":1}}}"#,
+                false,
+            ),
+            (r#"{"type":"message","message":"text \"usage\""}"#, false),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(usage_without_cost(raw), want, "{raw}");
         }
     }
 }
