@@ -67,13 +67,7 @@ pub fn snapshot_with_depth(session: &Session, max_tree_depth: usize) -> Value {
 /// `buildSessionContext()` along the current branch, in the fixtures' `{state, messages,
 /// rawMessages, llm}` shape.
 pub fn context_json(session: &Session) -> Value {
-    let path: Vec<Value> = session
-        .branch_path(None)
-        .into_iter()
-        .filter_map(|i| session.entry_at(i))
-        .map(|e| e.json())
-        .collect();
-    crate::context::build_context(session.dialect(), &path).to_fixture_json()
+    crate::context::session_context(session, None).to_fixture_json()
 }
 
 fn opt(id: Option<&str>) -> Value {

@@ -13,7 +13,7 @@
 //! `--json` paths are taken from the workspace root. Timing never goes into the test suite.
 
 use serde_json::{json, Value};
-use sessiontree_core::context::build_context;
+use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
 use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
@@ -320,12 +320,7 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                     )
                     .rows
                     .len(),
-                    "context" => {
-                        let path = session.branch_path(None);
-                        let values: Vec<Value> =
-                            path.iter().map(|&i| session.entries()[i].json()).collect();
-                        build_context(session.dialect(), &values).messages.len()
-                    }
+                    "context" => session_context(&session, None).messages.len(),
                     "tree" => session.tree().roots.len(),
                     _ => session.branch_path(None).len(),
                 };
@@ -550,13 +545,11 @@ fn measure(
     let (t, _) = time_runs(runs.max(9), |_| session.branch_path(None).len());
     figs.push(Figure::time("getBranch (leaf)", "get_branch", &t));
     let path = session.branch_path(None);
-    let (t, _) = time_runs(runs, |_| {
-        let values: Vec<Value> = path.iter().map(|&i| session.entries()[i].json()).collect();
-        build_context(dialect, &values).messages.len()
-    });
+    let (t, _) = time_runs(runs, |_| session_context(&session, None).messages.len());
     figs.push(
         Figure::time("buildSessionContext (leaf)", "build_context", &t).with_note(format!(
-            "branch of {} entries, every entry parsed",
+            "session_context: branch of {} entries, only the state entries before the last \
+             compaction's kept range parsed",
             path.len()
         )),
     );

@@ -16,9 +16,11 @@ mod omp;
 mod omp_llm;
 mod pi;
 mod reduce;
+mod session;
 mod state;
 mod template;
 
+pub use session::session_context;
 pub use state::{ContextState, OmpState, PiModel, PiState};
 
 use crate::dialect::Dialect;

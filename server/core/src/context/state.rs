@@ -117,6 +117,15 @@ pub(crate) fn pi_state(path: &[Value]) -> PiState {
     state
 }
 
+/// Whether an omp `model_change` sets the default role explicitly (a truthy `model` with no role or
+/// role `"default"`), after which assistant messages no longer set the default model.
+pub(crate) fn omp_sets_explicit_default(entry: &Value) -> bool {
+    let role = js::get(entry, "role");
+    js::is_type(entry, "model_change")
+        && js::truthy(js::get(entry, "model"))
+        && (js::nullish(role) || js::str_of(role) == Some("default"))
+}
+
 /// omp `session-context.ts` `buildSessionContext`, settings half.
 pub(crate) fn omp_state(path: &[Value]) -> OmpState {
     let mut state = OmpState {
@@ -149,14 +158,13 @@ pub(crate) fn omp_state(path: &[Value]) -> OmpState {
             let model = js::get(entry, "model");
             if js::truthy(model) {
                 let role = js::get(entry, "role");
-                let is_default = js::nullish(role) || js::str_of(role) == Some("default");
                 let key = if js::nullish(role) {
                     "default".to_owned()
                 } else {
                     js::to_string(role)
                 };
                 js::object_set(&mut state.models, key, model.cloned().unwrap_or_default());
-                explicit_default |= is_default;
+                explicit_default |= omp_sets_explicit_default(entry);
             }
         } else if js::is_type(entry, "service_tier_change") {
             state.service_tier = coerce_service_tier(js::get(entry, "serviceTier"));

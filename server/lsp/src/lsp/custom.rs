@@ -246,16 +246,8 @@ impl Backend {
                     Some(id) => Some(id.clone()),
                     None => s.leaf_id().map(str::to_owned),
                 };
-                let path: Vec<Value> = match &leaf {
-                    Some(id) => s
-                        .branch_path(Some(id))
-                        .into_iter()
-                        .filter_map(|i| s.entry_at(i))
-                        .map(|e| e.json())
-                        .collect(),
-                    None => Vec::new(),
-                };
-                let ctx = sessiontree_core::context::build_context(s.dialect(), &path);
+                // No leaf means an empty session: the empty context.
+                let ctx = sessiontree_core::context::session_context(s, leaf.as_deref());
                 let text = ctx
                     .reduced_llm()
                     .iter()

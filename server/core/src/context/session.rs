@@ -1,0 +1,156 @@
+//! [`session_context`]: the context of a loaded [`Session`] at a leaf, without parsing the entries
+//! whose content cannot change it. With a compaction on the path only the last one's kept range and
+//! what follows are emitted, so of the entries before the kept range only the state-bearing ones are
+//! parsed (and of the assistant messages there, only those whose provider/model can still win), and
+//! [`build_context`] runs on that shorter path. The result equals `build_context` on the whole path
+//! (checked for every fixture leaf and for generated sessions by `tests/context_fast.rs`); the rare
+//! omp compactions whose replay looks further back (context rollover, provider payloads) take the
+//! whole path.
+
+use super::{build_context, js, state, SessionContext};
+use crate::dialect::Dialect;
+use crate::entry::Entry;
+use crate::session::Session;
+use serde_json::Value;
+
+const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
+
+/// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`] on the
+/// parsed path from the root to `leaf` would give it.
+pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext {
+    let entries: Vec<&Entry> = session
+        .branch_path(leaf)
+        .into_iter()
+        .filter_map(|i| session.entry_at(i))
+        .collect();
+    build_context(
+        session.dialect(),
+        &reduced_path(session.dialect(), &entries),
+    )
+}
+
+/// The path `build_context` needs: every entry from the kept range of the last compaction on, and
+/// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
+/// id, which the id comparisons below rely on.
+fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
+    let whole = || path.iter().map(|e| e.json()).collect();
+    let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
+        return whole();
+    };
+    let compaction = path[c].json();
+    if dialect == Dialect::Omp && looks_before_kept_range(&compaction) {
+        return whole();
+    }
+    let first_kept = js::str_of(js::get(&compaction, "firstKeptEntryId"));
+    let k = first_kept
+        .and_then(|id| path[..c].iter().position(|e| e.id() == Some(id)))
+        .unwrap_or(c);
+    let prefix = &path[..k];
+    let mut keep: Vec<(usize, Value)> = match dialect {
+        Dialect::Pi => pi_prefix(prefix),
+        Dialect::Omp => omp_prefix(prefix),
+    };
+    keep.sort_by_key(|(i, _)| *i);
+    keep.into_iter()
+        .map(|(_, v)| v)
+        .chain(path[k..].iter().map(|e| e.json()))
+        .collect()
+}
+
+/// omp compactions whose replay reads entries before the kept range: context rollover (the last
+/// user request) and provider payloads (the remote replay boundary).
+fn looks_before_kept_range(compaction: &Value) -> bool {
+    let details = js::get(compaction, "details");
+    let rollover = matches!(details, Some(Value::Object(_)))
+        && details.and_then(|d| js::str_of(js::get(d, "kind")))
+            == Some("experimental-context-rollover");
+    rollover || js::get(compaction, "preserveData").is_some()
+}
+
+fn last_of(prefix: &[&Entry], kind: &str) -> Option<(usize, Value)> {
+    let i = prefix.iter().rposition(|e| e.kind() == kind)?;
+    Some((i, prefix[i].json()))
+}
+
+/// pi reads the last thinking change and the last model change or assistant message.
+fn pi_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
+    let mut keep: Vec<(usize, Value)> = last_of(prefix, "thinking_level_change")
+        .into_iter()
+        .collect();
+    for i in (0..prefix.len()).rev() {
+        match prefix[i].kind() {
+            "model_change" => {
+                keep.push((i, prefix[i].json()));
+                break;
+            }
+            "message" => {
+                let value = prefix[i].json();
+                if state::assistant_of(&value).is_some() {
+                    keep.push((i, value));
+                    break;
+                }
+            }
+            _ => {}
+        }
+    }
+    keep
+}
+
+/// omp reads the last thinking, service tier and mode changes, every model change and TTSR
+/// injection, the `/clear` boundaries and context notes (for the notebook walk), and the assistant
+/// messages' provider/model until the first explicit default-role model change: of each run of
+/// assistant messages between model changes only the first (where `default` enters the models
+/// object) and the last (the value that stays) can matter.
+fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
+    let mut keep: Vec<(usize, Value)> = [
+        "thinking_level_change",
+        "service_tier_change",
+        "mode_change",
+    ]
+    .into_iter()
+    .filter_map(|kind| last_of(prefix, kind))
+    .collect();
+    let mut explicit_default = None;
+    let mut run_starts = vec![0];
+    for (i, e) in prefix.iter().enumerate() {
+        match e.kind() {
+            "model_change" => {
+                let value = e.json();
+                if explicit_default.is_none() && state::omp_sets_explicit_default(&value) {
+                    explicit_default = Some(i);
+                }
+                if explicit_default.is_none() {
+                    run_starts.push(i + 1);
+                }
+                keep.push((i, value));
+            }
+            "ttsr_injection" | "reset_boundary" => keep.push((i, e.json())),
+            // A `customType` spelled with `\u` escapes does not show in the raw text; parse those too.
+            "custom" if e.raw.contains(CONTEXT_NOTES_TYPE) || e.raw.contains("\\u") => {
+                keep.push((i, e.json()))
+            }
+            _ => {}
+        }
+    }
+    // Assistant messages after the first explicit default never set the model again.
+    let end = explicit_default.unwrap_or(prefix.len());
+    run_starts.push(end + 1);
+    for pair in run_starts.windows(2) {
+        let run = pair[0]..(pair[1] - 1).min(end);
+        let first = run.clone().find_map(|i| assistant_at(prefix, i));
+        let last = run.rev().find_map(|i| assistant_at(prefix, i));
+        match (first, last) {
+            (Some(a), Some(b)) if a.0 == b.0 => keep.push(a),
+            (a, b) => keep.extend(a.into_iter().chain(b)),
+        }
+    }
+    keep
+}
+
+fn assistant_at(prefix: &[&Entry], i: usize) -> Option<(usize, Value)> {
+    if prefix[i].kind() != "message" {
+        return None;
+    }
+    let value = prefix[i].json();
+    state::assistant_of(&value).is_some().then_some((i, value))
+}

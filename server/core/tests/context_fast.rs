@@ -1,0 +1,140 @@
+//! `session_context` (which parses only what can matter) must equal `build_context` on the fully
+//! parsed path, byte for byte: at every entry of every conformance fixture session file (both
+//! dialects), and at a few dozen leaves of generated sessions of both dialects.
+
+use serde_json::Value;
+use sessiontree_core::context::{build_context, session_context};
+use sessiontree_core::synth::{generate_file, SynthOptions};
+use sessiontree_core::{Dialect, OpenOptions, Session};
+use std::path::{Path, PathBuf};
+
+fn conformance_dirs() -> Vec<PathBuf> {
+    let mut dirs = Vec::new();
+    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
+    if default.is_dir() {
+        dirs.push(default);
+    }
+    if let Ok(extra) = std::env::var("SESSIONTREE_CONFORMANCE_DIR") {
+        let extra = PathBuf::from(extra);
+        if extra.is_dir() {
+            dirs.push(extra);
+        }
+    }
+    dirs
+}
+
+fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut paths: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    paths.sort();
+    for path in paths {
+        if path.is_dir() {
+            jsonl_files(&path, out);
+        } else if path.extension().is_some_and(|x| x == "jsonl") {
+            out.push(path);
+        }
+    }
+}
+
+/// The whole context as text: state, messages and LLM messages, key order included.
+fn text(ctx: &sessiontree_core::context::SessionContext) -> String {
+    ctx.to_fixture_json().to_string()
+}
+
+/// Checks `session_context` against `build_context` at `leaf`; returns a description on mismatch.
+fn compare(session: &Session, leaf: Option<&str>) -> Option<String> {
+    let path: Vec<Value> = session
+        .branch_path(leaf)
+        .into_iter()
+        .filter_map(|i| session.entry_at(i))
+        .map(|e| e.json())
+        .collect();
+    let expected = text(&build_context(session.dialect(), &path));
+    let fast = text(&session_context(session, leaf));
+    (expected != fast).then(|| format!("leaf {leaf:?}:\n  full {expected}\n  fast {fast}"))
+}
+
+/// Every leaf of a session: the default one and every entry id.
+fn check_all_leaves(session: &Session, label: &str, failures: &mut Vec<String>) -> usize {
+    let mut leaves: Vec<Option<&str>> = vec![None];
+    leaves.extend(session.entries().iter().filter_map(|e| e.id()).map(Some));
+    for &leaf in &leaves {
+        if let Some(d) = compare(session, leaf) {
+            failures.push(format!("{label} {d}"));
+        }
+    }
+    leaves.len()
+}
+
+#[test]
+fn fast_context_equals_full_context_on_every_fixture_leaf() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    let mut files = Vec::new();
+    for dir in conformance_dirs() {
+        jsonl_files(&dir, &mut files);
+    }
+    let mut failures = Vec::new();
+    let (mut sessions, mut leaves) = (0, 0);
+    for (n, file) in files.iter().enumerate() {
+        let parent = file.parent().and_then(Path::file_name);
+        let dialects: &[Dialect] = match parent.and_then(|p| p.to_str()) {
+            Some("pi") => &[Dialect::Pi],
+            Some("omp") => &[Dialect::Omp],
+            _ => &[Dialect::Pi, Dialect::Omp],
+        };
+        for &dialect in dialects {
+            // Opening may migrate or rewrite a file, so work on a copy.
+            let copy = tmp.path().join(format!("{n}-{dialect:?}.jsonl"));
+            std::fs::copy(file, &copy).expect("copy fixture");
+            let Ok(session) = Session::open(&copy, OpenOptions::with_dialect(dialect)) else {
+                continue;
+            };
+            sessions += 1;
+            leaves += check_all_leaves(
+                &session,
+                &format!("{} {dialect:?}", file.display()),
+                &mut failures,
+            );
+        }
+    }
+    assert!(
+        failures.is_empty(),
+        "{} mismatches, first: {}",
+        failures.len(),
+        failures[0]
+    );
+    if !conformance_dirs().is_empty() {
+        assert!(
+            sessions > 50 && leaves > 500,
+            "{sessions} sessions, {leaves} leaves"
+        );
+    }
+}
+
+#[test]
+fn fast_context_equals_full_context_on_generated_sessions() {
+    let tmp = tempfile::tempdir().expect("tempdir");
+    for dialect in [Dialect::Pi, Dialect::Omp] {
+        for seed in [1, 7] {
+            let file = tmp.path().join(format!("{dialect:?}-{seed}.jsonl"));
+            let options = SynthOptions {
+                dialect,
+                entries: 2_000,
+                seed,
+            };
+            generate_file(options, &file).expect("generate");
+            let session = Session::open(&file, OpenOptions::with_dialect(dialect)).expect("open");
+            let ids: Vec<&str> = session.entries().iter().filter_map(|e| e.id()).collect();
+            let mut leaves: Vec<Option<&str>> = vec![None];
+            leaves.extend(ids.iter().step_by(ids.len() / 40 + 1).map(|id| Some(*id)));
+            leaves.extend(ids.iter().rev().take(10).map(|id| Some(*id)));
+            for leaf in leaves {
+                if let Some(d) = compare(&session, leaf) {
+                    panic!("{dialect:?} seed {seed} {d}");
+                }
+            }
+        }
+    }
+}
