@@ -13,7 +13,7 @@ if ! have cargo; then
 fi
 
 # Emacs 28 with eglot runs the plain-LSP test (server/lsp/tests/eglot.rs).
-if ! { have emacs && emacs --batch -Q --eval "(require 'eglot)" >/dev/null 2>&1; }; then
+if ! { have emacs && dpkg -s elpa-eglot >/dev/null 2>&1; }; then
     if [ "$(id -u)" = 0 ] && have apt-get; then
         echo "install-test-deps: installing emacs-nox and elpa-eglot (apt)"
         export DEBIAN_FRONTEND=noninteractive
