@@ -272,14 +272,9 @@ impl Session {
             read_lines(&file, lines + 1, false).map_err(|e| Error::io("cannot read", &path, e))?;
         let start = self.entries.len();
         self.diagnostics.extend(outcome.diagnostics);
-        let legacy = self.file_version < 3;
+        // Lines appended to a legacy file by a legacy writer are indexed as they are, like any other.
         for entry in outcome.values {
-            if legacy {
-                // Lines appended to a legacy file by a legacy writer: keep them visible as they are.
-                self.insert(entry);
-            } else {
-                self.insert(entry);
-            }
+            self.insert(entry);
         }
         if let FileState::Written {
             len,

@@ -316,6 +316,9 @@ pub(crate) fn format_tool_call(
         ]))
     };
     let dot = Value::String(".".into());
+    // `String(args[key] || "")`, as the agents format an argument.
+    let string_arg =
+        |key: &str| js::to_js_string(js::or(&[get(key), Some(&Value::String(String::new()))]));
     match (name, dialect) {
         ("read", _) => {
             let mut display = shorten_path(&path_arg(), home, dialect);
@@ -348,20 +351,14 @@ pub(crate) fn format_tool_call(
         ("write", _) => format!("[write: {}]", shorten_path(&path_arg(), home, dialect)),
         ("edit", _) => format!("[edit: {}]", shorten_path(&path_arg(), home, dialect)),
         ("bash", _) => {
-            let raw = js::to_js_string(js::or(&[
-                get("command"),
-                Some(&Value::String(String::new())),
-            ]));
+            let raw = string_arg("command");
             let cmd = js::normalize(&raw);
             let cmd = js::slice_utf16(&cmd, 50);
             let more = if js::utf16_len(&raw) > 50 { "..." } else { "" };
             format!("[bash: {cmd}{more}]")
         }
         ("grep", Dialect::Pi) => {
-            let pattern = js::to_js_string(js::or(&[
-                get("pattern"),
-                Some(&Value::String(String::new())),
-            ]));
+            let pattern = string_arg("pattern");
             let path = js::to_js_string(js::or(&[get("path"), Some(&dot)]));
             format!(
                 "[grep: /{pattern}/ in {}]",
@@ -369,10 +366,7 @@ pub(crate) fn format_tool_call(
             )
         }
         ("find", Dialect::Pi) => {
-            let pattern = js::to_js_string(js::or(&[
-                get("pattern"),
-                Some(&Value::String(String::new())),
-            ]));
+            let pattern = string_arg("pattern");
             let path = js::to_js_string(js::or(&[get("path"), Some(&dot)]));
             format!(
                 "[find: {pattern} in {}]",
@@ -380,10 +374,7 @@ pub(crate) fn format_tool_call(
             )
         }
         ("grep", Dialect::Omp) => {
-            let pattern = js::to_js_string(js::or(&[
-                get("pattern"),
-                Some(&Value::String(String::new())),
-            ]));
+            let pattern = string_arg("pattern");
             let input = match (get("paths"), get("path")) {
                 (Some(p @ (Value::String(_) | Value::Array(_))), _) => Some(p),
                 (_, Some(p @ Value::String(_))) => Some(p),
