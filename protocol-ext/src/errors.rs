@@ -29,6 +29,9 @@ pub enum ErrorKind {
     FileReplaced,
     /// A summary was asked for and no model is configured.
     NoModel,
+    /// The summary provider failed: the model server answered an error status, could not be
+    /// reached (refused, TLS, timeout) or sent a malformed stream, or the summary command failed.
+    Provider,
     /// The operation does not exist in this session's dialect.
     Unsupported,
     /// Reading or writing failed.
@@ -51,6 +54,7 @@ impl ErrorKind {
         ErrorKind::WriterBusy,
         ErrorKind::FileReplaced,
         ErrorKind::NoModel,
+        ErrorKind::Provider,
         ErrorKind::Unsupported,
         ErrorKind::Io,
         ErrorKind::Internal,
@@ -70,6 +74,7 @@ impl ErrorKind {
             ErrorKind::WriterBusy => "writerBusy",
             ErrorKind::FileReplaced => "fileReplaced",
             ErrorKind::NoModel => "noModel",
+            ErrorKind::Provider => "provider",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Io => "io",
             ErrorKind::Internal => "internal",

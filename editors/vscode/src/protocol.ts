@@ -373,6 +373,7 @@ export type ErrorKind =
   | 'writerBusy'
   | 'fileReplaced'
   | 'noModel'
+  | 'provider'
   | 'unsupported'
   | 'io'
   | 'internal';

@@ -9,6 +9,11 @@ test('error message carries the protocol kind', () => {
   assert.equal(errorMessage(e), 'no summary model is configured (noModel)');
   assert.equal(errorMessage('plain'), 'plain');
   assert.equal(errorKind(new Error('x')), undefined);
+  // A failed summary provider (HTTP status, refused, TLS, malformed stream, command exit).
+  const p = Object.assign(new Error('the branch summary failed (openai provider): TLS handshake with api.example failed'), { code: -32803, data: { kind: 'provider' } });
+  assert.equal(errorKind(p), 'provider');
+  assert.ok(errorMessage(p).endsWith('(provider)'));
+  assert.ok(!isCancellation(p));
 });
 
 test('cancellation: VS Code CancellationError, RequestCancelled, ServerCancelled; not a noModel error', () => {
