@@ -1,6 +1,7 @@
 //! Branch summaries end to end: the server in-process, a real HTTP server on 127.0.0.1 started
-//! by each test (just enough HTTP/1.1 and server-sent events), real child processes for the
-//! command provider, hooks, the no-model paths, progress and cancellation.
+//! by each test (just enough HTTP/1.1 and server-sent events, over plain TCP or over TLS with a
+//! CA and certificate made by the test), real child processes for the command provider, hooks,
+//! the no-model paths, progress and cancellation.
 
 mod support;
 
@@ -10,8 +11,8 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 use support::inproc::{Answer, Client};
 use support::*;
-use tokio::io::{AsyncReadExt, AsyncWriteExt};
-use tokio::net::{TcpListener, TcpStream};
+use tokio::io::{AsyncRead, AsyncReadExt, AsyncWrite, AsyncWriteExt};
+use tokio::net::TcpListener;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
 const PI: &str = "c06-branch-basic/pi/session.jsonl";
@@ -56,7 +57,7 @@ struct ModelServer {
     got_request: Arc<tokio::sync::Notify>,
 }
 
-async fn read_request(sock: &mut TcpStream) -> Option<Seen> {
+async fn read_request<S: AsyncRead + Unpin>(sock: &mut S) -> Option<Seen> {
     let mut buf = Vec::new();
     let mut chunk = [0u8; 4096];
     let head_end = loop {
@@ -97,7 +98,11 @@ fn event(delta: &str) -> String {
     )
 }
 
-async fn serve(mut sock: TcpStream, reply: Reply, server: Arc<ModelServerState>) {
+async fn serve<S: AsyncRead + AsyncWrite + Unpin>(
+    mut sock: S,
+    reply: Reply,
+    server: Arc<ModelServerState>,
+) {
     let Some(seen) = read_request(&mut sock).await else {
         return;
     };
@@ -174,6 +179,61 @@ impl ModelServer {
             }
         });
         server
+    }
+
+    /// The same server over TLS, with a certificate for 127.0.0.1 and localhost signed by a
+    /// CA made here; also returns the CA's PEM.
+    async fn start_tls(reply: Reply) -> (ModelServer, String) {
+        let ca_key = rcgen::KeyPair::generate().expect("ca key");
+        let mut ca_params = rcgen::CertificateParams::new(Vec::<String>::new()).expect("ca params");
+        ca_params.is_ca = rcgen::IsCa::Ca(rcgen::BasicConstraints::Unconstrained);
+        ca_params
+            .distinguished_name
+            .push(rcgen::DnType::CommonName, "sessiontree test CA");
+        let ca = ca_params.self_signed(&ca_key).expect("ca");
+        let key = rcgen::KeyPair::generate().expect("key");
+        let cert =
+            rcgen::CertificateParams::new(vec!["127.0.0.1".to_owned(), "localhost".to_owned()])
+                .expect("params")
+                .signed_by(&key, &ca, &ca_key)
+                .expect("cert");
+        let provider = Arc::new(rustls::crypto::ring::default_provider());
+        let tls = rustls::ServerConfig::builder_with_provider(provider)
+            .with_safe_default_protocol_versions()
+            .expect("versions")
+            .with_no_client_auth()
+            .with_single_cert(
+                vec![cert.der().clone()],
+                rustls::pki_types::PrivateKeyDer::Pkcs8(key.serialize_der().into()),
+            )
+            .expect("server config");
+        let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
+        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
+        let port = listener.local_addr().expect("addr").port();
+        let state = Arc::new(ModelServerState {
+            seen: Arc::default(),
+            closed_early: Arc::default(),
+            got_request: Arc::new(tokio::sync::Notify::new()),
+        });
+        let server = ModelServer {
+            base_url: format!("https://127.0.0.1:{port}/v1"),
+            seen: Arc::clone(&state.seen),
+            closed_early: Arc::clone(&state.closed_early),
+            got_request: Arc::clone(&state.got_request),
+        };
+        tokio::spawn(async move {
+            while let Ok((sock, _)) = listener.accept().await {
+                let (acceptor, reply, state) =
+                    (acceptor.clone(), reply.clone(), Arc::clone(&state));
+                tokio::spawn(async move {
+                    // A client that does not trust the certificate hangs up here.
+                    if let Ok(tls) = acceptor.accept(sock).await {
+                        serve(tls, reply, state).await;
+                    }
+                });
+            }
+        });
+        (server, ca.pem())
     }
 
     fn seen(&self) -> Vec<Seen> {
@@ -525,7 +585,7 @@ async fn error_statuses_are_clear_and_never_show_the_key() {
                 json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
             )
             .await;
-        assert_eq!(kind(&err), "io", "{err}");
+        assert_eq!(kind(&err), "provider", "{err}");
         let text = err["message"].as_str().unwrap_or("");
         assert!(text.contains(expect), "{status}: {text}");
         assert!(text.contains(&format!("HTTP {status}")), "{text}");
@@ -556,17 +616,21 @@ async fn a_malformed_stream_a_refused_connection_and_an_unset_key_fail_cleanly()
         (
             openai_options(&server.base_url, None),
             "malformed stream",
-            "io",
+            "provider",
         ),
-        (openai_options(&closed, None), "connection refused", "io"),
+        (
+            openai_options(&closed, None),
+            "connection refused",
+            "provider",
+        ),
         (
             openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_UNSET")),
             "SESSIONTREE_TEST_KEY_UNSET",
             "noModel",
         ),
         (
-            openai_options("https://api.example.invalid/v1", None),
-            "uses https",
+            openai_options("ftp://api.example.invalid/v1", None),
+            "is not an http:// or https:// URL",
             "noModel",
         ),
     ];
@@ -648,7 +712,7 @@ async fn a_failing_command_is_reported_and_a_cancelled_one_is_killed() {
             json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
         )
         .await;
-    assert_eq!(kind(&err), "io");
+    assert_eq!(kind(&err), "provider");
     let m = err["message"].as_str().unwrap_or("");
     assert!(
         m.contains("exited with code 3") && m.contains("no model here"),
@@ -967,7 +1031,7 @@ async fn a_model_slower_than_the_timeout_fails_and_writes_nothing() {
             json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
         )
         .await;
-    assert_eq!(kind(&err), "io", "{err}");
+    assert_eq!(kind(&err), "provider", "{err}");
     assert!(
         err["message"]
             .as_str()
@@ -977,4 +1041,123 @@ async fn a_model_slower_than_the_timeout_fails_and_writes_nothing() {
     assert_eq!(std::fs::read(&file).ok(), Some(original));
     let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
     assert_eq!(tree["leaf"], json!(A3));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn https_with_a_ca_file_streams_a_summary_and_an_unknown_certificate_fails_clearly() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let (server, ca_pem) =
+        ModelServer::start_tls(Reply::Stream(vec!["Over ", "TLS."], Duration::ZERO)).await;
+    let ca_file = dir.path().join("corporate-ca.pem");
+    std::fs::write(&ca_file, &ca_pem).expect("write ca");
+    std::env::set_var("SESSIONTREE_TEST_KEY_TLS", "sk-tls-secret-1234");
+
+    // Trusted through branchSummary.openai.caFile: the summary arrives over https, key included.
+    let mut options = openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_TLS"));
+    options["branchSummary"]["openai"]["caFile"] = json!(ca_file.display().to_string());
+    let (c, _) = client(isolated(options, dir.path()), None).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}Over TLS."))
+    );
+    let seen = server.seen();
+    assert_eq!(seen.len(), 1);
+    assert!(
+        seen[0]
+            .head
+            .starts_with("POST /v1/chat/completions HTTP/1.1"),
+        "{}",
+        seen[0].head
+    );
+    assert!(
+        seen[0]
+            .head
+            .to_ascii_lowercase()
+            .contains("authorization: bearer sk-tls-secret-1234"),
+        "the key went over TLS"
+    );
+
+    // Not trusted (no caFile): a clear `provider` error naming the host; nothing moves.
+    let (c, _) = client(
+        isolated(
+            openai_options(&server.base_url, Some("SESSIONTREE_TEST_KEY_TLS")),
+            dir.path(),
+        ),
+        None,
+    )
+    .await;
+    let sub = dir.path().join("untrusted");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let (u, file) = open_copy(&c, &sub, OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "provider", "{err}");
+    let text = err["message"].as_str().unwrap_or("");
+    assert!(
+        text.contains("TLS handshake with 127.0.0.1 failed")
+            && text.contains("unknown issuer")
+            && text.contains("caFile"),
+        "{text}"
+    );
+    assert!(!text.contains("sk-tls-secret"), "{text}");
+    assert_eq!(std::fs::read(&file).ok(), Some(original), "nothing written");
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3), "the leaf stays");
+    assert_eq!(
+        server.seen().len(),
+        1,
+        "no request without a trusted handshake"
+    );
+
+    // A caFile that cannot be read is a settings problem (`noModel`); from workspace
+    // configuration a caFile is ignored (a repository must not choose whom the server trusts).
+    let mut options = openai_options(&server.base_url, None);
+    options["branchSummary"]["openai"]["caFile"] =
+        json!(dir.path().join("missing.pem").display().to_string());
+    let (c, _) = client(isolated(options, dir.path()), None).await;
+    let sub = dir.path().join("missing");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let (u, _) = open_copy(&c, &sub, OMP).await;
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("caFile") && m.contains("missing.pem")),
+        "{err}"
+    );
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"openai": {"caFile": ca_file.display().to_string()}}}}}),
+    )
+    .await;
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(
+        kind(&err),
+        "noModel",
+        "still the user's missing file: {err}"
+    );
 }

@@ -21,7 +21,7 @@ pub(crate) use settings::{Effective, SummaryConfig};
 /// The `openai` provider's settings.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OpenAiConfig {
-    /// `http://host:port/v1` (the part before `/chat/completions`).
+    /// `http[s]://host:port/v1` (the part before `/chat/completions`).
     pub base_url: String,
     /// The model name sent in the request.
     pub model: String,
@@ -35,6 +35,9 @@ pub struct OpenAiConfig {
     pub max_tokens: u64,
     /// The model's context window (tokens), for the conversation budget.
     pub context_window: u64,
+    /// A PEM file of CA certificates trusted for `https://` besides the built-in roots (user
+    /// settings only).
+    pub ca_file: Option<std::path::PathBuf>,
 }
 
 /// The `command` provider's settings.
@@ -98,12 +101,12 @@ impl Failure {
         }
     }
 
-    /// As a request error (nothing moved): `noModel` when the settings cannot work, `io` when
-    /// the provider failed.
+    /// As a request error (nothing moved): `noModel` when the settings cannot work, `provider`
+    /// when the provider failed.
     pub fn into_api(self, provider: &str, revision: u64) -> ApiError {
         let kind = match self {
             Failure::Config(_) => ErrorKind::NoModel,
-            _ => ErrorKind::Io,
+            _ => ErrorKind::Provider,
         };
         ApiError::new(
             kind,

@@ -1,36 +1,55 @@
 //! The `openai` provider: any OpenAI-compatible `POST {baseUrl}/chat/completions` endpoint
-//! (Ollama, llama.cpp's server, vLLM, a local proxy in front of a hosted API), streamed as
-//! server-sent events. Plain `http://` only (a local model or proxy); the API key is read from
-//! the environment variable the user settings name, sent as a bearer token, and never logged nor
-//! put into an error message.
+//! (Ollama, llama.cpp's server, vLLM, OpenAI, OpenRouter…), streamed as server-sent events over
+//! `http://` or `https://` (rustls with the ring backend; the Mozilla roots of `webpki-roots`
+//! plus the CA files the user names). The API key is read from the environment variable the
+//! user settings name, sent as a bearer token, and never logged nor put into an error message.
 
 use super::{Failure, OpenAiConfig, Tokens};
 use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use serde_json::{json, Value};
+use std::path::Path;
+use std::sync::Arc;
 use std::time::Duration;
 use tokio::net::TcpStream;
+use tokio_rustls::rustls;
 
 /// Where to connect, from a base URL.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Endpoint {
+    /// `https://`.
+    pub tls: bool,
     pub host: String,
     pub port: u16,
     /// The request path (`/v1/chat/completions`).
     pub path: String,
 }
 
-/// Parses `http://host[:port][/prefix]` into the chat-completions endpoint.
+impl Endpoint {
+    /// The `host` header: the port only when it is not the scheme's default.
+    fn host_header(&self) -> String {
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        if self.port == if self.tls { 443 } else { 80 } {
+            host
+        } else {
+            format!("{host}:{}", self.port)
+        }
+    }
+}
+
+/// Parses `http[s]://host[:port][/prefix]` into the chat-completions endpoint.
 pub(crate) fn endpoint(base_url: &str) -> Result<Endpoint, Failure> {
-    let rest = if let Some(rest) = base_url.strip_prefix("http://") {
-        rest
-    } else if base_url.starts_with("https://") {
-        return Err(Failure::Config(format!(
-            "branchSummary.openai.baseUrl `{base_url}` uses https, which this server does not speak; use a plain http endpoint (a local model server, or a local proxy in front of the hosted API)"
-        )));
+    let (tls, rest) = if let Some(rest) = base_url.strip_prefix("http://") {
+        (false, rest)
+    } else if let Some(rest) = base_url.strip_prefix("https://") {
+        (true, rest)
     } else {
         return Err(Failure::Config(format!(
-            "branchSummary.openai.baseUrl `{base_url}` is not an http:// URL"
+            "branchSummary.openai.baseUrl `{base_url}` is not an http:// or https:// URL"
         )));
     };
     let (authority, prefix) = match rest.find('/') {
@@ -46,7 +65,7 @@ pub(crate) fn endpoint(base_url: &str) -> Result<Endpoint, Failure> {
             })?;
             (h, port)
         }
-        _ => (authority, 80),
+        _ => (authority, if tls { 443 } else { 80 }),
     };
     let host = host.trim_start_matches('[').trim_end_matches(']');
     if host.is_empty() {
@@ -55,10 +74,101 @@ pub(crate) fn endpoint(base_url: &str) -> Result<Endpoint, Failure> {
         )));
     }
     Ok(Endpoint {
+        tls,
         host: host.to_owned(),
         port,
         path: format!("{}/chat/completions", prefix.trim_end_matches('/')),
     })
+}
+
+/// Environment variables naming extra CA bundles (PEM) that other tools already honour: a
+/// corporate CA set up for OpenSSL-based tools or for Node/Bun (what the agents run on).
+pub(crate) const CA_ENV: [&str; 2] = ["SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS"];
+
+/// Reads the certificates of a PEM file.
+fn pem_certificates(
+    path: &Path,
+) -> Result<Vec<rustls::pki_types::CertificateDer<'static>>, String> {
+    use rustls::pki_types::pem::PemObject;
+    let certs = rustls::pki_types::CertificateDer::pem_file_iter(path)
+        .map_err(|e| format!("cannot read {}: {e}", path.display()))?
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(|e| format!("{} is not a PEM certificate file: {e}", path.display()))?;
+    if certs.is_empty() {
+        return Err(format!("{} holds no PEM certificate", path.display()));
+    }
+    Ok(certs)
+}
+
+/// The TLS client: the Mozilla roots, the CA files of `SSL_CERT_FILE`/`NODE_EXTRA_CA_CERTS`
+/// when set, and `branchSummary.openai.caFile` (which must be readable).
+pub(crate) fn tls_connector(config: &OpenAiConfig) -> Result<tokio_rustls::TlsConnector, Failure> {
+    let mut roots = rustls::RootCertStore::empty();
+    roots.extend(webpki_roots::TLS_SERVER_ROOTS.iter().cloned());
+    let mut add = |certs: Vec<rustls::pki_types::CertificateDer<'static>>, origin: &str| {
+        let (added, ignored) = roots.add_parsable_certificates(certs);
+        if ignored > 0 {
+            tracing::warn!("branch summaries: {ignored} certificate(s) of {origin} are not usable CAs ({added} added)");
+        }
+        added
+    };
+    for var in CA_ENV {
+        if let Some(path) = std::env::var_os(var).filter(|p| !p.is_empty()) {
+            match pem_certificates(Path::new(&path)) {
+                Ok(certs) => {
+                    add(certs, var);
+                }
+                Err(e) => tracing::warn!("branch summaries: {var} ignored: {e}"),
+            }
+        }
+    }
+    if let Some(path) = &config.ca_file {
+        let certs = pem_certificates(path)
+            .map_err(|e| Failure::Config(format!("branchSummary.openai.caFile: {e}")))?;
+        if add(certs, "branchSummary.openai.caFile") == 0 {
+            return Err(Failure::Config(format!(
+                "branchSummary.openai.caFile: {} holds no usable CA certificate",
+                path.display()
+            )));
+        }
+    }
+    let provider = Arc::new(rustls::crypto::ring::default_provider());
+    let mut tls = rustls::ClientConfig::builder_with_provider(provider)
+        .with_safe_default_protocol_versions()
+        .map_err(|e| Failure::Config(format!("cannot set up TLS: {e}")))?
+        .with_root_certificates(roots)
+        .with_no_client_auth();
+    tls.alpn_protocols = vec![b"http/1.1".to_vec()];
+    Ok(tokio_rustls::TlsConnector::from(Arc::new(tls)))
+}
+
+/// A failed TLS handshake, in words naming the host.
+fn tls_failure(host: &str, err: &std::io::Error) -> Failure {
+    use rustls::CertificateError as C;
+    let inner = err
+        .get_ref()
+        .and_then(|e| e.downcast_ref::<rustls::Error>());
+    let why = match inner {
+        Some(rustls::Error::InvalidCertificate(c)) => match c {
+            C::UnknownIssuer => format!(
+                "the certificate of {host} is not signed by a trusted authority (unknown issuer); if your network has its own CA, name its PEM file in branchSummary.openai.caFile (or SSL_CERT_FILE / NODE_EXTRA_CA_CERTS)"
+            ),
+            C::NotValidForName | C::NotValidForNameContext { .. } => {
+                format!("the certificate of {host} is not valid for the name {host}")
+            }
+            C::Expired | C::ExpiredContext { .. } => {
+                format!("the certificate of {host} has expired")
+            }
+            C::NotValidYet | C::NotValidYetContext { .. } => {
+                format!("the certificate of {host} is not valid yet (check the clock)")
+            }
+            C::Revoked => format!("the certificate of {host} is revoked"),
+            other => format!("the certificate of {host} is rejected ({other:?})"),
+        },
+        Some(other) => format!("{other} (is {host} an https server?)"),
+        None => err.to_string(),
+    };
+    Failure::Connect(format!("TLS handshake with {host} failed: {why}"))
 }
 
 /// Aborts a spawned task when dropped (the connection driver of a cancelled request).
@@ -218,7 +328,65 @@ async fn request(
         }
     };
     let _ = stream.set_nodelay(true);
-    let io = hyper_util::rt::TokioIo::new(stream);
+    if !ep.tls {
+        return exchange(
+            hyper_util::rt::TokioIo::new(stream),
+            config,
+            &ep,
+            key,
+            system,
+            prompt,
+            tokens,
+        )
+        .await;
+    }
+    let connector = tls_connector(config)?;
+    let name = rustls::pki_types::ServerName::try_from(ep.host.clone()).map_err(|_| {
+        Failure::Config(format!(
+            "branchSummary.openai.baseUrl `{}`: `{}` is not a valid TLS server name",
+            config.base_url, ep.host
+        ))
+    })?;
+    let tls = match tokio::time::timeout(
+        Duration::from_secs(config.connect_timeout_seconds.max(1)),
+        connector.connect(name, stream),
+    )
+    .await
+    {
+        Ok(Ok(tls)) => tls,
+        Ok(Err(e)) => return Err(tls_failure(&ep.host, &e)),
+        Err(_) => {
+            return Err(Failure::Timeout(format!(
+                "TLS handshake with {} failed: no answer within {} s",
+                ep.host, config.connect_timeout_seconds
+            )))
+        }
+    };
+    exchange(
+        hyper_util::rt::TokioIo::new(tls),
+        config,
+        &ep,
+        key,
+        system,
+        prompt,
+        tokens,
+    )
+    .await
+}
+
+/// Sends the request over an established connection and reads the answer.
+async fn exchange<I>(
+    io: I,
+    config: &OpenAiConfig,
+    ep: &Endpoint,
+    key: Option<String>,
+    system: &str,
+    prompt: &str,
+    tokens: &Tokens,
+) -> Result<String, Failure>
+where
+    I: hyper::rt::Read + hyper::rt::Write + Unpin + Send + 'static,
+{
     let (mut sender, conn) = hyper::client::conn::http1::handshake::<_, Full<Bytes>>(io)
         .await
         .map_err(|e| {
@@ -240,13 +408,8 @@ async fn request(
         "max_tokens": config.max_tokens,
         "stream": true,
     });
-    let host_header = if ep.port == 80 {
-        ep.host.clone()
-    } else {
-        format!("{}:{}", ep.host, ep.port)
-    };
     let mut builder = hyper::Request::post(ep.path.as_str())
-        .header("host", host_header)
+        .header("host", ep.host_header())
         .header("content-type", "application/json")
         .header("accept", "text/event-stream")
         .header(
@@ -358,6 +521,7 @@ mod tests {
         assert_eq!(
             e,
             Some(Endpoint {
+                tls: false,
                 host: "127.0.0.1".into(),
                 port: 11434,
                 path: "/v1/chat/completions".into()
@@ -365,18 +529,52 @@ mod tests {
         );
         let e = endpoint("http://localhost/").ok();
         assert_eq!(
-            e.map(|e| (e.port, e.path)),
-            Some((80, "/chat/completions".into()))
+            e.map(|e| (e.port, e.path.clone(), e.host_header())),
+            Some((80, "/chat/completions".into(), "localhost".into()))
         );
-        assert!(matches!(
-            endpoint("https://api.x/v1"),
-            Err(Failure::Config(_))
-        ));
+        let e = endpoint("https://openrouter.ai/api/v1").ok();
+        assert_eq!(
+            e.map(|e| (e.tls, e.port, e.path.clone(), e.host_header())),
+            Some((
+                true,
+                443,
+                "/api/v1/chat/completions".into(),
+                "openrouter.ai".into()
+            ))
+        );
+        let e = endpoint("https://[::1]:8443/v1").ok();
+        assert_eq!(
+            e.map(|e| (e.host.clone(), e.host_header())),
+            Some(("::1".into(), "[::1]:8443".into()))
+        );
         assert!(matches!(endpoint("ftp://x"), Err(Failure::Config(_))));
         assert!(matches!(
             endpoint("http://h:notaport"),
             Err(Failure::Config(_))
         ));
+    }
+
+    #[test]
+    fn an_unreadable_ca_file_is_a_settings_problem() {
+        let config = OpenAiConfig {
+            base_url: "https://x/v1".into(),
+            model: "m".into(),
+            api_key_env: None,
+            connect_timeout_seconds: 1,
+            timeout_seconds: 1,
+            max_tokens: 1,
+            context_window: 1,
+            ca_file: Some("/nonexistent/ca.pem".into()),
+        };
+        assert!(matches!(
+            tls_connector(&config),
+            Err(Failure::Config(m)) if m.contains("caFile") && m.contains("/nonexistent/ca.pem")
+        ));
+        let config = OpenAiConfig {
+            ca_file: None,
+            ..config
+        };
+        assert!(tls_connector(&config).is_ok());
     }
 
     #[test]

@@ -54,6 +54,11 @@ impl Layer {
                     match oa.as_object() {
                         Some(m) => {
                             layer.openai = m.clone();
+                            if !user_level && layer.openai.remove("caFile").is_some() {
+                                layer.warnings.push(format!(
+                                    "{source}: branchSummary.openai.caFile is ignored: which certificate authorities to trust is taken only from user settings (initializationOptions or the agent's settings file), never from workspace configuration"
+                                ));
+                            }
                             if m.contains_key("apiKey") {
                                 layer.openai.remove("apiKey");
                                 layer.warnings.push(format!(
@@ -175,6 +180,14 @@ impl Effective {
     }
 }
 
+/// A path from settings, `~/` meaning the home folder.
+fn expand_home(path: &str) -> std::path::PathBuf {
+    match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+        (Some(rest), Some(home)) => Path::new(&home).join(rest),
+        _ => std::path::PathBuf::from(path),
+    }
+}
+
 fn u64_of(m: &Map<String, Value>, key: &str, default: u64) -> u64 {
     m.get(key).and_then(Value::as_u64).unwrap_or(default)
 }
@@ -253,6 +266,12 @@ impl SummaryConfig {
                         "contextWindow",
                         sessiontree_core::summary::DEFAULT_CONTEXT_WINDOW as u64,
                     ),
+                    ca_file: all
+                        .openai
+                        .get("caFile")
+                        .and_then(Value::as_str)
+                        .filter(|s| !s.is_empty())
+                        .map(expand_home),
                 })),
                 _ => {
                     problems
