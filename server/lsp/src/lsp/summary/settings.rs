@@ -308,67 +308,199 @@ impl SummaryConfig {
     }
 }
 
-/// The `branchSummary` block of omp's `config.yml` (`enabled`, `provider`, `reserveTokens`):
-/// a small reader of block mappings with scalar values, enough for these keys.
-fn omp_yaml_layer(text: &str) -> Layer {
-    let mut obj = Map::new();
-    let mut inside = false;
-    for raw in text.lines() {
-        let line = raw.split(" #").next().unwrap_or("").trim_end();
-        if line.trim().is_empty() || line.trim_start().starts_with('#') {
-            continue;
-        }
-        let indented = line.starts_with(' ') || line.starts_with('\t');
-        if !indented {
-            inside = false;
-            let Some((key, rest)) = line.split_once(':') else {
-                continue;
-            };
-            if key.trim().trim_matches(['"', '\'']) == "branchSummary" {
-                let rest = rest.trim();
-                if rest.is_empty() {
-                    inside = true;
-                } else if let Some(flow) = rest.strip_prefix('{').and_then(|r| r.strip_suffix('}'))
-                {
-                    for pair in flow.split(',') {
-                        if let Some((k, v)) = pair.split_once(':') {
-                            obj.insert(k.trim().to_owned(), yaml_scalar(v));
-                        }
-                    }
-                }
-            } else if let Some(sub) = key.trim().strip_prefix("branchSummary.") {
-                obj.insert(sub.to_owned(), yaml_scalar(rest));
-            }
-            continue;
-        }
-        if inside {
-            if let Some((k, v)) = line.trim().split_once(':') {
-                if !v.trim().is_empty() {
-                    obj.insert(
-                        k.trim().trim_matches(['"', '\'']).to_owned(),
-                        yaml_scalar(v),
-                    );
-                }
-            }
-        }
+/// A YAML node as JSON (mappings keep their string keys; aliases and bad values are null).
+fn yaml_to_json(y: &yaml_rust2::Yaml) -> Value {
+    use yaml_rust2::Yaml;
+    match y {
+        Yaml::Real(r) => r
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map_or(Value::Null, Value::Number),
+        Yaml::Integer(i) => Value::from(*i),
+        Yaml::String(s) => Value::from(s.as_str()),
+        Yaml::Boolean(b) => Value::Bool(*b),
+        Yaml::Array(a) => Value::Array(a.iter().map(yaml_to_json).collect()),
+        Yaml::Hash(h) => Value::Object(
+            h.iter()
+                .filter_map(|(k, v)| {
+                    let key = match k {
+                        Yaml::String(s) | Yaml::Real(s) => s.clone(),
+                        Yaml::Integer(i) => i.to_string(),
+                        Yaml::Boolean(b) => b.to_string(),
+                        _ => return None,
+                    };
+                    Some((key, yaml_to_json(v)))
+                })
+                .collect(),
+        ),
+        Yaml::Alias(_) | Yaml::Null | Yaml::BadValue => Value::Null,
     }
-    let keep: Map<String, Value> = obj
-        .into_iter()
-        .filter(|(k, _)| matches!(k.as_str(), "enabled" | "provider" | "reserveTokens"))
-        .collect();
-    Layer::from_value(&Value::Object(keep), true, "omp config.yml")
 }
 
-fn yaml_scalar(v: &str) -> Value {
-    let v = v.trim().trim_matches(['"', '\'']);
-    match v {
-        "true" | "True" | "TRUE" | "yes" | "on" => Value::Bool(true),
-        "false" | "False" | "FALSE" | "no" | "off" => Value::Bool(false),
-        _ => v
-            .parse::<u64>()
-            .map(Value::from)
-            .unwrap_or_else(|_| Value::from(v)),
+/// Parses a YAML (or JSON) document.
+fn parse_yaml(text: &str) -> Result<Value, String> {
+    let docs = yaml_rust2::YamlLoader::load_from_str(text).map_err(|e| e.to_string())?;
+    Ok(docs.first().map_or(Value::Null, yaml_to_json))
+}
+
+/// The first of these files of `dir` that exists, parsed: `Some(Err)` when it is not valid.
+fn read_agent_file(dir: &Path, names: &[&str]) -> Option<(String, Result<Value, String>)> {
+    names.iter().find_map(|name| {
+        let text = std::fs::read_to_string(dir.join(name)).ok()?;
+        Some(((*name).to_owned(), parse_yaml(&text)))
+    })
+}
+
+/// omp's built-in providers that speak the OpenAI chat-completions API: base URL and the
+/// environment variable omp reads the key from.
+const OMP_OPENAI_BUILTINS: [(&str, &str, &str); 2] = [
+    ("openai", "https://api.openai.com/v1", "OPENAI_API_KEY"),
+    (
+        "openrouter",
+        "https://openrouter.ai/api/v1",
+        "OPENROUTER_API_KEY",
+    ),
+];
+
+/// omp's thinking-level suffixes of a model selector (`provider/model:high`).
+const OMP_THINKING: [&str; 7] = ["off", "minimal", "low", "medium", "high", "xhigh", "max"];
+
+/// Whether a `models.yml` `apiKey` names an environment variable (omp reads it from the
+/// environment when such a variable exists; otherwise it is a literal key or a `!command`).
+fn is_env_name(s: &str) -> bool {
+    let mut chars = s.chars();
+    chars
+        .next()
+        .is_some_and(|c| c.is_ascii_uppercase() || c == '_')
+        && chars.all(|c| c.is_ascii_uppercase() || c.is_ascii_digit() || c == '_')
+}
+
+/// The `openai.*` settings for omp's default model (`modelRoles.default` in `config.yml`, a
+/// provider from `models.yml` or a built-in OpenAI-compatible one). `Err`: why it cannot be
+/// used (never quoting a key).
+fn omp_model(selector: &str, models: &Value) -> Result<Map<String, Value>, String> {
+    let selector = selector.trim();
+    let what = format!("omp's default model `{selector}` (modelRoles.default)");
+    if selector.starts_with('@') || selector.starts_with("pi/") {
+        return Err(format!(
+            "{what} is a role alias, which sessiontree does not follow; set branchSummary.openai.model"
+        ));
     }
+    let Some((provider, model)) = selector.split_once('/') else {
+        return Err(format!(
+            "{what} names no provider; set branchSummary.openai"
+        ));
+    };
+    let model = match model.rsplit_once(':') {
+        Some((m, level)) if OMP_THINKING.contains(&level) => m,
+        _ => model,
+    };
+    let custom = models.pointer(&format!(
+        "/providers/{}",
+        provider.replace('~', "~0").replace('/', "~1")
+    ));
+    let builtin = OMP_OPENAI_BUILTINS
+        .iter()
+        .find(|(name, _, _)| *name == provider);
+    let entry = custom
+        .and_then(|c| c.get("models"))
+        .and_then(Value::as_array)
+        .and_then(|ms| {
+            ms.iter()
+                .find(|m| m.get("id").and_then(Value::as_str) == Some(model))
+        });
+    let api = entry
+        .and_then(|e| e.get("api"))
+        .or_else(|| custom.and_then(|c| c.get("api")))
+        .and_then(Value::as_str);
+    let base_url = custom
+        .and_then(|c| c.get("baseUrl"))
+        .and_then(Value::as_str)
+        .or(builtin.map(|b| b.1));
+    let Some(base_url) = base_url else {
+        return Err(format!(
+            "{what}: provider `{provider}` is not one sessiontree can call (OpenAI-compatible: openai, openrouter, or a models.yml provider with `api: openai-completions`); set branchSummary.openai"
+        ));
+    };
+    match api {
+        Some("openai-completions") | None if builtin.is_some() || api.is_some() => {}
+        Some(other) => {
+            return Err(format!(
+                "{what}: provider `{provider}` speaks `{other}`, not the OpenAI chat-completions API; set branchSummary.openai"
+            ))
+        }
+        None => {
+            return Err(format!(
+                "{what}: models.yml gives provider `{provider}` no `api: openai-completions`; set branchSummary.openai"
+            ))
+        }
+    }
+    let mut out = Map::new();
+    out.insert("baseUrl".into(), Value::from(base_url));
+    out.insert("model".into(), Value::from(model));
+    let auth_none = custom.and_then(|c| c.get("auth")).and_then(Value::as_str) == Some("none");
+    match custom.and_then(|c| c.get("apiKey")) {
+        _ if auth_none => {}
+        Some(Value::String(k)) if is_env_name(k) => {
+            out.insert("apiKeyEnv".into(), Value::from(k.as_str()));
+        }
+        Some(_) => {
+            return Err(format!(
+                "{what}: models.yml gives provider `{provider}` its apiKey as a literal or a command, which sessiontree never reads; name an environment variable in branchSummary.openai.apiKeyEnv"
+            ))
+        }
+        None => {
+            if let Some(b) = builtin {
+                out.insert("apiKeyEnv".into(), Value::from(b.2));
+            }
+        }
+    }
+    if let Some(w) = entry
+        .and_then(|e| e.get("contextWindow"))
+        .and_then(Value::as_u64)
+    {
+        out.insert("contextWindow".into(), Value::from(w));
+    }
+    Ok(out)
+}
+
+/// omp's user settings: `branchSummary` of `config.yml` (omp's `enabled` and `reserveTokens`;
+/// sessiontree's `provider`, `openai`, `command` may sit beside them; nested or dotted keys),
+/// and, for the model, `modelRoles.default` resolved through `models.yml`. Explicit
+/// `branchSummary.openai.*` keys win over the ones derived from omp's model.
+fn omp_layer(config: &Value, models: &Value) -> Layer {
+    let mut bs = match config.get("branchSummary") {
+        Some(Value::Object(o)) => o.clone(),
+        Some(Value::Bool(b)) => Map::from_iter([("enabled".to_owned(), Value::Bool(*b))]),
+        _ => Map::new(),
+    };
+    if let Some(top) = config.as_object() {
+        for (k, v) in top {
+            if let Some(sub) = k.strip_prefix("branchSummary.") {
+                bs.insert(sub.to_owned(), v.clone());
+            }
+        }
+    }
+    let mut layer = Layer::from_value(&Value::Object(bs), true, "omp config.yml");
+    if let Some(selector) = config
+        .pointer("/modelRoles/default")
+        .and_then(Value::as_str)
+    {
+        match omp_model(selector, models) {
+            Ok(derived) => {
+                for (k, v) in derived {
+                    layer.openai.entry(k).or_insert(v);
+                }
+            }
+            // Only worth saying when omp's own setting turns summaries on.
+            Err(why) if layer.enabled == Some(true) && !layer.openai.contains_key("model") => {
+                layer.warnings.push(why);
+            }
+            Err(_) => {}
+        }
+    }
+    layer
 }
 
 /// pi's `settings.json`: `branchSummary` (pi's own `skipPrompt: true` reads as disabled unless
@@ -399,11 +531,20 @@ pub fn agent_layer(omp_agent_dir: Option<&Path>, pi_agent_dir: Option<&Path>) ->
         layer.merge(&pi_json_layer(&text));
     }
     if let Some(dir) = omp_agent_dir {
-        let text = std::fs::read_to_string(dir.join("config.yml"))
-            .or_else(|_| std::fs::read_to_string(dir.join("config.yaml")));
-        if let Ok(text) = text {
-            layer.merge(&omp_yaml_layer(&text));
-        }
+        let mut warnings = Vec::new();
+        let mut read = |names: &[&str]| match read_agent_file(dir, names) {
+            Some((_, Ok(v))) => v,
+            Some((name, Err(e))) => {
+                warnings.push(format!("omp {name} is not valid YAML ({e})"));
+                Value::Null
+            }
+            None => Value::Null,
+        };
+        let config = read(&["config.yml", "config.yaml"]);
+        let models = read(&["models.yml", "models.yaml", "models.json"]);
+        let mut omp = omp_layer(&config, &models);
+        omp.warnings.extend(warnings);
+        layer.merge(&omp);
     }
     layer
 }
@@ -482,19 +623,83 @@ mod tests {
         assert!(!format!("{e:?}").contains("sk-x"));
     }
 
+    fn omp_yaml_layer(config: &str) -> Layer {
+        omp_layer(&parse_yaml(config).unwrap_or_default(), &Value::Null)
+    }
+
     #[test]
     fn agent_files() {
         let l = omp_yaml_layer("theme: dark\nbranchSummary:\n  enabled: true # on\n  reserveTokens: 1000\nother:\n  enabled: false\n");
         assert_eq!((l.enabled, l.reserve_tokens), (Some(true), Some(1000)));
         let l = omp_yaml_layer("branchSummary: {enabled: true}\n");
         assert_eq!(l.enabled, Some(true));
-        let l = omp_yaml_layer("branchSummary:\n  command: evil\n");
-        assert_eq!(l, Layer::from_value(&json!({}), true, "x"));
+        let l = omp_yaml_layer("branchSummary.enabled: true\nbranchSummary.reserveTokens: 2000\n");
+        assert_eq!((l.enabled, l.reserve_tokens), (Some(true), Some(2000)));
+        // config.yml is the user's own file (the project's .omp/config.yml is never read).
+        let l = omp_yaml_layer("branchSummary:\n  command: [llm, -m, mini]\n");
+        assert_eq!(l.command, Some(json!(["llm", "-m", "mini"])));
+        assert!(parse_yaml("a: [b\n").is_err());
         let l = pi_json_layer(r#"{"branchSummary": {"skipPrompt": true}}"#);
         assert_eq!(l.enabled, Some(false));
         let l = pi_json_layer(
             r#"{"branchSummary": {"enabled": true, "provider": "command", "command": ["cat"]}}"#,
         );
         assert_eq!(l.command, Some(json!(["cat"])));
+    }
+
+    #[test]
+    fn omp_default_model_through_models_yml() {
+        let models = parse_yaml(
+            "providers:\n  local:\n    baseUrl: http://127.0.0.1:8080/v1\n    api: openai-completions\n    apiKey: LOCAL_LLM_KEY\n    models:\n      - id: qwen2.5-7b\n        contextWindow: 32768\n  secret:\n    baseUrl: https://x/v1\n    api: openai-completions\n    apiKey: sk-literal-123\n    models: [{id: m}]\n  anth:\n    baseUrl: https://y/v1\n    api: anthropic-messages\n    models: [{id: m}]\n  free:\n    baseUrl: http://127.0.0.1:9/v1\n    api: openai-completions\n    auth: none\n    apiKey: IGNORED\n",
+        )
+        .unwrap_or_default();
+        let layer = |config: &str| omp_layer(&parse_yaml(config).unwrap_or_default(), &models);
+        let l = layer("branchSummary:\n  enabled: true\nmodelRoles:\n  default: local/qwen2.5-7b:high\n  smol: openai/gpt-4o-mini\n");
+        assert_eq!(
+            Value::Object(l.openai.clone()),
+            json!({"baseUrl": "http://127.0.0.1:8080/v1", "model": "qwen2.5-7b", "apiKeyEnv": "LOCAL_LLM_KEY", "contextWindow": 32768})
+        );
+        let cfg = SummaryConfig {
+            agent: l,
+            ..SummaryConfig::default()
+        };
+        assert_eq!(
+            cfg.effective().server_provider().map(Provider::name),
+            Some("openai")
+        );
+        // Built-in OpenAI-compatible providers.
+        let l = layer("modelRoles: {default: openrouter/anthropic/claude-sonnet-4}\n");
+        assert_eq!(
+            Value::Object(l.openai),
+            json!({"baseUrl": "https://openrouter.ai/api/v1", "model": "anthropic/claude-sonnet-4", "apiKeyEnv": "OPENROUTER_API_KEY"})
+        );
+        let l = layer("modelRoles: {default: free/m}\n");
+        assert_eq!(l.openai.get("apiKeyEnv"), None);
+        // Explicit sessiontree keys win over the derived ones.
+        let l = layer("modelRoles: {default: openai/gpt-4o}\nbranchSummary:\n  openai: {model: gpt-4o-mini, baseUrl: 'http://127.0.0.1:4000/v1'}\n");
+        assert_eq!(
+            Value::Object(l.openai),
+            json!({"model": "gpt-4o-mini", "baseUrl": "http://127.0.0.1:4000/v1", "apiKeyEnv": "OPENAI_API_KEY"})
+        );
+        // Not mapped: said when omp's summaries are on, never quoting a key.
+        for (default, why) in [
+            ("secret/m", "literal or a command"),
+            ("anth/m", "speaks `anthropic-messages`"),
+            ("anthropic/claude-opus", "not one sessiontree can call"),
+            ("@smol", "role alias"),
+        ] {
+            let l = layer(&format!(
+                "branchSummary: {{enabled: true}}\nmodelRoles: {{default: '{default}'}}\n"
+            ));
+            assert!(l.openai.is_empty(), "{default}: {:?}", l.openai);
+            assert!(
+                l.warnings.iter().any(|w| w.contains(why)),
+                "{default}: {:?}",
+                l.warnings
+            );
+            assert!(!format!("{l:?}").contains("sk-literal"));
+            let l = layer(&format!("modelRoles: {{default: '{default}'}}\n"));
+            assert!(l.warnings.is_empty(), "{:?}", l.warnings);
+        }
     }
 }
