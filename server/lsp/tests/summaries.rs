@@ -1161,3 +1161,222 @@ async fn https_with_a_ca_file_streams_a_summary_and_an_unknown_certificate_fails
         "still the user's missing file: {err}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn omp_default_model_from_config_and_models_yml_writes_the_summary() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Stream(vec!["With omp's model."], Duration::ZERO)).await;
+    std::env::set_var("SESSIONTREE_TEST_OMP_KEY", "sk-omp-secret-5555");
+    let omp_dir = dir.path().join("omp-agent");
+    std::fs::create_dir_all(&omp_dir).expect("mkdir");
+    // omp's own layout: the switch in config.yml, the model role, the provider in models.yml.
+    std::fs::write(
+        omp_dir.join("config.yml"),
+        "modelRoles:\n  default: lab/qwen2.5-7b-instruct:high\n  smol: openai/gpt-4o-mini\nbranchSummary:\n  enabled: true\n  reserveTokens: 4000\n",
+    )
+    .expect("write");
+    std::fs::write(
+        omp_dir.join("models.yml"),
+        format!(
+            "providers:\n  lab:\n    baseUrl: {}\n    api: openai-completions\n    apiKey: SESSIONTREE_TEST_OMP_KEY\n    models:\n      - id: qwen2.5-7b-instruct\n        contextWindow: 32768\n",
+            server.base_url
+        ),
+    )
+    .expect("write");
+    let options = json!({
+        "ompAgentDir": omp_dir.display().to_string(),
+        "piAgentDir": dir.path().join("no-pi").display().to_string(),
+    });
+    let (c, init) = client(options, None).await;
+    assert_eq!(
+        init["capabilities"]["experimental"]["sessionTree"]["branchSummary"],
+        json!({"enabled": true, "provider": "openai"})
+    );
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}With omp's model."))
+    );
+    let seen = server.seen();
+    assert_eq!(seen[0].body["model"], json!("qwen2.5-7b-instruct"));
+    assert!(
+        seen[0]
+            .head
+            .to_ascii_lowercase()
+            .contains("authorization: bearer sk-omp-secret-5555"),
+        "the key named in models.yml was sent"
+    );
+
+    // A literal key in models.yml is never read: the settings say so, without the key.
+    std::fs::write(
+        omp_dir.join("models.yml"),
+        format!(
+            "providers:\n  lab:\n    baseUrl: {}\n    api: openai-completions\n    apiKey: sk-literal-in-file-777\n    models: [{{id: qwen2.5-7b-instruct}}]\n",
+            server.base_url
+        ),
+    )
+    .expect("write");
+    let options = json!({
+        "ompAgentDir": omp_dir.display().to_string(),
+        "piAgentDir": dir.path().join("no-pi").display().to_string(),
+    });
+    let (c, _) = client(options, None).await;
+    let sub = dir.path().join("literal");
+    std::fs::create_dir_all(&sub).expect("mkdir");
+    let (u, file) = open_copy(&c, &sub, OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    let text = err["message"].as_str().unwrap_or("");
+    assert!(text.contains("literal or a command"), "{text}");
+    assert!(!text.contains("sk-literal"), "{text}");
+    assert_eq!(std::fs::read(&file).ok(), Some(original));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn changed_settings_are_read_again_the_agents_files_included() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Stream(vec!["Now on."], Duration::ZERO)).await;
+    let omp_dir = dir.path().join("omp-agent");
+    std::fs::create_dir_all(&omp_dir).expect("mkdir");
+    std::fs::write(
+        omp_dir.join("config.yml"),
+        "branchSummary:\n  enabled: false\n",
+    )
+    .expect("write");
+    let options = json!({
+        "ompAgentDir": omp_dir.display().to_string(),
+        "piAgentDir": dir.path().join("no-pi").display().to_string(),
+        "branchSummary": {"provider": "openai", "openai": {"baseUrl": server.base_url, "model": "m"}},
+    });
+    let (c, _) = client(options, None).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    // The user turns omp's setting on; the next configuration change reads the file again.
+    std::fs::write(
+        omp_dir.join("config.yml"),
+        "branchSummary:\n  enabled: true\n",
+    )
+    .expect("write");
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {}}}),
+    )
+    .await;
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}Now on."))
+    );
+    // The workspace layer is replaced, not merged: a change that drops a key drops its effect.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"enabled": false}}}}),
+    )
+    .await;
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": A3, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {}}}),
+    )
+    .await;
+    let nav = c
+        .ok(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": A3, "summarize": "summarize"}),
+        )
+        .await;
+    assert!(nav["summaryEntryId"].is_string(), "{nav}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_that_only_signals_a_change_is_asked_for_its_settings() {
+    let dir = tempfile::tempdir().expect("tmp");
+    // Starts on, with a model that always fails (a `provider` error moves nothing).
+    let server = ModelServer::start(Reply::Status(500, "down")).await;
+    let answer: Answer = Arc::new(|method: &str, params: &Value| {
+        if method == "workspace/configuration"
+            && params["items"][0]["section"] == json!("sessiontree")
+        {
+            json!([{"branchSummary": {"enabled": false}}])
+        } else {
+            Value::Null
+        }
+    });
+    let c = Client::start(Some(answer));
+    let options = isolated(openai_options(&server.base_url, None), dir.path());
+    c.ok(
+        "initialize",
+        json!({"processId": null, "rootUri": null, "initializationOptions": options,
+            "capabilities": {"workspace": {"configuration": true, "didChangeConfiguration": {"dynamicRegistration": false}}}}),
+    )
+    .await;
+    c.notify("initialized", json!({})).await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let navigate = || {
+        c.err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+    };
+    assert_eq!(kind(&navigate().await), "provider");
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": null}),
+    )
+    .await;
+    let mut last = Value::Null;
+    for _ in 0..100 {
+        last = navigate().await;
+        if kind(&last) == "noModel" {
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(
+        kind(&last),
+        "noModel",
+        "the pulled settings turned summaries off: {last}"
+    );
+    assert!(
+        c.asked
+            .lock()
+            .expect("asked")
+            .iter()
+            .any(|(m, p)| m == "workspace/configuration"
+                && p["items"][0]["section"] == json!("sessiontree")),
+        "the server asked for the sessiontree section"
+    );
+    assert_eq!(std::fs::read(&file).ok(), Some(original), "nothing written");
+}

@@ -19,6 +19,8 @@ use tower_lsp_server::{Client, LanguageServer};
 struct Config {
     locations: Locations,
     folders: Vec<PathBuf>,
+    /// The client answers `workspace/configuration`.
+    pull_configuration: bool,
 }
 
 /// The server.
@@ -54,6 +56,20 @@ impl Backend {
             .read()
             .map(|c| c.locations.clone())
             .unwrap_or_default()
+    }
+
+    /// The agents' own settings files, read afresh.
+    fn agent_summary_layer(locations: &Locations) -> crate::summary::settings::Layer {
+        crate::summary::settings::agent_layer(
+            locations
+                .omp_sessions
+                .as_deref()
+                .and_then(std::path::Path::parent),
+            locations
+                .pi_sessions
+                .as_deref()
+                .and_then(std::path::Path::parent),
+        )
     }
 
     pub(crate) fn workspace_folders(&self) -> Vec<PathBuf> {
@@ -229,16 +245,7 @@ impl LanguageServer for Backend {
             }
         }
         let locations = Locations::resolve(&options);
-        let agent = crate::summary::settings::agent_layer(
-            locations
-                .omp_sessions
-                .as_deref()
-                .and_then(std::path::Path::parent),
-            locations
-                .pi_sessions
-                .as_deref()
-                .and_then(std::path::Path::parent),
-        );
+        let agent = Self::agent_summary_layer(&locations);
         let init = options
             .branch_summary
             .as_ref()
@@ -256,6 +263,12 @@ impl LanguageServer for Backend {
         if let Ok(mut config) = self.config.write() {
             config.locations = locations;
             config.folders = folders;
+            config.pull_configuration = params
+                .capabilities
+                .workspace
+                .as_ref()
+                .and_then(|w| w.configuration)
+                .unwrap_or(false);
         }
         let mut features: Vec<String> = proto::FEATURES.iter().map(|f| (*f).to_owned()).collect();
         if summaries.enabled {
@@ -339,19 +352,51 @@ impl LanguageServer for Backend {
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
         // `{"sessiontree": {"branchSummary": …}}` (VS Code's synchronized section) or
-        // `{"branchSummary": …}`. Workspace configuration may come from a repository's own
-        // settings, so a `command` here is ignored.
+        // `{"branchSummary": …}`. A client that only signals the change (`settings: null` or
+        // `{}`) is asked for the `sessiontree` section when it answers `workspace/configuration`.
+        // Workspace configuration may come from a repository's own settings, so a `command` (or
+        // a `caFile`) here is ignored. The agents' own settings files are read again too.
         let settings = &params.settings;
-        let section = settings.get("sessiontree").unwrap_or(settings);
-        let layer = section
+        let signal_only = settings.is_null() || settings.as_object().is_some_and(|o| o.is_empty());
+        let (locations, pull) = self
+            .config
+            .read()
+            .map(|c| (c.locations.clone(), c.pull_configuration))
+            .unwrap_or_default();
+        let mut branch = settings
+            .get("sessiontree")
+            .unwrap_or(settings)
             .get("branchSummary")
-            .map_or_else(Default::default, |v| {
-                crate::summary::settings::Layer::from_value(v, false, "workspace configuration")
-            });
+            .cloned();
+        if signal_only && pull {
+            let item = ConfigurationItem {
+                scope_uri: None,
+                section: Some("sessiontree".to_owned()),
+            };
+            match self.shared.client().configuration(vec![item]).await {
+                Ok(values) => {
+                    branch = values.first().and_then(|v| v.get("branchSummary")).cloned();
+                }
+                Err(e) => tracing::warn!("workspace/configuration failed: {e}"),
+            }
+        }
+        let layer = branch.as_ref().map_or_else(Default::default, |v| {
+            crate::summary::settings::Layer::from_value(v, false, "workspace configuration")
+        });
         for warning in &layer.warnings {
             tracing::warn!("branch summaries: {warning}");
         }
-        self.shared.update_summary(|c| c.workspace = layer);
+        let agent = Self::agent_summary_layer(&locations);
+        self.shared.update_summary(|c| {
+            c.agent = agent;
+            c.workspace = layer;
+        });
+        let now = self.shared.summary_settings();
+        tracing::info!(
+            enabled = now.enabled,
+            provider = now.provider.as_ref().map_or("none", |p| p.name()),
+            "branch summary settings changed"
+        );
     }
 
     async fn did_change_workspace_folders(&self, params: DidChangeWorkspaceFoldersParams) {
