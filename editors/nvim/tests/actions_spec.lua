@@ -377,9 +377,7 @@ H.run(function()
     require('sessiontree.actions').pending_navigate == nil and st.busy == nil,
     'no navigation left pending, header not busy'
   )
-  H.pending_check(
-    '<C-c> cancelling a running summary (needs a server-side summary provider; the flow sends $/cancelRequest)'
-  )
+  -- <C-c> cancelling a running model summary, and a summary written by a model: summary_spec.lua.
   require('sessiontree.config').options.summaries = 'auto'
 
   -- /branch: pick "Rome", a new session file is written and shown, with "Rome" in the input.

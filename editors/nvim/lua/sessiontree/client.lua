@@ -188,16 +188,55 @@ function M.ensure()
   return vim.lsp.get_client_by_id(id)
 end
 
+--- Handlers of requests in flight, by request id: `{ handler, cancelled }`.
+---@type table<integer, { handler: fun(err: table|nil, result: any), cancelled: boolean }>
+local inflight = {}
+
+--- Neovim's RPC layer drops a `RequestCancelled` (-32800) answer without calling the request's handler (it only
+--- fires `LspRequest` with type 'complete'), so a cancelled request would never settle. When the answer to a request
+--- we cancelled arrives and its handler was not called with it, the handler gets the -32800 error itself.
+local function watch_replies()
+  if inflight._watching then
+    return
+  end
+  inflight._watching = true
+  vim.api.nvim_create_autocmd('LspRequest', {
+    group = vim.api.nvim_create_augroup('sessiontree.client.requests', { clear = true }),
+    callback = function(ev)
+      local data = ev.data or {}
+      local entry = data.request_id and inflight[data.request_id]
+      if data.client_id ~= client_id or not entry or not entry.cancelled then
+        return
+      end
+      if data.request and data.request.type == 'complete' then
+        -- An answer with a result or another error calls the handler right after this autocmd.
+        vim.schedule(function()
+          if inflight[data.request_id] == entry then
+            inflight[data.request_id] = nil
+            entry.handler({ code = -32800, message = 'Request cancelled' }, nil)
+          end
+        end)
+      end
+    end,
+  })
+end
+
 ---@param c vim.lsp.Client
 ---@param method string
 ---@param params table
 ---@param handler fun(err: table|nil, result: any)
 ---@return integer|nil request id
 local function raw_request(c, method, params, handler)
+  watch_replies()
+  local id
+  local entry = { handler = handler, cancelled = false }
   local wrapped = function(err, result)
+    if id and inflight[id] == entry then
+      inflight[id] = nil
+    end
     handler(err, result)
   end
-  local ok, id
+  local ok
   if vim.fn.has('nvim-0.11') == 1 then
     ok, id = c:request(method, params, wrapped, 0)
   else
@@ -209,6 +248,7 @@ local function raw_request(c, method, params, handler)
     end)
     return nil
   end
+  inflight[id] = entry
   return id
 end
 
@@ -290,6 +330,9 @@ end
 function M.cancel(id)
   local c = M.get()
   if c and id then
+    if inflight[id] then
+      inflight[id].cancelled = true
+    end
     if vim.fn.has('nvim-0.11') == 1 then
       c:cancel_request(id)
     else
