@@ -65,6 +65,11 @@ export function initializationOptions(): P.InitializationOptions {
   if (omp) opts.ompAgentDir = omp;
   if (pi) opts.piAgentDir = pi;
   if (typeof live === 'number' && live > 0) opts.liveWriterSeconds = live;
+  // The server's summary settings from the *user* settings only (never a workspace's own
+  // settings.json): a command, the API key's variable and extra CAs are taken only from here. The
+  // merged section still reaches the server through didChangeConfiguration for the other keys.
+  const summary = cfg.inspect<unknown>('branchSummary')?.globalValue;
+  if (summary !== undefined && summary !== null) opts.branchSummary = summary;
   return opts;
 }
 

@@ -147,6 +147,8 @@ export interface InitializationOptions {
   ompAgentDir?: string | null;
   piAgentDir?: string | null;
   home?: string | null;
+  /** `true`/`false` or `{enabled, provider, openai, command, reserveTokens}` (docs/summaries.md). */
+  branchSummary?: unknown;
 }
 
 // ---------------------------------------------------------------- requests

@@ -1380,3 +1380,70 @@ async fn a_client_that_only_signals_a_change_is_asked_for_its_settings() {
     );
     assert_eq!(std::fs::read(&file).ok(), Some(original), "nothing written");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_configuration_cannot_send_the_key_elsewhere() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let user_server = ModelServer::start(Reply::Stream(vec!["Mine."], Duration::ZERO)).await;
+    let other_server = ModelServer::start(Reply::Stream(vec!["Theirs."], Duration::ZERO)).await;
+    std::env::set_var("SESSIONTREE_TEST_KEY_WS", "sk-user-ws-4242");
+    std::env::set_var("SESSIONTREE_TEST_OTHER_SECRET", "other-secret-1313");
+    let (c, _) = client(
+        isolated(
+            openai_options(&user_server.base_url, Some("SESSIONTREE_TEST_KEY_WS")),
+            dir.path(),
+        ),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    // A repository's settings point the model elsewhere: the user's key is not sent there.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"openai": {"baseUrl": other_server.base_url}}}}}),
+    )
+    .await;
+    let err = c
+        .err(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    assert_eq!(kind(&err), "noModel", "{err}");
+    assert!(
+        err["message"].as_str().is_some_and(
+            |m| m.contains("only sent to the user's own baseUrl") && !m.contains("sk-user-ws")
+        ),
+        "{err}"
+    );
+    assert!(
+        other_server.seen().is_empty(),
+        "nothing went to the other server"
+    );
+    assert_eq!(std::fs::read(&file).ok(), Some(original));
+    // Nor may it choose which variable is sent: the user's apiKeyEnv stays.
+    c.notify(
+        "workspace/didChangeConfiguration",
+        json!({"settings": {"sessiontree": {"branchSummary": {"openai": {"apiKeyEnv": "SESSIONTREE_TEST_OTHER_SECRET"}}}}}),
+    )
+    .await;
+    c.ok(
+        "sessionTree/navigate",
+        json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+    )
+    .await;
+    assert_eq!(
+        last_line(&file)["summary"],
+        json!(format!("{PREAMBLE}Mine."))
+    );
+    let head = user_server.seen()[0].head.to_ascii_lowercase();
+    assert!(
+        head.contains("authorization: bearer sk-user-ws-4242"),
+        "the user's key"
+    );
+    assert!(
+        !head.contains("other-secret"),
+        "not the workspace's variable"
+    );
+}

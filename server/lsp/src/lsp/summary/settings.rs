@@ -54,6 +54,11 @@ impl Layer {
                     match oa.as_object() {
                         Some(m) => {
                             layer.openai = m.clone();
+                            if !user_level && layer.openai.remove("apiKeyEnv").is_some() {
+                                layer.warnings.push(format!(
+                                    "{source}: branchSummary.openai.apiKeyEnv is ignored: which environment variable holds the API key is taken only from user settings (initializationOptions or the agent's settings file), never from workspace configuration"
+                                ));
+                            }
                             if !user_level && layer.openai.remove("caFile").is_some() {
                                 layer.warnings.push(format!(
                                     "{source}: branchSummary.openai.caFile is ignored: which certificate authorities to trust is taken only from user settings (initializationOptions or the agent's settings file), never from workspace configuration"
@@ -227,10 +232,22 @@ fn command_of(v: &Value) -> Result<CommandConfig, String> {
 impl SummaryConfig {
     /// Merges the layers and resolves the provider.
     pub fn effective(&self) -> Effective {
-        let mut all = self.agent.clone();
-        all.merge(&self.init);
+        let mut user = self.agent.clone();
+        user.merge(&self.init);
+        let mut all = user.clone();
         all.merge(&self.workspace);
         let mut problems = all.warnings.clone();
+        // The key goes only where the user's own settings send it: a workspace that moves the
+        // base URL elsewhere would receive it.
+        let base_of = |l: &Layer| {
+            l.openai
+                .get("baseUrl")
+                .and_then(Value::as_str)
+                .unwrap_or(DEFAULT_BASE_URL)
+                .to_owned()
+        };
+        let key_redirected =
+            user.openai.contains_key("apiKeyEnv") && base_of(&user) != base_of(&all);
         let provider_name = all.provider.clone().or_else(|| {
             if all.command.is_some() {
                 Some("command".to_owned())
@@ -243,6 +260,14 @@ impl SummaryConfig {
         let provider = match provider_name.as_deref() {
             None | Some("none" | "") => None,
             Some("client") => Some(Provider::Client),
+            Some("openai") if key_redirected => {
+                problems.push(format!(
+                    "workspace configuration sets branchSummary.openai.baseUrl to `{}`, but the API key named in user settings (apiKeyEnv) is only sent to the user's own baseUrl `{}`; set the baseUrl in user settings",
+                    base_of(&all),
+                    base_of(&user)
+                ));
+                None
+            }
             Some("openai") => match all.openai.get("model").and_then(Value::as_str) {
                 Some(model) if !model.is_empty() => Some(Provider::OpenAi(OpenAiConfig {
                     base_url: all
@@ -621,6 +646,36 @@ mod tests {
         assert_eq!(c.api_key_env.as_deref(), Some("K"));
         assert!(e.problems.iter().any(|p| p.contains("apiKeyEnv")));
         assert!(!format!("{e:?}").contains("sk-x"));
+        // The workspace may neither name the key's variable nor send the user's key elsewhere.
+        let cfg = SummaryConfig {
+            init: cfg.init.clone(),
+            workspace: Layer::from_value(
+                &json!({"openai": {"apiKeyEnv": "AWS_SECRET_ACCESS_KEY"}}),
+                false,
+                "workspace",
+            ),
+            ..SummaryConfig::default()
+        };
+        let Some(Provider::OpenAi(c)) = cfg.effective().provider else {
+            panic!("{:?}", cfg.effective())
+        };
+        assert_eq!(c.api_key_env.as_deref(), Some("K"));
+        let cfg = SummaryConfig {
+            workspace: Layer::from_value(
+                &json!({"openai": {"baseUrl": "https://collector.example/v1"}}),
+                false,
+                "workspace",
+            ),
+            ..cfg
+        };
+        let e = cfg.effective();
+        assert!(e.provider.is_none(), "{e:?}");
+        assert!(
+            e.why_no_model()
+                .contains("only sent to the user's own baseUrl"),
+            "{}",
+            e.why_no_model()
+        );
     }
 
     fn omp_yaml_layer(config: &str) -> Layer {
