@@ -4,7 +4,7 @@
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use sessiontree_core::context::build_context;
+use sessiontree_core::context::session_context;
 use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
 use sessiontree_core::{OpenOptions, Session};
 use std::io::Write;
@@ -19,12 +19,7 @@ fuzz_target!(|data: &[u8]| {
         drop(cleanup);
         return;
     };
-    let path: Vec<serde_json::Value> = session
-        .branch_path(None)
-        .into_iter()
-        .map(|i| session.entries()[i].json())
-        .collect();
-    let _ = build_context(session.dialect(), &path).llm_messages();
+    let _ = session_context(&session, None).llm_messages();
     let _ = session.tree();
     let filter = [
         FilterMode::Default,
