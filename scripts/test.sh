@@ -2,10 +2,12 @@
 # Runs every test of sessiontree:
 #   - the editors against the real server binary: Neovim 0.11 (scripts/test-nvim.sh) and VS Code as
 #     code-server + Chromium (scripts/test-vscode.sh), each installing what it needs;
+#   - a brief run of every fuzz target from the committed seeds (scripts/fuzz.sh ci: cargo-fuzz
+#     installed when missing, one build, 10 s per target; a crash fails the run);
 #   - the Rust workspace last (engine, conformance suite against ../shared/conformance or
 #     $SESSIONTREE_CONFORMANCE_DIR, CLI, language server in-process, over stdio and under Emacs/eglot),
 #     so the output ends with the test runner's summary line.
-# SKIP_EDITORS=1 runs only the Rust tests. Exits non-zero when anything failed.
+# SKIP_EDITORS=1 skips the editors, SKIP_FUZZ=1 the fuzzing. Exits non-zero when anything failed.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 
@@ -19,6 +21,12 @@ if [ "${SKIP_EDITORS:-0}" != 1 ]; then
     bash scripts/test-nvim.sh || status=1
     echo "== VS Code extension"
     bash scripts/test-vscode.sh || status=1
+fi
+
+if [ "${SKIP_FUZZ:-0}" != 1 ]; then
+    # Every fuzz target briefly from the committed seeds (installs cargo-fuzz when missing).
+    echo "== Fuzzing (scripts/fuzz.sh ci)"
+    bash scripts/fuzz.sh ci || status=1
 fi
 
 echo "== Rust workspace"
