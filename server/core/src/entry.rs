@@ -1,17 +1,93 @@
-//! One session entry as the engine holds it: the exact JSON text of its line plus the few fields the
-//! index needs (`type`, `id`, `parentId`, `timestamp`), parsed once with a borrowed scan.
+//! One session entry as the engine holds it: where its JSON text is (a byte range of the session
+//! file, or the text itself for entries that exist only in memory) plus the few fields the index
+//! needs (`type`, `id`, `parentId`, `timestamp`), read once when the line is scanned.
 //!
-//! Bodies stay as text so that a 300 MB session costs about its own size in memory; callers that need
-//! the whole entry parse it on demand with [`Entry::json`].
+//! Bodies of file entries stay on disk so that a 300 MB session costs tens of megabytes in memory;
+//! [`Entry::raw`] reads one back on demand, from the file handle opened with the session (a file
+//! renamed over ours later does not change what an open session reads). The view's facts of the
+//! entry (row text, search text, filter facts) are computed in the same pass and kept.
 
-use serde::Deserialize;
+use crate::dialect::Dialect;
+use crate::view::text::EntryFacts;
 use serde_json::{Map, Value};
+use std::borrow::Cow;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, OnceLock};
+
+/// The open session file that file-backed bodies are read from.
+#[derive(Debug)]
+pub struct BodySource {
+    file: File,
+    path: PathBuf,
+}
+
+impl BodySource {
+    /// Wraps an open file.
+    pub fn new(file: File, path: &Path) -> Arc<BodySource> {
+        Arc::new(BodySource {
+            file,
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// The file's path (for messages).
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// The open file.
+    pub fn file(&self) -> &File {
+        &self.file
+    }
+
+    /// Reads `len` bytes at `offset`.
+    pub fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+        let mut buf = vec![0u8; len];
+        read_exact_at(&self.file, &mut buf, offset)?;
+        Ok(buf)
+    }
+}
+
+#[cfg(unix)]
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    std::os::unix::fs::FileExt::read_exact_at(file, buf, offset)
+}
+
+#[cfg(not(unix))]
+pub(crate) fn read_exact_at(file: &File, buf: &mut [u8], offset: u64) -> std::io::Result<()> {
+    use std::io::{Read, Seek, SeekFrom};
+    let mut f = file.try_clone()?;
+    f.seek(SeekFrom::Start(offset))?;
+    f.read_exact(buf)
+}
+
+/// Where an entry's JSON text lives.
+#[derive(Clone)]
+pub(crate) enum Body {
+    /// Held in memory (entries we wrote, migrated entries, lines with undecodable bytes).
+    Inline(Box<str>),
+    /// A byte range of the session file (without the newline and any trailing `\r`).
+    File {
+        source: Arc<BodySource>,
+        offset: u64,
+        len: u32,
+    },
+}
+
+impl std::fmt::Debug for Body {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Body::Inline(text) => write!(f, "Inline({} bytes)", text.len()),
+            Body::File { offset, len, .. } => write!(f, "File({offset}+{len})"),
+        }
+    }
+}
 
 /// One parsed line of a session file (everything except the header and the omp title slot).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct Entry {
-    /// The entry's JSON text, exactly as on disk (or as migrated in memory), without the newline.
-    pub raw: Box<str>,
+    pub(crate) body: Body,
     /// 1-based physical line number in the file; 0 when the entry has not been written yet.
     pub line: usize,
     /// `type`, when the value is an object with a string `type`.
@@ -24,6 +100,24 @@ pub struct Entry {
     pub timestamp: Option<Box<str>>,
     /// Whether the line's JSON value is an object (non-object lines become id-less entries, as in the agents).
     pub is_object: bool,
+    /// An assistant message whose `usage` has no `cost` (omp fails to open such a file).
+    pub(crate) usage_without_cost: bool,
+    /// `message.role`, for messages.
+    pub(crate) role: Option<Box<str>>,
+    /// The view's facts, computed for one dialect (in the scan, or on first use).
+    pub(crate) facts: OnceLock<(Dialect, Arc<EntryFacts>)>,
+}
+
+impl PartialEq for Entry {
+    fn eq(&self, other: &Entry) -> bool {
+        self.line == other.line
+            && self.kind == other.kind
+            && self.id == other.id
+            && self.parent == other.parent
+            && self.timestamp == other.timestamp
+            && self.is_object == other.is_object
+            && self.raw() == other.raw()
+    }
 }
 
 /// The `parentId` field of an entry.
@@ -47,41 +141,6 @@ impl Parent {
     }
 }
 
-#[derive(Deserialize)]
-struct Scan<'a> {
-    #[serde(default, borrow, rename = "type")]
-    kind: Option<MaybeStr<'a>>,
-    #[serde(default, borrow)]
-    id: Option<MaybeStr<'a>>,
-    #[serde(default, rename = "parentId", borrow)]
-    parent_id: MaybeStr<'a>,
-    #[serde(default, borrow)]
-    timestamp: Option<MaybeStr<'a>>,
-}
-
-/// A field that is usually a string; anything else is remembered only as "not a string".
-#[derive(Deserialize, Default)]
-#[serde(untagged)]
-enum MaybeStr<'a> {
-    #[serde(borrow)]
-    Str(std::borrow::Cow<'a, str>),
-    Null(()),
-    Other(serde::de::IgnoredAny),
-    /// The key is absent (only produced by `#[serde(default)]`).
-    #[default]
-    #[serde(skip)]
-    Absent,
-}
-
-impl MaybeStr<'_> {
-    fn into_box(self) -> Option<Box<str>> {
-        match self {
-            MaybeStr::Str(s) => Some(s.into_owned().into_boxed_str()),
-            _ => None,
-        }
-    }
-}
-
 /// Why a line could not become an entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum LineError {
@@ -91,52 +150,56 @@ pub enum LineError {
     Null,
 }
 
+/// Where a scanned line's text is on disk.
+pub(crate) struct FileSlice {
+    pub source: Arc<BodySource>,
+    pub offset: u64,
+}
+
 impl Entry {
-    /// Parses one line (without its newline). Non-object JSON values become id-less entries.
+    /// Parses one line (without its newline), keeping its text in memory. Non-object JSON values
+    /// become id-less entries.
     pub fn parse(raw: &str, line: usize) -> Result<Entry, LineError> {
+        Entry::scan(raw, line, None, None)
+    }
+
+    /// Parses one line read from a file: the body is the file range when `at` is given, the text
+    /// otherwise; the view's facts are computed for `facts_for` while the line is at hand.
+    pub(crate) fn scan(
+        raw: &str,
+        line: usize,
+        at: Option<FileSlice>,
+        facts_for: Option<Dialect>,
+    ) -> Result<Entry, LineError> {
         let text = raw.trim_end_matches('\r');
-        let trimmed = text.trim_start();
-        if trimmed.starts_with('{') {
-            match serde_json::from_str::<Scan>(text) {
-                Ok(scan) => {
-                    let parent = match scan.parent_id {
-                        MaybeStr::Null(()) => Parent::Null,
-                        MaybeStr::Str(s) => Parent::Id(s.into_owned().into_boxed_str()),
-                        MaybeStr::Other(_) | MaybeStr::Absent => Parent::Missing,
-                    };
-                    return Ok(Entry {
-                        raw: text.into(),
-                        line,
-                        kind: scan.kind.and_then(MaybeStr::into_box),
-                        id: scan.id.and_then(MaybeStr::into_box),
-                        parent,
-                        timestamp: scan.timestamp.and_then(MaybeStr::into_box),
-                        is_object: true,
-                    });
-                }
-                Err(err) => {
-                    // Duplicate keys or other oddities: fall back to a full parse so the rules stay the agents'.
-                    return match serde_json::from_str::<Value>(text) {
-                        Ok(value) => Ok(Entry::from_value_at(&value, text.into(), line)),
-                        Err(_) => Err(LineError::Invalid(err.to_string())),
-                    };
-                }
-            }
+        let value = match crate::projection::parse_projected(text) {
+            Ok(Value::Null) => return Err(LineError::Null),
+            Ok(value) => value,
+            Err(err) => return Err(LineError::Invalid(err.to_string())),
+        };
+        let body = match at {
+            Some(FileSlice { source, offset }) if u32::try_from(text.len()).is_ok() => Body::File {
+                source,
+                offset,
+                len: text.len() as u32,
+            },
+            _ => Body::Inline(text.into()),
+        };
+        let entry = Entry::from_value_at(&value, body, line);
+        if let Some(dialect) = facts_for {
+            let facts = crate::view::text::entry_facts(&value, dialect);
+            let _ = entry.facts.set((dialect, Arc::new(facts)));
         }
-        match serde_json::from_str::<Value>(text) {
-            Ok(Value::Null) => Err(LineError::Null),
-            Ok(value) => Ok(Entry::from_value_at(&value, text.into(), line)),
-            Err(err) => Err(LineError::Invalid(err.to_string())),
-        }
+        Ok(entry)
     }
 
     /// Builds an entry from a JSON value that is about to be written (or was migrated in memory).
     pub fn from_value(value: &Value) -> Entry {
         let raw = crate::json::to_line(value);
-        Entry::from_value_at(value, raw.into_boxed_str(), 0)
+        Entry::from_value_at(value, Body::Inline(raw.into_boxed_str()), 0)
     }
 
-    fn from_value_at(value: &Value, raw: Box<str>, line: usize) -> Entry {
+    fn from_value_at(value: &Value, body: Body, line: usize) -> Entry {
         let obj = value.as_object();
         let str_field = |key: &str| -> Option<Box<str>> {
             obj.and_then(|o| o.get(key))
@@ -148,20 +211,72 @@ impl Entry {
             Some(Value::String(s)) => Parent::Id(s.as_str().into()),
             _ => Parent::Missing,
         };
+        let kind = str_field("type");
+        let message = obj
+            .filter(|_| kind.as_deref() == Some("message"))
+            .and_then(|o| o.get("message"));
+        let role = message
+            .and_then(|m| m.get("role"))
+            .and_then(Value::as_str)
+            .map(Into::into);
+        let usage_without_cost = role.as_deref() == Some("assistant")
+            && message
+                .and_then(|m| m.get("usage"))
+                .is_some_and(|usage| usage.is_object() && usage.get("cost").is_none());
         Entry {
-            raw,
+            body,
             line,
-            kind: str_field("type"),
+            kind,
             id: str_field("id"),
             parent,
             timestamp: str_field("timestamp"),
             is_object: obj.is_some(),
+            usage_without_cost,
+            role,
+            facts: OnceLock::new(),
+        }
+    }
+
+    /// The entry's JSON text, exactly as on disk (or as migrated in memory), without the newline.
+    /// A body that can no longer be read (the file was truncated under us) reads as `""`; use
+    /// [`Entry::try_raw`] where that must be an error.
+    pub fn raw(&self) -> Cow<'_, str> {
+        self.try_raw().unwrap_or(Cow::Borrowed(""))
+    }
+
+    /// [`Entry::raw`], with read failures reported.
+    pub fn try_raw(&self) -> std::io::Result<Cow<'_, str>> {
+        match &self.body {
+            Body::Inline(text) => Ok(Cow::Borrowed(text)),
+            Body::File {
+                source,
+                offset,
+                len,
+            } => {
+                let bytes = source.read(*offset, *len as usize)?;
+                Ok(Cow::Owned(match String::from_utf8(bytes) {
+                    Ok(text) => text,
+                    Err(err) => String::from_utf8_lossy(err.as_bytes()).into_owned(),
+                }))
+            }
+        }
+    }
+
+    /// Where the body is in the file (`offset`, `len`), for file-backed entries.
+    pub(crate) fn file_range(&self) -> Option<(&Arc<BodySource>, u64, u32)> {
+        match &self.body {
+            Body::File {
+                source,
+                offset,
+                len,
+            } => Some((source, *offset, *len)),
+            Body::Inline(_) => None,
         }
     }
 
     /// The whole entry as JSON (parsed on demand).
     pub fn json(&self) -> Value {
-        serde_json::from_str(&self.raw).unwrap_or(Value::Null)
+        serde_json::from_str(&self.raw()).unwrap_or(Value::Null)
     }
 
     /// The whole entry as a JSON object, or an empty object for non-object lines.
@@ -182,16 +297,22 @@ impl Entry {
         self.id.as_deref()
     }
 
-    /// `message.role` for `message` entries (parsed on demand).
-    pub fn role(&self) -> Option<String> {
-        if self.kind() != "message" {
-            return None;
+    /// `message.role` for `message` entries.
+    pub fn role(&self) -> Option<&str> {
+        self.role.as_deref()
+    }
+
+    /// The view's facts for a dialect: kept from the scan, or computed now (and kept).
+    pub(crate) fn facts(&self, dialect: Dialect) -> Arc<EntryFacts> {
+        if let Some((d, facts)) = self.facts.get() {
+            if *d == dialect {
+                return facts.clone();
+            }
+            return Arc::new(crate::view::text::entry_facts(&self.json(), dialect));
         }
-        self.json()
-            .get("message")
-            .and_then(|m| m.get("role"))
-            .and_then(Value::as_str)
-            .map(str::to_owned)
+        let facts = Arc::new(crate::view::text::entry_facts(&self.json(), dialect));
+        let _ = self.facts.set((dialect, facts.clone()));
+        facts
     }
 
     /// The timestamp as epoch milliseconds, as JavaScript's `Date.parse` would read it (`None` = NaN).
@@ -217,7 +338,7 @@ mod tests {
         assert_eq!(e.id(), Some("abc"));
         assert_eq!(e.parent, Parent::Null);
         assert_eq!(e.line, 3);
-        assert_eq!(e.role().as_deref(), Some("user"));
+        assert_eq!(e.role(), Some("user"));
     }
 
     #[test]
@@ -238,5 +359,28 @@ mod tests {
         assert_eq!(e.kind, None);
         assert_eq!(e.id, None);
         assert_eq!(e.parent, Parent::Missing);
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value() {
+        let e = Entry::parse(r#"{"type":"message","id":"a","id":"b","parentId":null}"#, 1).unwrap();
+        assert_eq!(e.id(), Some("b"));
+    }
+
+    #[test]
+    fn finds_usage_without_cost() {
+        let cases = [
+            (r#"{"type":"message","message":{"role":"assistant","usage":{"input":1}}}"#, true),
+            (r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0}}}}"#, false),
+            (r#"{"type":"message","message":{"role":"assistant","usage":{"cost":null}}}"#, false),
+            (r#"{"type":"message","message":{"role":"assistant","usage":null}}"#, false),
+            (r#"{"type":"message","message":{"role":"assistant","usage":5}}"#, false),
+            (r#"{"type":"message","message":{"role":"user","usage":{}}}"#, false),
+            (r#"{"type":"message","message":{"role":"assistant","usage":{},"usage":{"cost":1}}}"#, false),
+            (r#"{"type":"message","message":"text \"usage\""}"#, false),
+        ];
+        for (raw, want) in cases {
+            assert_eq!(Entry::parse(raw, 1).unwrap().usage_without_cost, want, "{raw}");
+        }
     }
 }

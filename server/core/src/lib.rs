@@ -14,6 +14,7 @@ pub mod ids;
 pub mod json;
 pub mod migrate;
 pub mod naming;
+mod projection;
 pub mod reader;
 pub mod session;
 pub mod snapshot;

@@ -145,7 +145,7 @@ pub fn migrate_file(path: &Path, dialect: Option<Dialect>) -> Result<MigrateRepo
     };
     let needed =
         session.file_version() < 3 || session.diagnostics().iter().any(|d| dropping(d.kind));
-    let contents = session.canonical_contents();
+    let contents = session.canonical_contents()?;
     if !needed || contents.as_bytes() == original.as_slice() {
         return Ok(MigrateReport {
             rewritten: false,

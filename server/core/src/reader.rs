@@ -1,14 +1,21 @@
-//! Reading a session file: complete lines only, streamed, as leniently as the agents.
+//! Reading a session file: complete lines only, as leniently as the agents.
 //!
 //! The reader owns byte-level concerns: the omp title slot on the first physical line, blank lines,
 //! unparsable lines (reported with their line number, never dropped from disk), CRLF endings, and a
 //! last line without its newline (an agent mid-write), which is held back until it is complete.
 //! It knows nothing of trees or dialect rules beyond the title slot.
+//!
+//! A whole file is read with [`read_file`]: in large chunks with positioned reads, on two threads
+//! for files over a few megabytes (each takes one half, split at a newline), keeping only each
+//! line's place in the file, its index fields and its view facts. [`read_lines`] streams from
+//! any reader (appended bytes, tests).
 
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
-use crate::entry::{Entry, LineError};
+use crate::dialect::Dialect;
+use crate::entry::{BodySource, Entry, FileSlice, LineError};
 use crate::title_slot::TitleSlot;
 use std::io::{BufRead, BufReader, Read};
+use std::sync::Arc;
 
 /// Everything read from a file (or from bytes appended to it).
 #[derive(Debug, Default)]
@@ -27,17 +34,93 @@ pub struct ReadOutcome {
     pub pending: u64,
 }
 
-/// Streams complete lines from `input`. `first_line` is the 1-based number of the first line read
-/// (1 for a whole file); `detect_slot` tests that first line for an omp title slot.
-pub fn read_lines<R: Read>(
-    input: R,
+/// How to read lines.
+#[derive(Clone, Default)]
+pub struct ReadOptions {
+    /// The 1-based number of the first line read (1 for a whole file).
+    pub first_line: usize,
+    /// Test the first line for an omp title slot.
+    pub detect_slot: bool,
+    /// Compute each entry's view facts for this dialect while the line is at hand.
+    pub facts: Option<Dialect>,
+    /// Keep bodies as ranges of this file; the first byte read is at `.1`. `None`: keep the text.
+    pub source: Option<(Arc<BodySource>, u64)>,
+}
+
+/// Collects lines into a [`ReadOutcome`].
+struct Sink<'a> {
+    out: ReadOutcome,
+    line_no: usize,
     first_line: usize,
-    detect_slot: bool,
-) -> std::io::Result<ReadOutcome> {
+    options: &'a ReadOptions,
+}
+
+impl<'a> Sink<'a> {
+    fn new(options: &'a ReadOptions) -> Sink<'a> {
+        let first_line = options.first_line.max(1);
+        Sink {
+            out: ReadOutcome::default(),
+            line_no: first_line,
+            first_line,
+            options,
+        }
+    }
+
+    /// One complete line (without its newline) that starts `offset` bytes into the read.
+    fn line(&mut self, bytes: &[u8], offset: u64) {
+        self.out.consumed += bytes.len() as u64 + 1;
+        self.out.lines += 1;
+        let line_no = self.line_no;
+        self.line_no += 1;
+        let (text, at) = match std::str::from_utf8(bytes) {
+            Ok(text) => {
+                let at = self.options.source.as_ref().map(|(source, base)| FileSlice {
+                    source: source.clone(),
+                    offset: base + offset,
+                });
+                (std::borrow::Cow::Borrowed(text), at)
+            }
+            Err(_) => {
+                self.out.diagnostics.push(Diagnostic::new(
+                    DiagnosticKind::InvalidUtf8,
+                    Some(line_no),
+                    "line is not valid UTF-8; invalid bytes read as U+FFFD",
+                ));
+                (String::from_utf8_lossy(bytes), None)
+            }
+        };
+        if self.options.detect_slot && line_no == self.first_line && self.out.title_slot.is_none()
+        {
+            if let Some(slot) = TitleSlot::parse(&text) {
+                self.out.title_slot = Some(slot);
+                return;
+            }
+        }
+        if text.trim().is_empty() {
+            return;
+        }
+        match Entry::scan(&text, line_no, at, self.options.facts) {
+            Ok(entry) => self.out.values.push(entry),
+            Err(LineError::Null) => self.out.diagnostics.push(Diagnostic::new(
+                DiagnosticKind::NullLine,
+                Some(line_no),
+                "line is the JSON value `null`; skipped (the agents fail to open such a file)",
+            )),
+            Err(LineError::Invalid(message)) => self.out.diagnostics.push(Diagnostic::new(
+                DiagnosticKind::MalformedLine,
+                Some(line_no),
+                format!("line is not valid JSON ({message}); skipped, kept on disk"),
+            )),
+        }
+    }
+}
+
+/// Streams complete lines from `input`.
+pub fn read_lines<R: Read>(input: R, options: &ReadOptions) -> std::io::Result<ReadOutcome> {
     let mut reader = BufReader::with_capacity(1 << 20, input);
-    let mut out = ReadOutcome::default();
+    let mut sink = Sink::new(options);
     let mut buf = Vec::with_capacity(4096);
-    let mut line_no = first_line;
+    let mut offset = 0u64;
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
@@ -45,53 +128,153 @@ pub fn read_lines<R: Read>(
             break;
         }
         if buf.last() != Some(&b'\n') {
-            out.pending = n as u64;
+            sink.out.pending = n as u64;
             break;
         }
-        out.consumed += n as u64;
-        out.lines += 1;
         buf.pop();
-        let text = match std::str::from_utf8(&buf) {
-            Ok(text) => std::borrow::Cow::Borrowed(text),
-            Err(_) => {
-                out.diagnostics.push(Diagnostic::new(
-                    DiagnosticKind::InvalidUtf8,
-                    Some(line_no),
-                    "line is not valid UTF-8; invalid bytes read as U+FFFD",
-                ));
-                String::from_utf8_lossy(&buf)
-            }
-        };
-        if detect_slot && line_no == first_line && out.title_slot.is_none() {
-            if let Some(slot) = TitleSlot::parse(&text) {
-                out.title_slot = Some(slot);
-                line_no += 1;
-                continue;
-            }
-        }
-        push_line(&mut out, &text, line_no);
-        line_no += 1;
+        sink.line(&buf, offset);
+        offset += n as u64;
     }
-    Ok(out)
+    Ok(sink.out)
 }
 
-fn push_line(out: &mut ReadOutcome, text: &str, line_no: usize) {
-    if text.trim().is_empty() {
-        return;
+/// Files smaller than this are read on one thread.
+const PARALLEL_FROM: u64 = 4 << 20;
+/// Bytes read at a time.
+const CHUNK: usize = 4 << 20;
+
+/// Reads the first `size` bytes of a whole session file (the rest, if it grows meanwhile, is for
+/// the next follow). Bodies stay in the file; `facts` as in [`ReadOptions`].
+pub fn read_file(
+    source: &Arc<BodySource>,
+    size: u64,
+    facts: Option<Dialect>,
+) -> std::io::Result<ReadOutcome> {
+    let options = |first_line: usize, detect_slot: bool, start: u64| ReadOptions {
+        first_line,
+        detect_slot,
+        facts,
+        source: Some((source.clone(), start)),
+    };
+    let split = if size >= PARALLEL_FROM {
+        newline_after(source, size / 2, size)?
+    } else {
+        size
+    };
+    if split >= size {
+        return read_range(source, 0, size, &options(1, true, 0));
     }
-    match Entry::parse(text, line_no) {
-        Ok(entry) => out.values.push(entry),
-        Err(LineError::Null) => out.diagnostics.push(Diagnostic::new(
-            DiagnosticKind::NullLine,
-            Some(line_no),
-            "line is the JSON value `null`; skipped (the agents fail to open such a file)",
-        )),
-        Err(LineError::Invalid(message)) => out.diagnostics.push(Diagnostic::new(
-            DiagnosticKind::MalformedLine,
-            Some(line_no),
-            format!("line is not valid JSON ({message}); skipped, kept on disk"),
-        )),
+    let (first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| read_range(source, split, size, &options(1, false, split)));
+        let first = read_range(source, 0, split, &options(1, true, 0));
+        (first, second.join())
+    });
+    let mut first = first?;
+    let second = match second {
+        Ok(result) => result?,
+        Err(_) => return Err(std::io::Error::other("the reading thread panicked")),
+    };
+    // The second half numbered its lines from 1.
+    let shift = first.lines;
+    let renumber = |line: usize| line + shift;
+    first
+        .values
+        .extend(second.values.into_iter().map(|mut entry| {
+            entry.line = renumber(entry.line);
+            entry
+        }));
+    first
+        .diagnostics
+        .extend(second.diagnostics.into_iter().map(|mut d| {
+            d.line = d.line.map(renumber);
+            d
+        }));
+    first.consumed += second.consumed;
+    first.lines += second.lines;
+    first.pending = second.pending;
+    Ok(first)
+}
+
+/// The offset just after the first newline at or after `from` (`size` when there is none).
+fn newline_after(source: &BodySource, from: u64, size: u64) -> std::io::Result<u64> {
+    let mut buf = vec![0u8; 64 << 10];
+    let mut at = from;
+    while at < size {
+        let n = read_some(source, &mut buf, at, size)?;
+        if n == 0 {
+            break;
+        }
+        if let Some(i) = memchr::memchr(b'\n', &buf[..n]) {
+            return Ok(at + i as u64 + 1);
+        }
+        at += n as u64;
     }
+    Ok(size)
+}
+
+/// Reads up to `buf.len()` bytes at `at`, never past `end`; 0 at the end (or if the file shrank).
+fn read_some(source: &BodySource, buf: &mut [u8], at: u64, end: u64) -> std::io::Result<usize> {
+    let want = buf.len().min(usize::try_from(end - at).unwrap_or(usize::MAX));
+    if want == 0 {
+        return Ok(0);
+    }
+    loop {
+        match read_at(source.file(), &mut buf[..want], at) {
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+            other => return other,
+        }
+    }
+}
+
+#[cfg(unix)]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    crate::entry::read_exact_at(file, buf, at).map(|()| buf.len())
+}
+
+/// Reads the lines of `start..end` in chunks.
+fn read_range(
+    source: &BodySource,
+    start: u64,
+    end: u64,
+    options: &ReadOptions,
+) -> std::io::Result<ReadOutcome> {
+    let mut sink = Sink::new(options);
+    let mut buf = vec![0u8; CHUNK.min(usize::try_from(end - start).unwrap_or(CHUNK)).max(1)];
+    let mut filled = 0usize;
+    // File offset of `buf[0]`, relative to `start`.
+    let mut base = 0u64;
+    let mut next = start;
+    while next < end {
+        if filled == buf.len() {
+            // A line longer than the buffer.
+            buf.resize(buf.len() * 2, 0);
+        }
+        let n = read_some(source, &mut buf[filled..], next, end)?;
+        if n == 0 {
+            break;
+        }
+        next += n as u64;
+        let scan_from = filled;
+        filled += n;
+        let mut line_start = 0usize;
+        let mut search = scan_from;
+        while let Some(i) = memchr::memchr(b'\n', &buf[search..filled]) {
+            let nl = search + i;
+            sink.line(&buf[line_start..nl], base + line_start as u64);
+            line_start = nl + 1;
+            search = line_start;
+        }
+        buf.copy_within(line_start..filled, 0);
+        filled -= line_start;
+        base += line_start as u64;
+    }
+    sink.out.pending = filled as u64;
+    Ok(sink.out)
 }
 
 #[cfg(test)]
@@ -101,7 +284,7 @@ mod tests {
     #[test]
     fn holds_back_an_incomplete_last_line() {
         let data = b"{\"type\":\"session\",\"id\":\"s\"}\n\n  \nnot json\n[1]\n{\"type\":\"mess";
-        let out = read_lines(&data[..], 1, false).unwrap();
+        let out = read_lines(&data[..], &ReadOptions::default()).unwrap();
         assert_eq!(out.values.len(), 2);
         assert_eq!(out.values[1].line, 5);
         assert_eq!(out.diagnostics.len(), 1);
@@ -114,9 +297,48 @@ mod tests {
     #[test]
     fn crlf_and_null_lines() {
         let data = b"{\"type\":\"session\",\"id\":\"s\"}\r\nnull\n";
-        let out = read_lines(&data[..], 1, false).unwrap();
+        let out = read_lines(&data[..], &ReadOptions::default()).unwrap();
         assert_eq!(out.values.len(), 1);
-        assert_eq!(&*out.values[0].raw, "{\"type\":\"session\",\"id\":\"s\"}");
+        assert_eq!(out.values[0].raw(), "{\"type\":\"session\",\"id\":\"s\"}");
         assert_eq!(out.diagnostics[0].kind, DiagnosticKind::NullLine);
+    }
+
+    /// The two-thread chunked read gives what the streamed read gives: same entries, bodies, line
+    /// numbers, diagnostics and counts, with lines longer than a chunk and a split inside a line.
+    #[test]
+    fn whole_file_reads_match_the_stream() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        let mut data = String::from("{\"type\":\"session\",\"id\":\"s\"}\n");
+        let long = "x".repeat(CHUNK + 1000);
+        for i in 0..40_000 {
+            match i % 997 {
+                5 => data.push_str("not json\n"),
+                6 => data.push_str("\n"),
+                7 => data.push_str(&format!(
+                    "{{\"type\":\"message\",\"id\":\"l{i}\",\"message\":{{\"role\":\"user\",\"content\":\"{long}\"}}}}\r\n"
+                )),
+                _ => data.push_str(&format!(
+                    "{{\"type\":\"message\",\"id\":\"e{i}\",\"parentId\":null,\"message\":{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"é{i}\"}}]}}}}\n"
+                )),
+            }
+        }
+        data.push_str("{\"type\":\"mes");
+        std::fs::write(&path, &data).unwrap();
+        let file = std::fs::File::open(&path).unwrap();
+        let source = BodySource::new(file, &path);
+        let whole = read_file(&source, data.len() as u64, Some(Dialect::Pi)).unwrap();
+        let streamed = read_lines(data.as_bytes(), &ReadOptions::default()).unwrap();
+        assert!(data.len() as u64 > PARALLEL_FROM);
+        assert_eq!(whole.values.len(), streamed.values.len());
+        for (a, b) in whole.values.iter().zip(&streamed.values) {
+            assert_eq!(a, b);
+        }
+        assert_eq!(whole.diagnostics, streamed.diagnostics);
+        assert_eq!(
+            (whole.consumed, whole.lines, whole.pending),
+            (streamed.consumed, streamed.lines, streamed.pending)
+        );
+        assert!(whole.values.iter().all(|e| e.file_range().is_some()));
     }
 }

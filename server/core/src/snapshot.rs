@@ -209,7 +209,12 @@ fn node_head(session: &Session, index: usize) -> Map<String, Value> {
             m.insert("type".into(), kind.into());
         }
         if entry.kind() == "message" {
-            if let Some(role) = message_role(&entry.raw) {
+            // The scan kept string roles; anything else is read the slow way.
+            let role = match entry.role() {
+                Some(role) => Some(Value::from(role)),
+                None => message_role(&entry.raw()),
+            };
+            if let Some(role) = role {
                 m.insert("role".into(), role);
             }
         }

@@ -468,70 +468,8 @@ fn measure(
         "",
         &t,
     ));
-    let (t, _) = time_runs(runs, |_| {
-        std::fs::File::open(&file.path)
-            .and_then(|f| sessiontree_core::reader::read_lines(f, 1, true))
-            .map(|o| o.values.len())
-            .unwrap_or(0)
-    });
-    figs.push(Figure::time(
-        "  breakdown: read_lines (lines + borrowed scan)",
-        "",
-        &t,
-    ));
-
-    // Experiments for the optimization proposals (what a leaner open could cost).
-    let (t, _) = time_runs(runs, |_| scan_floor(&file.path, 1));
-    figs.push(Figure::time(
-        "  experiment: fs::read + memchr lines + borrowed scan, 1 thread",
-        "",
-        &t,
-    ));
-    let (t, _) = time_runs(runs, |_| scan_floor(&file.path, 2));
-    figs.push(Figure::time("  experiment: the same on 2 threads", "", &t));
-
-    let (t, _) = time_runs(runs, |_| prefix_floor(&file.path, 2));
-    figs.push(Figure::time(
-        "  experiment: leading keys only (serde for the rest), 2 threads",
-        "",
-        &t,
-    ));
-
     let _ = writeln!(log, "    open measured");
     let session = Session::open(&file.path, OpenOptions::default())?;
-    // The integrity check's usage test, as done at open (a full `Value` parse of every line that
-    // mentions "usage") and as a typed borrowed scan.
-    let (t, _) = time_runs(runs, |_| {
-        session
-            .entries()
-            .iter()
-            .filter(|e| e.kind() == "message" && e.raw.contains("\"usage\""))
-            .filter(|e| {
-                let v = e.json();
-                v.get("message")
-                    .and_then(|m| m.get("usage"))
-                    .is_some_and(|u| u.get("cost").is_none())
-            })
-            .count()
-    });
-    figs.push(Figure::time(
-        "  breakdown: open's usage check (full Value parse)",
-        "",
-        &t,
-    ));
-    let (t, _) = time_runs(runs, |_| {
-        session
-            .entries()
-            .iter()
-            .filter(|e| e.kind() == "message" && e.raw.contains("\"usage\""))
-            .filter(|e| usage_without_cost(&e.raw))
-            .count()
-    });
-    figs.push(Figure::time(
-        "  experiment: the same check, typed borrowed scan",
-        "",
-        &t,
-    ));
     let n = session.entries().len();
     let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
 
@@ -668,7 +606,7 @@ fn measure(
             .filter(|e| {
                 tokens
                     .iter()
-                    .all(|tok| contains_ignore_ascii_case(&e.raw, tok))
+                    .all(|tok| contains_ignore_ascii_case(&e.raw(), tok))
             })
             .count()
     });
@@ -833,130 +771,6 @@ fn measure(
     }
     let _ = writeln!(log, "    server measured");
     Ok(figs)
-}
-
-#[derive(serde::Deserialize)]
-struct ScanFloor<'a> {
-    #[serde(default, borrow, rename = "type")]
-    _kind: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    _id: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow, rename = "parentId")]
-    _parent: Option<std::borrow::Cow<'a, str>>,
-    #[serde(default, borrow)]
-    _timestamp: Option<std::borrow::Cow<'a, str>>,
-}
-
-/// Reads the whole file, splits lines with memchr and runs a borrowed scan of the four index
-/// keys on each (bodies are not copied), on `threads` threads; returns the lines scanned.
-fn scan_floor(path: &Path, threads: usize) -> usize {
-    let Ok(bytes) = std::fs::read(path) else {
-        return 0;
-    };
-    let scan = |part: &[u8]| -> usize {
-        part.split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .filter(|l| serde_json::from_slice::<ScanFloor>(l).is_ok())
-            .count()
-    };
-    if threads < 2 {
-        return scan(&bytes);
-    }
-    let mid = bytes.len() / 2;
-    let cut = bytes[mid..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |p| mid + p + 1);
-    let (a, b) = bytes.split_at(cut);
-    std::thread::scope(|s| {
-        let other = s.spawn(|| scan(b));
-        scan(a) + other.join().unwrap_or(0)
-    })
-}
-
-/// `type`, `id`, `parentId` (`None` = null), `timestamp`, borrowed from the line.
-type LeadingKeys<'a> = (&'a [u8], &'a [u8], Option<&'a [u8]>, &'a [u8]);
-
-/// Reads `{"type":"…","id":"…","parentId":"…"|null,"timestamp":"…"` at the start of a line, as the
-/// agents write every entry but `custom`/`custom_message`; `None` = take the serde path.
-fn leading_keys(line: &[u8]) -> Option<LeadingKeys<'_>> {
-    fn string<'a>(rest: &'a [u8], key: &[u8]) -> Option<(&'a [u8], &'a [u8])> {
-        let rest = rest.strip_prefix(key)?;
-        let end = memchr_byte(b'"', rest)?;
-        let value = &rest[..end];
-        (!value.contains(&b'\\')).then_some((value, &rest[end + 1..]))
-    }
-    let (kind, rest) = string(line, b"{\"type\":\"")?;
-    let (id, rest) = string(rest, b",\"id\":\"")?;
-    let (parent, rest) = match rest.strip_prefix(b",\"parentId\":null") {
-        Some(rest) => (None, rest),
-        None => {
-            let (p, rest) = string(rest, b",\"parentId\":\"")?;
-            (Some(p), rest)
-        }
-    };
-    let (timestamp, _) = string(rest, b",\"timestamp\":\"")?;
-    Some((kind, id, parent, timestamp))
-}
-
-fn memchr_byte(b: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&c| c == b)
-}
-
-/// Like [`scan_floor`], with the leading-keys fast path first.
-fn prefix_floor(path: &Path, threads: usize) -> usize {
-    let Ok(bytes) = std::fs::read(path) else {
-        return 0;
-    };
-    let scan = |part: &[u8]| -> usize {
-        part.split(|&b| b == b'\n')
-            .filter(|l| !l.is_empty())
-            .filter(|l| leading_keys(l).is_some() || serde_json::from_slice::<ScanFloor>(l).is_ok())
-            .count()
-    };
-    if threads < 2 {
-        return scan(&bytes);
-    }
-    let mid = bytes.len() / 2;
-    let cut = bytes[mid..]
-        .iter()
-        .position(|&b| b == b'\n')
-        .map_or(bytes.len(), |p| mid + p + 1);
-    let (a, b) = bytes.split_at(cut);
-    std::thread::scope(|s| {
-        let other = s.spawn(|| scan(b));
-        scan(a) + other.join().unwrap_or(0)
-    })
-}
-
-#[derive(serde::Deserialize)]
-struct UsageScan {
-    #[serde(default)]
-    message: Option<UsageMessage>,
-}
-
-#[derive(serde::Deserialize)]
-struct UsageMessage {
-    #[serde(default)]
-    role: Option<String>,
-    #[serde(default)]
-    usage: Option<UsageCost>,
-}
-
-#[derive(serde::Deserialize)]
-struct UsageCost {
-    #[serde(default)]
-    cost: Option<serde::de::IgnoredAny>,
-}
-
-/// `message.role == "assistant"` with a `usage` object lacking `cost`, by a typed scan.
-fn usage_without_cost(raw: &str) -> bool {
-    match serde_json::from_str::<UsageScan>(raw) {
-        Ok(UsageScan { message: Some(m) }) => {
-            m.role.as_deref() == Some("assistant") && m.usage.is_some_and(|u| u.cost.is_none())
-        }
-        _ => false,
-    }
 }
 
 fn rand_u8() -> u32 {

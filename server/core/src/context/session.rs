@@ -126,8 +126,11 @@ fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
             }
             "ttsr_injection" | "reset_boundary" => keep.push((i, e.json())),
             // A `customType` spelled with `\u` escapes does not show in the raw text; parse those too.
-            "custom" if e.raw.contains(CONTEXT_NOTES_TYPE) || e.raw.contains("\\u") => {
-                keep.push((i, e.json()))
+            "custom" => {
+                let raw = e.raw();
+                if raw.contains(CONTEXT_NOTES_TYPE) || raw.contains("\\u") {
+                    keep.push((i, e.json()))
+                }
             }
             _ => {}
         }

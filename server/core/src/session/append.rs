@@ -98,17 +98,15 @@ impl Session {
     pub(crate) fn record_value(&mut self, value: Value) -> Result<()> {
         let mut entry = Entry::from_value(&value);
         if let FileState::Written { .. } = self.file {
-            entry.line = self.append_written(&entry.raw)?;
+            let line = self.append_written(&entry.raw())?;
+            entry.line = line;
             self.insert(entry);
         } else {
+            let raw = entry.raw().into_owned();
             self.insert(entry);
-            let raw = self
-                .entries
-                .last()
-                .map(|e| e.raw.to_string())
-                .unwrap_or_default();
             self.persist_entry(&raw)?;
         }
+        self.settle_parents();
         self.revision += 1;
         Ok(())
     }

@@ -6,7 +6,8 @@ use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::dialect::{Dialect, OMP_ONLY_TYPES};
 use crate::error::{Error, Result};
 use crate::ids::{IdSource, RandomIds};
-use crate::reader::{read_lines, ReadOutcome};
+use crate::entry::BodySource;
+use crate::reader::{read_file, read_lines, ReadOptions, ReadOutcome};
 use crate::time::{Clock, SystemClock};
 use serde_json::{Map, Value};
 use std::fs::File;
@@ -77,8 +78,24 @@ impl Session {
             });
         }
         let identity = super::persist::FileIdentity::of(&file);
-        let outcome = read_lines(&file, 1, true).map_err(|e| Error::io("cannot read", path, e))?;
-        Session::from_outcome(path.to_path_buf(), outcome, identity, options)
+        let size = file
+            .metadata()
+            .map_err(|e| Error::io("cannot read", path, e))?
+            .len();
+        let source = BodySource::new(file, path);
+        // The view's facts are computed while each line is at hand, for the dialect the file
+        // most likely has (a title slot says omp); a wrong guess is corrected below.
+        let guess = match options.dialect {
+            Some(dialect) => dialect,
+            None if starts_with_title_slot(&source, size) => Dialect::Omp,
+            None => Dialect::Pi,
+        };
+        let outcome =
+            read_file(&source, size, Some(guess)).map_err(|e| Error::io("cannot read", path, e))?;
+        let mut session =
+            Session::from_outcome(path.to_path_buf(), outcome, identity, options, guess)?;
+        session.source = Some(source);
+        Ok(session)
     }
 
     fn from_outcome(
@@ -86,6 +103,7 @@ impl Session {
         outcome: ReadOutcome,
         identity: Option<super::persist::FileIdentity>,
         options: OpenOptions,
+        facts_dialect: Dialect,
     ) -> Result<Session> {
         let ReadOutcome {
             title_slot,
@@ -151,9 +169,13 @@ impl Session {
         } else {
             rest
         };
-        for entry in rest {
+        for mut entry in rest {
+            if dialect != facts_dialect {
+                entry.facts = Default::default();
+            }
             session.insert(entry);
         }
+        session.settle_parents();
         session.check_integrity();
         session.file = FileState::Written {
             path,
@@ -230,6 +252,10 @@ impl Session {
             diagnostics: Vec::new(),
             clock: options.clock,
             ids: options.ids,
+            source: None,
+            parents: Vec::new(),
+            parents_dirty: false,
+            unresolved_parents: 0,
         }
     }
 
@@ -268,8 +294,13 @@ impl Session {
         }
         file.seek(SeekFrom::Start(len))
             .map_err(|e| Error::io("cannot read", &path, e))?;
-        let outcome =
-            read_lines(&file, lines + 1, false).map_err(|e| Error::io("cannot read", &path, e))?;
+        let options = ReadOptions {
+            first_line: lines + 1,
+            detect_slot: false,
+            facts: Some(self.dialect),
+            source: self.source.clone().map(|source| (source, len)),
+        };
+        let outcome = read_lines(&file, &options).map_err(|e| Error::io("cannot read", &path, e))?;
         let start = self.entries.len();
         self.diagnostics.extend(outcome.diagnostics);
         // Lines appended to a legacy file by a legacy writer are indexed as they are, like any other.
@@ -287,6 +318,7 @@ impl Session {
             *lines += outcome.lines;
             *pending = outcome.pending;
         }
+        self.settle_parents();
         let new_entries: Vec<usize> = (start..self.entries.len()).collect();
         if !new_entries.is_empty() {
             self.revision += 1;
@@ -324,10 +356,7 @@ impl Session {
                     }
                 }
             }
-            if entry.kind() == "message"
-                && entry.raw.contains("\"usage\"")
-                && usage_without_cost(&entry.raw)
-            {
+            if entry.usage_without_cost {
                 found.push(Diagnostic::new(
                     DiagnosticKind::UsageWithoutCost,
                     Some(entry.line),
@@ -413,87 +442,14 @@ fn fold_slot_into_header(header: &mut Map<String, Value>, slot: &crate::title_sl
     }
 }
 
-/// Whether an assistant message's `usage` object lacks `cost` (omp throws on such a file). A
-/// borrowed scan that skips everything else; odd shapes fall back to a full parse.
-fn usage_without_cost(raw: &str) -> bool {
-    use serde::Deserialize;
-    use std::borrow::Cow;
-
-    #[derive(Deserialize)]
-    struct Line<'a> {
-        #[serde(default, borrow)]
-        message: Option<Message<'a>>,
-    }
-    #[derive(Deserialize)]
-    struct Message<'a> {
-        #[serde(default, borrow)]
-        role: Option<Cow<'a, str>>,
-        #[serde(default)]
-        usage: Option<Usage>,
-    }
-    #[derive(Deserialize)]
-    struct Usage {
-        #[serde(default, deserialize_with = "present")]
-        cost: bool,
-    }
-    fn present<'de, D: serde::Deserializer<'de>>(d: D) -> Result<bool, D::Error> {
-        serde::de::IgnoredAny::deserialize(d).map(|_| true)
-    }
-
-    match serde_json::from_str::<Line>(raw) {
-        Ok(line) => line.message.is_some_and(|m| {
-            m.role.as_deref() == Some("assistant") && m.usage.is_some_and(|u| !u.cost)
-        }),
-        Err(_) => {
-            let value: Value = serde_json::from_str(raw).unwrap_or(Value::Null);
-            value
-                .get("message")
-                .filter(|m| m.get("role") == Some(&"assistant".into()))
-                .and_then(|m| m.get("usage"))
-                .is_some_and(|usage| usage.is_object() && usage.get("cost").is_none())
-        }
-    }
-}
-
-#[cfg(test)]
-mod usage_tests {
-    use super::usage_without_cost;
-
-    #[test]
-    fn finds_usage_without_cost_like_a_full_parse() {
-        let cases = [
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1}}}"#,
-                true,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0}}}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":{"cost":null}}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":null}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":5}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"user","usage":{}}}"#,
-                false,
-            ),
-            (
-                r#"{"type":"message","message":{"role":"assistant","usage":{},"usage":{"cost":1}}}"#,
-                false,
-            ),
-            (r#"{"type":"message","message":"text \"usage\""}"#, false),
-        ];
-        for (raw, want) in cases {
-            assert_eq!(usage_without_cost(raw), want, "{raw}");
-        }
-    }
+/// Whether the file's first line is an omp title slot.
+fn starts_with_title_slot(source: &BodySource, size: u64) -> bool {
+    let head = source
+        .read(0, usize::try_from(size.min(1024)).unwrap_or(1024))
+        .unwrap_or_default();
+    let line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
+    std::str::from_utf8(line)
+        .ok()
+        .and_then(crate::title_slot::TitleSlot::parse)
+        .is_some()
 }

@@ -57,9 +57,9 @@ pub struct Session {
     entries: Vec<Entry>,
     /// id → index of the entry that holds it (a later duplicate overwrites, keeping the position,
     /// exactly like a JavaScript `Map`).
-    by_id: IndexMap<Box<str>, usize>,
+    by_id: IndexMap<Box<str>, usize, foldhash::fast::RandomState>,
     /// parent id → children indices in insertion order (omp's children map).
-    children: HashMap<Parent, Vec<usize>>,
+    children: HashMap<Parent, Vec<usize>, foldhash::fast::RandomState>,
     /// The last id-less entry (JavaScript keys them all as `undefined`).
     last_idless: Option<usize>,
     labels: IndexMap<Box<str>, LabelState>,
@@ -71,7 +71,19 @@ pub struct Session {
     diagnostics: Vec<Diagnostic>,
     clock: Arc<dyn Clock>,
     ids: Box<dyn IdSource>,
+    /// The open file that file-backed entry bodies are read from.
+    source: Option<Arc<crate::entry::BodySource>>,
+    /// Each entry's parent resolved to an entry index ([`NO_PARENT`]: none), so paths are walked
+    /// without hashing ids. Exact unless `parents_dirty` (a duplicated id, or an id arriving that
+    /// an earlier orphan points at), which the next `settle_parents` repairs.
+    parents: Vec<u32>,
+    parents_dirty: bool,
+    /// Entries whose `parentId` named no entry when they were indexed.
+    unresolved_parents: usize,
 }
+
+/// No resolved parent.
+const NO_PARENT: u32 = u32::MAX;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -238,7 +250,11 @@ impl Session {
                 }
                 lists
             }
-            Dialect::Omp => self.children.clone(),
+            Dialect::Omp => self
+                .children
+                .iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect(),
         }
     }
 
@@ -284,17 +300,57 @@ impl Session {
             None => self.leaf.as_deref(),
         };
         let mut path = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = vec![0u64; self.entries.len().div_ceil(64)];
         let mut cursor = start.and_then(|id| self.index_of(id));
         while let Some(i) = cursor {
-            if !seen.insert(i) {
+            let (word, bit) = (i / 64, 1u64 << (i % 64));
+            if seen[word] & bit != 0 {
                 break;
             }
+            seen[word] |= bit;
             path.push(i);
-            cursor = self.entries[i].parent.id().and_then(|p| self.index_of(p));
+            cursor = self.parent_index(i);
         }
         path.reverse();
         path
+    }
+
+    /// The index of the entry an entry's `parentId` names (the later one of a duplicated id).
+    pub fn parent_index(&self, index: usize) -> Option<usize> {
+        if self.parents_dirty {
+            return self.entries[index]
+                .parent
+                .id()
+                .and_then(|p| self.index_of(p));
+        }
+        match self.parents.get(index) {
+            Some(&p) if p != NO_PARENT => Some(p as usize),
+            _ => None,
+        }
+    }
+
+    /// Re-resolves every entry's parent after a change that made the kept ones stale.
+    pub(crate) fn settle_parents(&mut self) {
+        if !self.parents_dirty {
+            return;
+        }
+        let mut unresolved = 0;
+        self.parents = self
+            .entries
+            .iter()
+            .map(|e| match e.parent.id() {
+                Some(p) => match self.by_id.get(p) {
+                    Some(&i) => u32::try_from(i).unwrap_or(NO_PARENT),
+                    None => {
+                        unresolved += 1;
+                        NO_PARENT
+                    }
+                },
+                None => NO_PARENT,
+            })
+            .collect();
+        self.unresolved_parents = unresolved;
+        self.parents_dirty = false;
     }
 
     /// The ids along [`Session::branch_path`].
@@ -389,7 +445,12 @@ impl Session {
         let index = self.entries.len();
         match entry.id.clone() {
             Some(id) => {
+                if self.unresolved_parents > 0 {
+                    // An earlier orphan may name this id.
+                    self.parents_dirty = true;
+                }
                 if self.by_id.contains_key(&id) {
+                    self.parents_dirty = true;
                     self.diagnostics.push(Diagnostic::new(
                         K::DuplicateId,
                         Some(entry.line).filter(|&l| l > 0),
@@ -417,6 +478,17 @@ impl Session {
                 ));
             }
         }
+        let parent = match entry.parent.id() {
+            Some(p) => match self.by_id.get(p) {
+                Some(&i) => u32::try_from(i).unwrap_or(NO_PARENT),
+                None => {
+                    self.unresolved_parents += 1;
+                    NO_PARENT
+                }
+            },
+            None => NO_PARENT,
+        };
+        self.parents.push(parent);
         self.children
             .entry(entry.parent.clone())
             .or_default()
@@ -433,7 +505,7 @@ impl Session {
                     .filter(|n| !n.is_empty());
             }
             "message" if !self.has_assistant => {
-                self.has_assistant = entry.role().as_deref() == Some("assistant");
+                self.has_assistant = entry.role() == Some("assistant");
             }
             _ => {}
         }

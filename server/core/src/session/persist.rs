@@ -116,18 +116,52 @@ impl Session {
     }
 
     /// The full file contents as the agent writes a new file: (omp) title slot, header, entries.
-    pub(crate) fn full_contents(&self) -> String {
+    /// Entry bodies that sit back to back in the session file are read in one go.
+    pub(crate) fn full_contents(&self) -> Result<String> {
         let mut out = String::new();
         if let Some(slot) = self.slot_for_new_file() {
             out.push_str(&slot.to_line());
         }
         out.push_str(&crate::json::to_line(&self.header));
         out.push('\n');
-        for entry in &self.entries {
-            out.push_str(&entry.raw);
+        let unreadable = |source: &crate::entry::BodySource, e| {
+            Error::io("cannot read an entry of", source.path(), e)
+        };
+        let mut i = 0;
+        while i < self.entries.len() {
+            let Some((source, start, len)) = self.entries[i].file_range() else {
+                let raw = self.entries[i]
+                    .try_raw()
+                    .map_err(|e| Error::io("cannot read an entry of", Path::new(""), e))?;
+                out.push_str(&raw);
+                out.push('\n');
+                i += 1;
+                continue;
+            };
+            // The run of entries whose lines follow each other (LF endings) in the same file.
+            let mut end = start + u64::from(len);
+            let mut j = i + 1;
+            while let Some((next, offset, len)) = self.entries.get(j).and_then(|e| e.file_range()) {
+                if !std::sync::Arc::ptr_eq(next, source) || offset != end + 1 {
+                    break;
+                }
+                end = offset + u64::from(len);
+                j += 1;
+            }
+            let block = source
+                .read(start, usize::try_from(end - start).unwrap_or(usize::MAX))
+                .map_err(|e| unreadable(source, e))?;
+            let text = String::from_utf8(block).map_err(|_| {
+                unreadable(
+                    source,
+                    std::io::Error::new(std::io::ErrorKind::InvalidData, "the file changed under us"),
+                )
+            })?;
+            out.push_str(&text);
             out.push('\n');
+            i = j;
         }
-        out
+        Ok(out)
     }
 
     fn slot_for_new_file(&self) -> Option<TitleSlot> {
@@ -158,7 +192,7 @@ impl Session {
     }
 
     fn write_new_file(&mut self, path: &Path) -> Result<()> {
-        let contents = self.full_contents();
+        let contents = self.full_contents()?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io("cannot create the folder of", path, e))?;
@@ -251,12 +285,18 @@ impl Session {
             FileState::Written { lines, .. } => *lines + 1,
             _ => 1,
         };
-        let outcome = crate::reader::read_lines(file.take(to - from), first_line, false)
+        let options = crate::reader::ReadOptions {
+            first_line,
+            facts: Some(self.dialect),
+            ..Default::default()
+        };
+        let outcome = crate::reader::read_lines(file.take(to - from), &options)
             .map_err(|e| Error::io("cannot read", path, e))?;
         self.diagnostics.extend(outcome.diagnostics);
         for entry in outcome.values {
             self.insert(entry);
         }
+        self.settle_parents();
         if let FileState::Written { len, lines, .. } = &mut self.file {
             *len = to;
             *lines += outcome.lines + usize::from(outcome.pending > 0);
@@ -340,7 +380,7 @@ fn write_at(mut file: &File, bytes: &[u8], offset: u64) -> std::io::Result<()> {
 impl Session {
     /// The file as the agent would write it in full (migrated, without malformed lines, omp with
     /// its title slot): what an explicit migrate writes.
-    pub fn canonical_contents(&self) -> String {
+    pub fn canonical_contents(&self) -> Result<String> {
         self.full_contents()
     }
 }

@@ -3,10 +3,12 @@
 //! once, omp's structural depth / sibling data over the whole tree, and pi's visual structure
 //! (indent, connectors, gutters) re-derived over the visible rows only.
 
-use super::text::{self, EntryFacts, RowText, ToolCall};
+use super::text::{EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
 use crate::session::Session;
+use std::borrow::Cow;
 use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 use std::path::Path;
 
 /// One entry of the flattened tree (positions are indices into [`Model::nodes`]). An entry whose
@@ -16,19 +18,16 @@ use std::path::Path;
 pub(crate) struct Node {
     pub entry: usize,
     /// The entry id: the key of every map the selectors keep (`None` = JavaScript `undefined`).
-    pub id: Option<String>,
+    pub id: Option<Arc<str>>,
     /// Parent position in the walk.
     pub parent: Option<usize>,
-    pub kind: String,
+    /// The entry's view facts (shared with the session's entry).
+    pub facts: Arc<EntryFacts>,
+    /// A tool result's row text, made from its tool call once the walk has seen every call.
+    pub tool_text: Option<Box<str>>,
     /// `type` is missing or not a string (omp's row text throws on it).
     pub kind_missing: bool,
-    pub role: Option<String>,
-    pub text: String,
-    /// Searchable text, label first.
-    pub search: String,
     pub label: Option<String>,
-    pub blank_assistant: bool,
-    pub user_request: bool,
     pub on_active_path: bool,
     pub is_leaf: bool,
     /// omp: display depth over the whole tree.
@@ -42,6 +41,42 @@ pub(crate) struct Node {
     pub pi: PiRow,
 }
 
+impl Node {
+    /// The entry `type` (`""` when missing).
+    pub fn kind(&self) -> &str {
+        &self.facts.kind
+    }
+
+    /// `message.role`.
+    pub fn role(&self) -> Option<&str> {
+        self.facts.role.as_deref()
+    }
+
+    /// The row text after the label.
+    pub fn text(&self) -> &str {
+        match (&self.facts.text, &self.tool_text) {
+            (RowText::Ready(text), _) => text,
+            (RowText::ToolResult { .. }, Some(text)) => text,
+            (RowText::ToolResult { .. }, None) => "",
+        }
+    }
+
+    /// The searchable text, label first.
+    pub fn search(&self) -> Cow<'_, str> {
+        let rest = &*self.facts.search;
+        match &self.label {
+            Some(label) if rest.is_empty() => Cow::Borrowed(label),
+            Some(label) => Cow::Owned(format!("{label} {rest}")),
+            None => Cow::Borrowed(rest),
+        }
+    }
+
+    /// The entry id.
+    pub fn id(&self) -> Option<&str> {
+        self.id.as_deref()
+    }
+}
+
 /// The flattened session.
 #[derive(Debug, Clone)]
 pub(crate) struct Model {
@@ -51,7 +86,7 @@ pub(crate) struct Model {
     /// JavaScript's `undefined`).
     pub key: Vec<usize>,
     /// id → key.
-    pub key_by_id: HashMap<String, usize>,
+    pub key_by_id: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     /// key → last position holding it (pi's `entryMap`, omp's `rowByKey`).
     pub key_last_pos: Vec<usize>,
     /// key → parent key: pi follows the entry's `parentId` (a missing parent ends the walk), omp
@@ -78,17 +113,14 @@ enum Step {
 
 /// The ids on the path from the leaf up (pi `buildActivePath`, omp's parent map), stopping at a
 /// repeat so a parent cycle cannot hang it.
-fn active_path(session: &Session) -> HashSet<String> {
-    let mut out = HashSet::new();
-    let mut cursor = session.leaf_id().map(str::to_owned);
+fn active_path(session: &Session) -> HashSet<&str, foldhash::fast::RandomState> {
+    let mut out = HashSet::default();
+    let mut cursor = session.leaf_id();
     while let Some(id) = cursor {
-        if !out.insert(id.clone()) {
+        if !out.insert(id) {
             break;
         }
-        cursor = session
-            .entry(&id)
-            .and_then(|e| e.parent.id())
-            .map(str::to_owned);
+        cursor = session.entry(id).and_then(|e| e.parent.id());
     }
     out
 }
@@ -124,10 +156,6 @@ impl Model {
         let roots = ordered(&tree.roots);
         let multiple_roots = tree.roots.len() > 1;
         let mut nodes: Vec<Node> = Vec::with_capacity(order.len());
-        let mut fact_of: Vec<usize> = Vec::with_capacity(order.len());
-        let mut facts: Vec<EntryFacts> = Vec::with_capacity(order.len());
-        let mut parsed: HashMap<usize, usize> = HashMap::new();
-        let mut tool_calls: HashMap<String, ToolCall> = HashMap::new();
         let mut gutters: Vec<Gutter> = Vec::new();
         let mut on_path = vec![false; entries.len()];
         // Duplicated ids make the agents walk a subtree once per reference; a cap keeps a
@@ -167,22 +195,9 @@ impl Model {
             on_path[p.node] = true;
             stack.push(Step::Exit(p.node));
             let entry = &entries[p.node];
-            let fact_index = match parsed.get(&p.node) {
-                Some(&i) => i,
-                None => {
-                    let value = entry.json();
-                    let f = text::entry_facts(&value, dialect);
-                    facts.push(f);
-                    parsed.insert(p.node, facts.len() - 1);
-                    facts.len() - 1
-                }
-            };
-            for (id, call) in &facts[fact_index].tool_calls {
-                tool_calls.insert(id.clone(), call.clone());
-            }
             let pos = nodes.len();
             let children = ordered(tree.children(p.node));
-            let id = entry.id().map(str::to_owned);
+            let id: Option<Arc<str>> = entry.id().map(Arc::from);
             let label = id
                 .as_deref()
                 .and_then(|i| session.label(i))
@@ -195,21 +210,15 @@ impl Model {
                     pn.branch_up
                 }
             });
-            let f = &facts[fact_index];
-            fact_of.push(fact_index);
             nodes.push(Node {
                 entry: p.node,
-                on_active_path: id.as_ref().is_some_and(|i| active.contains(i)),
+                on_active_path: id.as_deref().is_some_and(|i| active.contains(i)),
                 id,
                 parent: p.parent,
-                kind: entry.kind().to_owned(),
+                facts: entry.facts(dialect),
+                tool_text: None,
                 kind_missing: entry.kind.is_none(),
-                role: f.role.clone(),
-                text: String::new(),
-                search: String::new(),
                 label,
-                blank_assistant: f.blank_assistant,
-                user_request: f.user_request,
                 is_leaf: Some(p.node) == leaf,
                 depth: p.depth,
                 sibling_count: p.sibling_count,
@@ -268,43 +277,40 @@ impl Model {
             }
         }
 
+        // A tool result shows its call as the walk last saw it.
         let home = home.map(|h| h.to_string_lossy().into_owned());
-        let texts: Vec<(String, String)> = facts
-            .into_iter()
-            .map(|f| {
-                let text = match f.text {
-                    RowText::Ready(t) => t,
+        let tool_texts: Vec<(usize, Box<str>)> = {
+            let mut calls: HashMap<&str, &ToolCall, foldhash::fast::RandomState> =
+                HashMap::default();
+            for node in &nodes {
+                for (id, call) in &node.facts.tool_calls {
+                    calls.insert(id, call);
+                }
+            }
+            nodes
+                .iter()
+                .enumerate()
+                .filter_map(|(pos, node)| match &node.facts.text {
                     RowText::ToolResult { call_id, tool_name } => {
-                        match call_id.and_then(|c| tool_calls.get(&c)) {
-                            Some(call) => text::format_tool_call(
-                                &call.name,
-                                &call.arguments,
-                                home.as_deref(),
-                                dialect,
-                            ),
+                        let text = match call_id.as_deref().and_then(|c| calls.get(c)) {
+                            Some(call) => call.row_text(home.as_deref(), dialect),
                             None => format!("[{tool_name}]"),
-                        }
+                        };
+                        Some((pos, text.into_boxed_str()))
                     }
-                };
-                (text, f.search_parts.join(" "))
-            })
-            .collect();
-        let mut key_by_id: HashMap<String, usize> = HashMap::with_capacity(nodes.len());
+                    RowText::Ready(_) => None,
+                })
+                .collect()
+        };
+        for (pos, text) in tool_texts {
+            nodes[pos].tool_text = Some(text);
+        }
+        let mut key_by_id: HashMap<Arc<str>, usize, foldhash::fast::RandomState> =
+            HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
         let mut undefined_key: Option<usize> = None;
         let mut key = Vec::with_capacity(nodes.len());
         let mut key_last_pos: Vec<usize> = Vec::new();
-        for (pos, node) in nodes.iter_mut().enumerate() {
-            let (text, rest) = fact_of
-                .get(pos)
-                .and_then(|&f| texts.get(f))
-                .cloned()
-                .unwrap_or_default();
-            node.text = text;
-            node.search = match &node.label {
-                Some(label) if rest.is_empty() => label.clone(),
-                Some(label) => format!("{label} {rest}"),
-                None => rest,
-            };
+        for (pos, node) in nodes.iter().enumerate() {
             let next = key_last_pos.len();
             let k = match &node.id {
                 Some(id) => *key_by_id.entry(id.clone()).or_insert(next),
@@ -399,7 +405,24 @@ pub(crate) struct PiStructure {
 }
 
 impl PiStructure {
+    /// The gutters drawn at levels `0..levels` of a row, in one walk of its gutter list: pi takes
+    /// the first (oldest) entry at each position.
+    pub fn gutters_of(&self, row: usize, levels: usize) -> Vec<Option<bool>> {
+        let mut out = vec![None; levels];
+        let mut cursor = self.rows[row].gutters;
+        while let Some(g) = cursor {
+            let gutter = self.gutters[g];
+            if let Some(cell) = out.get_mut(gutter.position) {
+                // The walk goes newest to oldest: the last write is the oldest.
+                *cell = Some(gutter.show);
+            }
+            cursor = gutter.prev;
+        }
+        out
+    }
+
     /// The gutter drawn at `level` of a row: pi takes the first (oldest) entry at that position.
+    #[cfg(test)]
     pub fn gutter_at(&self, row: usize, level: usize) -> Option<bool> {
         let mut found = None;
         let mut cursor = self.rows[row].gutters;

@@ -140,7 +140,7 @@ pub struct RowsView {
     pub agent_error: Option<String>,
     lines: Vec<String>,
     #[serde(skip)]
-    ids: Vec<Option<String>>,
+    ids: Vec<Option<std::sync::Arc<str>>>,
 }
 
 impl RowsView {
@@ -277,7 +277,7 @@ fn compute_folded(
     let mut folded_key = vec![false; model.key_last_pos.len()];
     if dialect == Dialect::Pi && !folded.is_empty() {
         for id in folded {
-            if let Some(&k) = model.key_by_id.get(id) {
+            if let Some(&k) = model.key_by_id.get(id.as_str()) {
                 folded_key[k] = true;
             }
         }
@@ -370,10 +370,10 @@ fn compute_folded(
             None => render::omp_prefix(model, pos, state.width, deepest),
         });
         rows.push(Row {
-            id: node.id.clone(),
+            id: node.id().map(str::to_owned),
             entry_index: node.entry,
-            kind: node.kind.clone(),
-            role: node.role.clone(),
+            kind: node.kind().to_owned(),
+            role: node.role().map(str::to_owned),
             depth,
             parent_row: parent_rows[row],
             connector,
@@ -384,8 +384,8 @@ fn compute_folded(
             on_active_path: node.on_active_path,
             is_leaf: node.is_leaf,
             label: node.label.clone(),
-            text: node.text.clone(),
-            matched: highlighter.ranges(&query, &node.text),
+            text: node.text().to_owned(),
+            matched: highlighter.ranges(&query, node.text()),
             has_children: child_rows[row] > 0,
             selected: match dialect {
                 Dialect::Pi => Some(row) == selected,
@@ -428,9 +428,10 @@ fn compute_folded(
     drop(line_rows);
     let mut resolved = state.clone();
     resolved.selected = selected
-        .and_then(|s| model.nodes[visible[s]].id.clone())
+        .and_then(|s| model.nodes[visible[s]].id().map(str::to_owned))
         .or(resolved.selected);
-    let ids: Vec<Option<String>> = visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
+    let ids: Vec<Option<std::sync::Arc<str>>> =
+        visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
     let agent_error = (dialect == Dialect::Omp
         && visible[win.start..win.end]
             .iter()

@@ -22,9 +22,10 @@ pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> St
     } else {
         None
     };
+    let gutters = structure.gutters_of(row, display_indent);
     let mut out = String::with_capacity(display_indent * 3);
-    for level in 0..display_indent {
-        if let Some(show) = structure.gutter_at(row, level) {
+    for (level, gutter) in gutters.into_iter().enumerate() {
+        if let Some(show) = gutter {
             out.push(if show { '│' } else { ' ' });
             out.push_str("  ");
         } else if connector_level == Some(level) {

@@ -8,11 +8,75 @@ use super::js;
 use crate::dialect::Dialect;
 use serde_json::{Map, Value};
 
-/// A tool call found in an assistant message.
+/// A tool call found in an assistant message, reduced to what its tool result's row shows.
 #[derive(Debug, Clone)]
 pub(crate) struct ToolCall {
     pub name: String,
+    /// The arguments the row's format reads (only those keys are kept).
     pub arguments: Value,
+    /// For tools shown as `[name: <JSON of the arguments, cut>]`: the start of that JSON.
+    pub json_head: Option<String>,
+}
+
+/// The argument keys a known tool's row reads.
+const ROW_ARGUMENT_KEYS: &[&str] = &[
+    "path",
+    "file_path",
+    "offset",
+    "limit",
+    "command",
+    "pattern",
+    "paths",
+];
+
+impl ToolCall {
+    /// Keeps only what [`format_tool_call`] reads, so a `write` call's file content is not held.
+    pub(crate) fn new(name: String, arguments: &Value, dialect: Dialect) -> ToolCall {
+        let known = matches!(
+            (name.as_str(), dialect),
+            ("read" | "write" | "edit" | "bash" | "ls", _)
+                | ("grep" | "find", Dialect::Pi)
+                | ("grep" | "glob", Dialect::Omp)
+        );
+        if known {
+            let arguments = match arguments {
+                Value::Object(map) => Value::Object(
+                    map.iter()
+                        .filter(|(k, _)| ROW_ARGUMENT_KEYS.contains(&k.as_str()))
+                        .map(|(k, v)| (k.clone(), v.clone()))
+                        .collect(),
+                ),
+                _ => Value::Null,
+            };
+            return ToolCall {
+                name,
+                arguments,
+                json_head: None,
+            };
+        }
+        // A few units past the cut, so both the cut and "is it longer" read the same.
+        let json = crate::json::to_line(arguments);
+        ToolCall {
+            name,
+            arguments: Value::Null,
+            json_head: Some(js::slice_utf16(&json, 44).to_owned()),
+        }
+    }
+
+    /// The row text of this call's tool result.
+    pub(crate) fn row_text(&self, home: Option<&str>, dialect: Dialect) -> String {
+        match &self.json_head {
+            Some(json) => cut_json_row(&self.name, json),
+            None => format_tool_call(&self.name, &self.arguments, home, dialect),
+        }
+    }
+}
+
+/// `[name: <json cut at 40 units>...]`.
+fn cut_json_row(name: &str, json: &str) -> String {
+    let cut = js::slice_utf16(json, 40);
+    let more = if js::utf16_len(json) > 40 { "..." } else { "" };
+    format!("[{name}: {cut}{more}]")
 }
 
 /// The row text, or what is needed to build it once every tool call is known.
@@ -28,10 +92,14 @@ pub(crate) enum RowText {
 /// Everything the view needs from one entry.
 #[derive(Debug, Clone)]
 pub(crate) struct EntryFacts {
+    /// The entry `type` (`""` when missing or not a string).
+    pub kind: Box<str>,
     pub role: Option<String>,
     pub text: RowText,
-    /// Searchable parts after the label, joined with spaces by the caller.
-    pub search_parts: Vec<String>,
+    /// Searchable parts after the label, while they are collected.
+    search_parts: Vec<String>,
+    /// The searchable text after the label (the parts joined with spaces).
+    pub search: Box<str>,
     /// An assistant message with no text that did not end in error/aborted/length: hidden unless leaf.
     pub blank_assistant: bool,
     /// Shown by `user-only`.
@@ -409,12 +477,7 @@ pub(crate) fn format_tool_call(
             let path = js::to_js_string(js::or(&[get("path"), Some(&dot)]));
             format!("[ls: {}]", shorten_path(&path, home, dialect))
         }
-        _ => {
-            let json = crate::json::to_line(args);
-            let cut = js::slice_utf16(&json, 40);
-            let more = if js::utf16_len(&json) > 40 { "..." } else { "" };
-            format!("[{name}: {cut}{more}]")
-        }
+        _ => cut_json_row(name, &crate::json::to_line(args)),
     }
 }
 
@@ -511,11 +574,10 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
                     if b.get("type").and_then(Value::as_str) == Some("toolCall") {
                         let id = js::to_js_string(b.get("id"));
                         let name = js::to_js_string(b.get("name"));
-                        let arguments = b
-                            .get("arguments")
-                            .cloned()
-                            .unwrap_or(Value::Object(Map::new()));
-                        facts.tool_calls.push((id, ToolCall { name, arguments }));
+                        let empty = Value::Object(Map::new());
+                        let arguments = b.get("arguments").unwrap_or(&empty);
+                        let call = ToolCall::new(name, arguments, dialect);
+                        facts.tool_calls.push((id, call));
                     }
                 }
             }
@@ -577,12 +639,30 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
     facts.text = RowText::Ready(text);
 }
 
-/// Reads one entry's JSON into the facts the view needs.
+/// Reads one entry's JSON into the facts the view needs (kept for the session's life, so held
+/// compactly).
 pub(crate) fn entry_facts(value: &Value, dialect: Dialect) -> EntryFacts {
+    let mut facts = collect_facts(value, dialect);
+    facts.search = facts.search_parts.join(" ").into_boxed_str();
+    facts.search_parts = Vec::new();
+    if let RowText::Ready(text) = &mut facts.text {
+        text.shrink_to_fit();
+    }
+    facts.tool_calls.shrink_to_fit();
+    facts
+}
+
+fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let mut facts = EntryFacts {
+        kind: value
+            .get("type")
+            .and_then(Value::as_str)
+            .unwrap_or("")
+            .into(),
         role: None,
         text: RowText::Ready(String::new()),
         search_parts: Vec::new(),
+        search: Box::default(),
         blank_assistant: false,
         user_request: false,
         tool_calls: Vec::new(),

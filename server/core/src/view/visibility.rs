@@ -92,21 +92,21 @@ impl FromStr for FilterMode {
 
 /// Whether a node passes the mode (search aside).
 pub(crate) fn passes(node: &Node, mode: FilterMode, model: &Model) -> bool {
-    if node.kind == "message"
-        && node.role.as_deref() == Some("assistant")
+    if node.kind() == "message"
+        && node.role() == Some("assistant")
         && !node.is_leaf
-        && node.blank_assistant
+        && node.facts.blank_assistant
     {
         return false;
     }
-    let settings = text::is_settings(&node.kind, model.dialect);
+    let settings = text::is_settings(node.kind(), model.dialect);
     match mode {
         FilterMode::UserOnly => match model.dialect {
-            crate::Dialect::Pi => node.kind == "message" && node.role.as_deref() == Some("user"),
-            crate::Dialect::Omp => node.user_request,
+            crate::Dialect::Pi => node.kind() == "message" && node.role() == Some("user"),
+            crate::Dialect::Omp => node.facts.user_request,
         },
         FilterMode::NoTools => {
-            !(settings || (node.kind == "message" && node.role.as_deref() == Some("toolResult")))
+            !(settings || (node.kind() == "message" && node.role() == Some("toolResult")))
         }
         FilterMode::LabeledOnly => node.label.is_some(),
         FilterMode::All => true,
@@ -120,7 +120,7 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         .nodes
         .iter()
         .enumerate()
-        .filter(|(_, n)| passes(n, mode, model) && query.matches(&n.search))
+        .filter(|(_, n)| passes(n, mode, model) && query.matches(&n.search()))
         .map(|(pos, _)| pos)
         .collect()
 }

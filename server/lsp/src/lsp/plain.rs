@@ -24,7 +24,7 @@ fn line_range(entry: &Entry) -> lsp::Range {
     let l = to_proto::u32_of(entry.line.saturating_sub(1));
     lsp::Range::new(
         lsp::Position::new(l, 0),
-        lsp::Position::new(l, utf16_len(&entry.raw)),
+        lsp::Position::new(l, utf16_len(&entry.raw())),
     )
 }
 
@@ -33,7 +33,7 @@ pub fn diagnostics(session: &Session) -> Vec<lsp::Diagnostic> {
     let len_of = |line: usize| {
         entry_index_at_line(session, line)
             .and_then(|i| session.entry_at(i))
-            .map_or(1000, |e| utf16_len(&e.raw))
+            .map_or(1000, |e| utf16_len(&e.raw()))
     };
     session
         .diagnostics()
@@ -207,10 +207,7 @@ pub fn parent_location(session: &Session, uri: &lsp::Uri, line0: u32) -> Option<
 }
 
 fn is_user(entry: &Entry) -> bool {
-    // The text check skips the JSON parse for most entries of a large file.
-    entry.kind() == "message"
-        && entry.raw.contains("\"user\"")
-        && entry.role().as_deref() == Some("user")
+    entry.kind() == "message" && entry.role() == Some("user")
 }
 
 fn command(title: &str, name: &str, args: Vec<Value>) -> lsp::Command {

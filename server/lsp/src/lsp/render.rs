@@ -52,7 +52,7 @@ pub fn one_line(text: &str, max: usize) -> String {
 /// A one-line description of an entry: `user: Plan a trip`, `[label] start`, …
 pub fn preview(entry: &Entry) -> String {
     if entry.kind() == "message" {
-        if let Some(text) = crate::preview_fast::message_preview(&entry.raw) {
+        if let Some(text) = crate::preview_fast::message_preview(&entry.raw()) {
             return text;
         }
     }

@@ -74,7 +74,7 @@ impl SymbolIndex {
                     name: crate::rows::drawable(&render::preview(e)),
                     id: e.id()?.to_owned(),
                     line: e.line,
-                    width: to_proto::u32_of(e.raw.encode_utf16().count()),
+                    width: to_proto::u32_of(e.raw().encode_utf16().count()),
                 })
             })
             .collect();

@@ -1,0 +1,279 @@
+//! Parsing an entry line into the part of its JSON that the index, the view's facts and the open
+//! checks read, in one pass that still validates every byte (so a malformed line is found exactly
+//! as `JSON.parse` would find it).
+//!
+//! Everything is kept except inside `message`: there only the keys the readers look at are kept
+//! (`role`, `content`, `command`, `stopReason`, `errorMessage`, `retryRecovery`, `toolCallId`,
+//! `toolName`, `customType`, `attribution`, `usage`), and of the content blocks only `type`, `text`,
+//! `id`, `name` and `arguments`. Thinking text, signatures, image data and tool-result details are
+//! skipped without building values, which is most of a message's bytes. Content text is cut a few
+//! units past what the view reads of it (the first 200 UTF-16 units of the joined text blocks, and
+//! whether a block has anything but blanks). Duplicate keys keep the last value at the first
+//! position, as a full parse does.
+
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde::Deserialize;
+use serde_json::{Map, Number, Value};
+use std::borrow::Cow;
+use std::fmt;
+
+const MESSAGE_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "command",
+    "stopReason",
+    "errorMessage",
+    "retryRecovery",
+    "toolCallId",
+    "toolName",
+    "customType",
+    "attribution",
+    "usage",
+];
+const BLOCK_KEYS: &[&str] = &["type", "text", "id", "name", "arguments"];
+
+/// Parses one line (without its newline) into its projected value.
+pub(crate) fn parse_projected(text: &str) -> serde_json::Result<Value> {
+    let mut de = serde_json::Deserializer::from_str(text);
+    let value = Shape::Line.deserialize(&mut de)?;
+    de.end()?;
+    Ok(value)
+}
+
+/// Which part of an entry a value is.
+#[derive(Clone, Copy)]
+enum Shape {
+    /// The whole line.
+    Line,
+    /// `message`.
+    Message,
+    /// `message.content`.
+    Content,
+    /// One element of `message.content`.
+    Block,
+    /// Text the view reads only the start of.
+    Text,
+    /// Kept whole.
+    Full,
+}
+
+impl Shape {
+    /// The shape of the value under `key` in an object of this shape (`None`: skipped).
+    fn child(self, key: &str) -> Option<Shape> {
+        match self {
+            Shape::Line if key == "message" => Some(Shape::Message),
+            Shape::Message if key == "content" => Some(Shape::Content),
+            Shape::Message if !MESSAGE_KEYS.contains(&key) => None,
+            Shape::Block if key == "text" => Some(Shape::Text),
+            Shape::Block if !BLOCK_KEYS.contains(&key) => None,
+            _ => Some(Shape::Full),
+        }
+    }
+
+    /// The shape of an array element of this shape.
+    fn element(self) -> Shape {
+        match self {
+            Shape::Content => Shape::Block,
+            _ => Shape::Full,
+        }
+    }
+
+    /// A string in this place, as kept.
+    fn string(self, v: &str) -> String {
+        match self {
+            Shape::Content | Shape::Text => cut_text(v).to_owned(),
+            _ => v.to_owned(),
+        }
+    }
+}
+
+/// UTF-16 units of content text kept: the view reads 200 (a few more keep the cut and the "is it
+/// longer" test of any reader exact).
+const TEXT_UNITS: usize = 208;
+
+/// The start of a content text: at least [`TEXT_UNITS`] UTF-16 units and up to the first character
+/// that is not blank in either dialect's sense (white space, `.` or `…`), so "has it any text"
+/// reads the same on the cut.
+fn cut_text(v: &str) -> &str {
+    let mut units = 0;
+    let mut seen = false;
+    for (i, c) in v.char_indices() {
+        if units >= TEXT_UNITS && seen {
+            return &v[..i];
+        }
+        units += c.len_utf16();
+        seen = seen || !(c.is_whitespace() || matches!(c, '\u{feff}' | '.' | '\u{2026}'));
+    }
+    v
+}
+
+impl<'de> DeserializeSeed<'de> for Shape {
+    type Value = Value;
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        match self {
+            Shape::Full => Value::deserialize(d),
+            shape => d.deserialize_any(ShapeVisitor(shape)),
+        }
+    }
+}
+
+struct ShapeVisitor(Shape);
+
+/// An object key, borrowed when it has no escapes.
+struct Key<'de>(Cow<'de, str>);
+
+impl<'de> Deserialize<'de> for Key<'de> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct KeyVisitor;
+        impl<'de> Visitor<'de> for KeyVisitor {
+            type Value = Key<'de>;
+            fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.write_str("an object key")
+            }
+            fn visit_borrowed_str<E: de::Error>(self, v: &'de str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Borrowed(v)))
+            }
+            fn visit_str<E: de::Error>(self, v: &str) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v.to_owned())))
+            }
+            fn visit_string<E: de::Error>(self, v: String) -> Result<Key<'de>, E> {
+                Ok(Key(Cow::Owned(v)))
+            }
+        }
+        d.deserialize_str(KeyVisitor)
+    }
+}
+
+impl<'de> Visitor<'de> for ShapeVisitor {
+    type Value = Value;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str("any JSON value")
+    }
+
+    fn visit_bool<E>(self, v: bool) -> Result<Value, E> {
+        Ok(Value::Bool(v))
+    }
+    fn visit_i64<E>(self, v: i64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_u64<E>(self, v: u64) -> Result<Value, E> {
+        Ok(Value::Number(v.into()))
+    }
+    fn visit_f64<E>(self, v: f64) -> Result<Value, E> {
+        Ok(Number::from_f64(v).map_or(Value::Null, Value::Number))
+    }
+    fn visit_str<E: de::Error>(self, v: &str) -> Result<Value, E> {
+        Ok(Value::String(self.0.string(v)))
+    }
+    fn visit_string<E>(self, v: String) -> Result<Value, E> {
+        Ok(Value::String(self.0.string(&v)))
+    }
+    fn visit_none<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_unit<E>(self) -> Result<Value, E> {
+        Ok(Value::Null)
+    }
+    fn visit_some<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
+        self.0.deserialize(d)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Value, A::Error> {
+        let element = self.0.element();
+        let mut out = Vec::new();
+        while let Some(value) = seq.next_element_seed(element)? {
+            out.push(value);
+        }
+        Ok(Value::Array(out))
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
+        let mut out = Map::new();
+        while let Some(Key(key)) = map.next_key::<Key>()? {
+            match self.0.child(&key) {
+                Some(shape) => {
+                    let value = map.next_value_seed(shape)?;
+                    out.insert(key.into_owned(), value);
+                }
+                None => {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+        }
+        Ok(Value::Object(out))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn content_text_is_cut_past_what_the_view_reads() {
+        let long = "é".repeat(500);
+        assert_eq!(cut_text(&long).chars().count(), TEXT_UNITS);
+        let blank_then_text = format!("{}x{}", " .\u{2026}\n".repeat(100), "y".repeat(500));
+        let cut = cut_text(&blank_then_text);
+        assert!(cut.contains('x') && cut.len() < blank_then_text.len());
+        let all_blank = " ".repeat(1000);
+        assert_eq!(cut_text(&all_blank), all_blank);
+        let line = format!(
+            r#"{{"type":"message","message":{{"role":"user","content":[{{"type":"text","text":"{long}"}}]}}}}"#
+        );
+        let value = parse_projected(&line).unwrap();
+        assert_eq!(
+            value["message"]["content"][0]["text"].as_str().map(|t| t.chars().count()),
+            Some(TEXT_UNITS)
+        );
+    }
+
+    #[test]
+    fn keeps_what_readers_read_and_skips_the_rest() {
+        let line = r#"{"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking","thinking":"long","thinkingSignature":"sig"},{"type":"text","text":"hi"},{"type":"toolCall","id":"c","name":"read","arguments":{"path":"x"}}],"usage":{"input":1},"details":{"big":[1,2,3]},"provider":"p"}}"#;
+        let value = parse_projected(line).unwrap();
+        assert_eq!(
+            value,
+            serde_json::json!({"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking"},{"type":"text","text":"hi"},{"type":"toolCall","id":"c","name":"read","arguments":{"path":"x"}}],"usage":{"input":1}}})
+        );
+    }
+
+    #[test]
+    fn non_message_entries_and_odd_shapes_are_kept_whole() {
+        for line in [
+            r#"{"type":"compaction","summary":"s","details":{"readFiles":["a"]}}"#,
+            r#"[1,"two",{"three":3.5}]"#,
+            r#"{"type":"message","message":"just text"}"#,
+            r#"{"type":"message","message":{"role":"user","content":"plain"}}"#,
+            r#"{"a\"b":1,"n":-5,"f":1.5e300}"#,
+        ] {
+            let full: Value = serde_json::from_str(line).unwrap();
+            assert_eq!(parse_projected(line).unwrap(), full, "{line}");
+        }
+    }
+
+    #[test]
+    fn malformed_lines_fail_like_a_full_parse() {
+        for line in [
+            r#"{"type":"message","message":{"role":"user","thinking":"unterminated}}"#,
+            r#"{"type":"message"} trailing"#,
+            r#"{"type":"message","message":{"details":[1,}}"#,
+            "",
+        ] {
+            assert!(parse_projected(line).is_err(), "{line}");
+            assert!(serde_json::from_str::<Value>(line).is_err(), "{line}");
+        }
+    }
+
+    #[test]
+    fn duplicate_keys_keep_the_last_value_at_the_first_position() {
+        let line = r#"{"id":"a","type":"x","id":"b"}"#;
+        let full: Value = serde_json::from_str(line).unwrap();
+        let projected = parse_projected(line).unwrap();
+        assert_eq!(projected, full);
+        assert_eq!(
+            crate::json::to_line(&projected),
+            crate::json::to_line(&full)
+        );
+    }
+}
