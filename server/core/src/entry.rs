@@ -92,12 +92,14 @@ pub struct Entry {
     pub line: usize,
     /// `type`, when the value is an object with a string `type`.
     pub kind: Option<Box<str>>,
-    /// `id`, when it is a string.
-    pub id: Option<Box<str>>,
+    /// `id`, when it is a string (shared with the session's id map).
+    pub id: Option<Arc<str>>,
     /// `parentId` as written: `Parent::Null`, a string, or absent / not a string.
     pub parent: Parent,
     /// `timestamp`, when it is a string.
     pub timestamp: Option<Box<str>>,
+    /// `timestamp` read as `Date.parse` reads it (NaN when it is not a date), once.
+    time_ms: f64,
     /// Whether the line's JSON value is an object (non-object lines become id-less entries, as in the agents).
     pub is_object: bool,
     /// An assistant message whose `usage` has no `cost` (omp fails to open such a file).
@@ -223,13 +225,22 @@ impl Entry {
             && message
                 .and_then(|m| m.get("usage"))
                 .is_some_and(|usage| usage.is_object() && usage.get("cost").is_none());
+        let timestamp = str_field("timestamp");
+        let time_ms = timestamp
+            .as_deref()
+            .and_then(crate::time::parse_iso_ms)
+            .unwrap_or(f64::NAN);
         Entry {
             body,
             line,
             kind,
-            id: str_field("id"),
+            id: obj
+                .and_then(|o| o.get("id"))
+                .and_then(Value::as_str)
+                .map(Arc::from),
             parent,
-            timestamp: str_field("timestamp"),
+            timestamp,
+            time_ms,
             is_object: obj.is_some(),
             usage_without_cost,
             role,
@@ -317,9 +328,7 @@ impl Entry {
 
     /// The timestamp as epoch milliseconds, as JavaScript's `Date.parse` would read it (`None` = NaN).
     pub fn timestamp_ms(&self) -> Option<f64> {
-        self.timestamp
-            .as_deref()
-            .and_then(crate::time::parse_iso_ms)
+        (!self.time_ms.is_nan()).then_some(self.time_ms)
     }
 }
 

@@ -8,66 +8,90 @@
 use crate::entry::Parent;
 use crate::session::Session;
 use std::cmp::Ordering;
-use std::collections::HashMap;
 
 /// A forest over a session's entries. Nodes are entry indices.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct Tree {
     /// Root nodes in file order.
     pub roots: Vec<usize>,
-    children: HashMap<usize, Vec<usize>>,
+    /// Children of node `i` are `child_list[child_start[i]..child_start[i + 1]]`.
+    child_start: Vec<usize>,
+    child_list: Vec<usize>,
 }
 
 impl Tree {
     /// Builds the tree of a session.
     pub fn build(session: &Session) -> Tree {
         let entries = session.entries();
-        let node_of = |i: usize| -> usize {
-            match entries[i].id() {
-                Some(id) => session.index_of(id).unwrap_or(i),
-                None => session.last_idless().unwrap_or(i),
-            }
-        };
+        let n = entries.len();
         let mut tree = Tree::default();
+        // (parent node, child node) in file order.
+        let mut links: Vec<(usize, usize)> = Vec::with_capacity(n);
         for (i, entry) in entries.iter().enumerate() {
-            let node = node_of(i);
+            let node = match entry.id() {
+                Some(_) => session.canonical_index(i),
+                None => session.last_idless().unwrap_or(i),
+            };
             let parent = match &entry.parent {
                 Parent::Null => None,
                 Parent::Id(p) if Some(&**p) == entry.id() => None,
-                Parent::Id(p) => Some(session.index_of(p)),
+                Parent::Id(_) => session.parent_index(i),
                 // An absent parentId is `undefined`: equal to an absent id (a root), otherwise
                 // looked up under `undefined`, where the id-less entries live.
                 Parent::Missing if entry.id().is_none() => None,
-                Parent::Missing => Some(session.last_idless()),
+                Parent::Missing => session.last_idless(),
             };
             match parent {
-                None | Some(None) => tree.roots.push(node),
-                Some(Some(p)) => tree.children.entry(p).or_default().push(node),
+                None => tree.roots.push(node),
+                Some(p) => links.push((p, node)),
             }
         }
-        let stamps: Vec<Option<f64>> = entries.iter().map(|e| e.timestamp_ms()).collect();
-        for list in tree.children.values_mut() {
-            if list.len() > 1 {
-                stable_sort(list, |a, b| compare_stamps(stamps[*a], stamps[*b]));
+        // Counting sort by parent keeps each list in file order.
+        let mut start = vec![0usize; n + 1];
+        for &(p, _) in &links {
+            start[p + 1] += 1;
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start.clone();
+        let mut list = vec![0usize; links.len()];
+        for &(p, c) in &links {
+            list[fill[p]] = c;
+            fill[p] += 1;
+        }
+        for p in 0..n {
+            let kids = &mut list[start[p]..start[p + 1]];
+            if kids.len() > 1 {
+                stable_sort(kids, |a, b| {
+                    compare_stamps(entries[*a].timestamp_ms(), entries[*b].timestamp_ms())
+                });
             }
         }
+        tree.child_start = start;
+        tree.child_list = list;
         tree
     }
 
     /// The children of a node, sorted by timestamp (stable).
     pub fn children(&self, node: usize) -> &[usize] {
-        self.children.get(&node).map_or(&[], Vec::as_slice)
+        match (self.child_start.get(node), self.child_start.get(node + 1)) {
+            (Some(&a), Some(&b)) => &self.child_list[a..b],
+            _ => &[],
+        }
     }
 
     /// Pre-order walk from the roots. A node reached again through a duplicated id is not walked
     /// twice (the agents would loop), so this always ends.
     pub fn preorder(&self) -> Vec<(usize, usize)> {
         let mut out = Vec::new();
-        let mut seen = std::collections::HashSet::new();
+        let mut seen = vec![false; self.child_start.len()];
         let mut stack: Vec<(usize, usize)> = self.roots.iter().rev().map(|&r| (r, 0)).collect();
         while let Some((node, depth)) = stack.pop() {
-            if !seen.insert(node) {
-                continue;
+            match seen.get_mut(node) {
+                Some(s) if *s => continue,
+                Some(s) => *s = true,
+                None => {}
             }
             out.push((node, depth));
             for &child in self.children(node).iter().rev() {

@@ -256,6 +256,7 @@ impl Session {
             parents: Vec::new(),
             parents_dirty: false,
             unresolved_parents: 0,
+            duplicate_ids: false,
         }
     }
 
@@ -336,7 +337,7 @@ impl Session {
         let mut found = Vec::new();
         for entry in &self.entries {
             if let Parent::Id(p) = &entry.parent {
-                if !self.by_id.contains_key(p) {
+                if !self.by_id.contains_key(&**p) {
                     found.push(Diagnostic::new(
                         DiagnosticKind::Orphan,
                         Some(entry.line),
@@ -396,7 +397,7 @@ impl Session {
                 // A self-parent is a root in getTree, not a cycle.
                 cursor = match (&entry.parent, entry.id()) {
                     (Parent::Id(p), Some(id)) if &**p == id => None,
-                    (Parent::Id(p), _) => self.by_id.get(p).copied(),
+                    (Parent::Id(p), _) => self.by_id.get(&**p).copied(),
                     _ => None,
                 };
             }

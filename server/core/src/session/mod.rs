@@ -57,13 +57,13 @@ pub struct Session {
     entries: Vec<Entry>,
     /// id → index of the entry that holds it (a later duplicate overwrites, keeping the position,
     /// exactly like a JavaScript `Map`).
-    by_id: IndexMap<Box<str>, usize, foldhash::fast::RandomState>,
+    by_id: IndexMap<Arc<str>, usize, foldhash::fast::RandomState>,
     /// parent id → children indices in insertion order (omp's children map).
     children: HashMap<Parent, Vec<usize>, foldhash::fast::RandomState>,
     /// The last id-less entry (JavaScript keys them all as `undefined`).
     last_idless: Option<usize>,
     labels: IndexMap<Box<str>, LabelState>,
-    leaf: Option<Box<str>>,
+    leaf: Option<Arc<str>>,
     /// pi: the last `session_info` name in file order (`None` = no name).
     pi_name: Option<String>,
     has_assistant: bool,
@@ -80,6 +80,8 @@ pub struct Session {
     parents_dirty: bool,
     /// Entries whose `parentId` named no entry when they were indexed.
     unresolved_parents: usize,
+    /// Some id is held by more than one entry.
+    duplicate_ids: bool,
 }
 
 /// No resolved parent.
@@ -329,6 +331,19 @@ impl Session {
         }
     }
 
+    /// The index that holds an entry's id (the later entry of a duplicated id; the entry itself
+    /// for id-less entries).
+    pub fn canonical_index(&self, index: usize) -> usize {
+        if !self.duplicate_ids {
+            return index;
+        }
+        self.entries
+            .get(index)
+            .and_then(Entry::id)
+            .and_then(|id| self.index_of(id))
+            .unwrap_or(index)
+    }
+
     /// Re-resolves every entry's parent after a change that made the kept ones stale.
     pub(crate) fn settle_parents(&mut self) {
         if !self.parents_dirty {
@@ -451,6 +466,7 @@ impl Session {
                 }
                 if self.by_id.contains_key(&id) {
                     self.parents_dirty = true;
+                    self.duplicate_ids = true;
                     self.diagnostics.push(Diagnostic::new(
                         K::DuplicateId,
                         Some(entry.line).filter(|&l| l > 0),

@@ -7,7 +7,7 @@ use super::text::{EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
 use crate::session::Session;
 use std::borrow::Cow;
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::Arc;
 use std::path::Path;
 
@@ -111,18 +111,24 @@ enum Step {
     Exit(usize),
 }
 
-/// The ids on the path from the leaf up (pi `buildActivePath`, omp's parent map), stopping at a
-/// repeat so a parent cycle cannot hang it.
-fn active_path(session: &Session) -> HashSet<&str, foldhash::fast::RandomState> {
-    let mut out = HashSet::default();
-    let mut cursor = session.leaf_id();
-    while let Some(id) = cursor {
-        if !out.insert(id) {
-            break;
-        }
-        cursor = session.entry(id).and_then(|e| e.parent.id());
+/// The entries on the path from the leaf up (pi `buildActivePath`, omp's parent map), by index.
+fn active_path(session: &Session) -> Vec<bool> {
+    let mut out = vec![false; session.entries().len()];
+    for i in session.branch_path(None) {
+        out[i] = true;
     }
     out
+}
+
+/// Children with the subtrees holding the leaf first, in order (a copy only when that reorders).
+fn leaf_first<'a>(list: &'a [usize], contains: &[bool]) -> Cow<'a, [usize]> {
+    let holders = list.iter().filter(|&&c| contains[c]).count();
+    if list[..holders].iter().all(|&c| contains[c]) {
+        return Cow::Borrowed(list);
+    }
+    let mut out: Vec<usize> = list.iter().copied().filter(|&c| contains[c]).collect();
+    out.extend(list.iter().copied().filter(|&c| !contains[c]));
+    Cow::Owned(out)
 }
 
 impl Model {
@@ -147,11 +153,16 @@ impl Model {
                 *slot = has;
             }
         }
-        let ordered = |list: &[usize]| -> Vec<usize> {
-            let mut out: Vec<usize> = list.iter().copied().filter(|&c| contains[c]).collect();
-            out.extend(list.iter().copied().filter(|&c| !contains[c]));
-            out
-        };
+        let ordered = |list| leaf_first(list, &contains);
+        // Labels by the entry that holds their target id.
+        let labels: HashMap<usize, &str, foldhash::fast::RandomState> = session
+            .labels()
+            .filter_map(|(target, state)| {
+                session
+                    .index_of(target)
+                    .map(|i| (i, state.label.as_str()))
+            })
+            .collect();
 
         let roots = ordered(&tree.roots);
         let multiple_roots = tree.roots.len() > 1;
@@ -197,11 +208,11 @@ impl Model {
             let entry = &entries[p.node];
             let pos = nodes.len();
             let children = ordered(tree.children(p.node));
-            let id: Option<Arc<str>> = entry.id().map(Arc::from);
+            let id: Option<Arc<str>> = entry.id.clone();
             let label = id
-                .as_deref()
-                .and_then(|i| session.label(i))
-                .map(str::to_owned);
+                .as_ref()
+                .and_then(|_| labels.get(&p.node))
+                .map(|l| (*l).to_owned());
             let branch_up = p.parent.and_then(|parent: usize| {
                 let pn: &Node = &nodes[parent];
                 if pn.sibling_count > 1 && pn.depth > 0 {
@@ -212,7 +223,7 @@ impl Model {
             });
             nodes.push(Node {
                 entry: p.node,
-                on_active_path: id.as_deref().is_some_and(|i| active.contains(i)),
+                on_active_path: id.is_some() && active[p.node],
                 id,
                 parent: p.parent,
                 facts: entry.facts(dialect),
@@ -419,21 +430,6 @@ impl PiStructure {
             cursor = gutter.prev;
         }
         out
-    }
-
-    /// The gutter drawn at `level` of a row: pi takes the first (oldest) entry at that position.
-    #[cfg(test)]
-    pub fn gutter_at(&self, row: usize, level: usize) -> Option<bool> {
-        let mut found = None;
-        let mut cursor = self.rows[row].gutters;
-        while let Some(g) = cursor {
-            let gutter = self.gutters[g];
-            if gutter.position == level {
-                found = Some(gutter.show);
-            }
-            cursor = gutter.prev;
-        }
-        found
     }
 }
 
