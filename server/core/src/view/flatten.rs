@@ -24,7 +24,7 @@ pub(crate) struct Node {
     /// The entry's view facts (shared with the session's entry).
     pub facts: Arc<EntryFacts>,
     /// A tool result's row text, made from its tool call once the walk has seen every call.
-    pub tool_text: Option<Box<str>>,
+    pub tool_text: Option<Arc<str>>,
     /// `type` is missing or not a string (omp's row text throws on it).
     pub kind_missing: bool,
     pub label: Option<String>,
@@ -290,7 +290,7 @@ impl Model {
 
         // A tool result shows its call as the walk last saw it.
         let home = home.map(|h| h.to_string_lossy().into_owned());
-        let tool_texts: Vec<(usize, Box<str>)> = {
+        let tool_texts: Vec<(usize, Arc<str>)> = {
             let mut calls: HashMap<&str, &ToolCall, foldhash::fast::RandomState> =
                 HashMap::default();
             for node in &nodes {
@@ -305,9 +305,9 @@ impl Model {
                     RowText::ToolResult { call_id, tool_name } => {
                         let text = match call_id.as_deref().and_then(|c| calls.get(c)) {
                             Some(call) => call.row_text(home.as_deref(), dialect),
-                            None => format!("[{tool_name}]"),
+                            None => format!("[{tool_name}]").into(),
                         };
-                        Some((pos, text.into_boxed_str()))
+                        Some((pos, text))
                     }
                     RowText::Ready(_) => None,
                 })

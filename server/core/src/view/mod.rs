@@ -140,7 +140,7 @@ pub struct RowsView {
     pub agent_error: Option<String>,
     lines: Vec<String>,
     #[serde(skip)]
-    ids: Vec<Option<std::sync::Arc<str>>>,
+    ids: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
 }
 
 impl RowsView {
@@ -192,10 +192,12 @@ pub fn compute_rows(session: &Session, state: &ViewState, home: Option<&Path>) -
 
 /// A session flattened once (every entry parsed once), to compute many views from: keep it while
 /// the session's revision does not change.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub struct TreeModel {
     model: Model,
     leaf: Option<String>,
+    /// The last layout computed (filter, search, folding), reused while they stay the same.
+    layout: std::sync::Mutex<Option<std::sync::Arc<Layout>>>,
 }
 
 impl TreeModel {
@@ -204,6 +206,7 @@ impl TreeModel {
         TreeModel {
             model: Model::build(session, home),
             leaf: session.leaf_id().map(str::to_owned),
+            layout: Default::default(),
         }
     }
 
@@ -245,12 +248,49 @@ impl TreeModel {
     /// `window.start..window.end`, while `selected`, `window` and `parent_row` stay absolute row
     /// numbers among all visible rows (`visible_count` of them). The text lines are the same.
     pub fn window(&self, state: &ViewState) -> RowsView {
-        compute_with(
+        self.window_folded(state, &[])
+    }
+
+    /// [`TreeModel::window`] with pi's folding (see [`TreeModel::rows_folded`]). The filter /
+    /// search / folding layout is kept between calls, so moving the selection or the window
+    /// costs only the rows in the window.
+    pub fn window_folded(&self, state: &ViewState, folded: &[String]) -> RowsView {
+        let layout = {
+            let mut cached = self
+                .layout
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            match cached.as_ref() {
+                Some(l) if l.is_for(state.filter, &state.search, folded) => l.clone(),
+                _ => {
+                    let l = std::sync::Arc::new(Layout::build(
+                        &self.model,
+                        state.filter,
+                        &state.search,
+                        folded,
+                    ));
+                    *cached = Some(l.clone());
+                    l
+                }
+            }
+        };
+        compute_in(
             &self.model,
+            &layout,
             state,
             state.selected.as_deref().or(self.leaf.as_deref()),
             false,
         )
+    }
+
+    /// The number of entries in the flattened tree.
+    pub fn len(&self) -> usize {
+        self.model.nodes.len()
+    }
+
+    /// Whether the tree is empty.
+    pub fn is_empty(&self) -> bool {
+        self.model.nodes.is_empty()
     }
 }
 
@@ -263,6 +303,86 @@ fn compute_with(
     compute_folded(model, state, anchor, all_rows, &[])
 }
 
+/// What a filter, search and folding make of the flattened tree, independent of the selection
+/// and window: kept by [`TreeModel`] so that moving the window or the selection is cheap.
+#[derive(Debug)]
+struct Layout {
+    filter: FilterMode,
+    search: String,
+    folded: Vec<String>,
+    visible: Vec<usize>,
+    row_of_key: Vec<Option<usize>>,
+    folded_key: Vec<bool>,
+    pi: Option<flatten::PiStructure>,
+    parent_rows: Vec<Option<usize>>,
+    child_rows: Vec<usize>,
+    ids: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
+}
+
+impl Layout {
+    fn build(model: &Model, filter: FilterMode, search: &str, folded: &[String]) -> Layout {
+        let dialect = model.dialect;
+        let query = search::Query::new(search, dialect);
+        let mut visible = visibility::visible(model, filter, &query);
+        // pi: descendants of folded entries are hidden (by `parentId`, in flattened order).
+        let mut folded_key = vec![false; model.key_last_pos.len()];
+        if dialect == Dialect::Pi && !folded.is_empty() {
+            for id in folded {
+                if let Some(&k) = model.key_by_id.get(id.as_str()) {
+                    folded_key[k] = true;
+                }
+            }
+            let mut skip = vec![false; model.key_last_pos.len()];
+            for &k in &model.key {
+                if let Some(p) = model.key_parent[k] {
+                    if folded_key[p] || skip[p] {
+                        skip[k] = true;
+                    }
+                }
+            }
+            visible.retain(|&pos| !skip[model.key[pos]]);
+        }
+        let mut row_of: Vec<Option<usize>> = vec![None; model.nodes.len()];
+        let mut row_of_key: Vec<Option<usize>> = vec![None; model.key_last_pos.len()];
+        for (row, &pos) in visible.iter().enumerate() {
+            row_of[pos] = Some(row);
+            row_of_key[model.key[pos]] = Some(row);
+        }
+        let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
+        let parent_rows = match &pi {
+            Some(s) => s.parent_row.clone(),
+            None => flatten::visible_parents(model, &visible, &row_of),
+        };
+        let child_rows = match &pi {
+            Some(s) => s.child_rows.clone(),
+            None => {
+                let mut counts = vec![0usize; visible.len()];
+                for p in parent_rows.iter().flatten() {
+                    counts[*p] += 1;
+                }
+                counts
+            }
+        };
+        let ids = visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
+        Layout {
+            filter,
+            search: search.to_owned(),
+            folded: folded.to_vec(),
+            visible,
+            row_of_key,
+            folded_key,
+            pi,
+            parent_rows,
+            child_rows,
+            ids,
+        }
+    }
+
+    fn is_for(&self, filter: FilterMode, search: &str, folded: &[String]) -> bool {
+        self.filter == filter && self.search == search && self.folded == folded
+    }
+}
+
 fn compute_folded(
     model: &Model,
     state: &ViewState,
@@ -270,54 +390,30 @@ fn compute_folded(
     all_rows: bool,
     folded: &[String],
 ) -> RowsView {
+    let layout = Layout::build(model, state.filter, &state.search, folded);
+    compute_in(model, &layout, state, anchor, all_rows)
+}
+
+fn compute_in(
+    model: &Model,
+    layout: &Layout,
+    state: &ViewState,
+    anchor: Option<&str>,
+    all_rows: bool,
+) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
-    let mut visible = visibility::visible(model, state.filter, &query);
-    // pi: descendants of folded entries are hidden (by `parentId`, in flattened order).
-    let mut folded_key = vec![false; model.key_last_pos.len()];
-    if dialect == Dialect::Pi && !folded.is_empty() {
-        for id in folded {
-            if let Some(&k) = model.key_by_id.get(id.as_str()) {
-                folded_key[k] = true;
-            }
-        }
-        let mut skip = vec![false; model.key_last_pos.len()];
-        for &k in &model.key {
-            if let Some(p) = model.key_parent[k] {
-                if folded_key[p] || skip[p] {
-                    skip[k] = true;
-                }
-            }
-        }
-        visible.retain(|&pos| !skip[model.key[pos]]);
-    }
-    let mut row_of: Vec<Option<usize>> = vec![None; model.nodes.len()];
-    let mut row_of_key: Vec<Option<usize>> = vec![None; model.key_last_pos.len()];
-    for (row, &pos) in visible.iter().enumerate() {
-        row_of[pos] = Some(row);
-        row_of_key[model.key[pos]] = Some(row);
-    }
-    let selected = model.nearest_visible(anchor, &row_of_key, visible.len());
+    let visible = &layout.visible;
+    let folded_key = &layout.folded_key;
+    let pi = &layout.pi;
+    let parent_rows = &layout.parent_rows;
+    let child_rows = &layout.child_rows;
+    let selected = model.nearest_visible(anchor, &layout.row_of_key, visible.len());
     // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
     let selected_key = selected.map(|s| model.key[visible[s]]);
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(selected, visible.len(), max_rows);
 
-    let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
-    let parent_rows = match &pi {
-        Some(s) => s.parent_row.clone(),
-        None => flatten::visible_parents(model, &visible, &row_of),
-    };
-    let child_rows = match &pi {
-        Some(s) => s.child_rows.clone(),
-        None => {
-            let mut counts = vec![0usize; visible.len()];
-            for p in parent_rows.iter().flatten() {
-                counts[*p] += 1;
-            }
-            counts
-        }
-    };
     let deepest = visible[win.start..win.end]
         .iter()
         .map(|&p| model.nodes[p].depth)
@@ -430,8 +526,7 @@ fn compute_folded(
     resolved.selected = selected
         .and_then(|s| model.nodes[visible[s]].id().map(str::to_owned))
         .or(resolved.selected);
-    let ids: Vec<Option<std::sync::Arc<str>>> =
-        visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
+    let ids = layout.ids.clone();
     let agent_error = (dialect == Dialect::Omp
         && visible[win.start..win.end]
             .iter()

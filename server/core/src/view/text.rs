@@ -16,6 +16,8 @@ pub(crate) struct ToolCall {
     pub arguments: Value,
     /// For tools shown as `[name: <JSON of the arguments, cut>]`: the start of that JSON.
     pub json_head: Option<String>,
+    /// The row text, once made (with the home folder it was made for).
+    row: std::sync::OnceLock<(Option<String>, std::sync::Arc<str>)>,
 }
 
 /// The argument keys a known tool's row reads.
@@ -52,6 +54,7 @@ impl ToolCall {
                 name,
                 arguments,
                 json_head: None,
+                row: Default::default(),
             };
         }
         // A few units past the cut, so both the cut and "is it longer" read the same.
@@ -60,14 +63,23 @@ impl ToolCall {
             name,
             arguments: Value::Null,
             json_head: Some(js::slice_utf16(&json, 44).to_owned()),
+            row: Default::default(),
         }
     }
 
-    /// The row text of this call's tool result.
-    pub(crate) fn row_text(&self, home: Option<&str>, dialect: Dialect) -> String {
-        match &self.json_head {
+    /// The row text of this call's tool result (made once per home folder).
+    pub(crate) fn row_text(&self, home: Option<&str>, dialect: Dialect) -> std::sync::Arc<str> {
+        let make = || match &self.json_head {
             Some(json) => cut_json_row(&self.name, json),
             None => format_tool_call(&self.name, &self.arguments, home, dialect),
+        };
+        let (made_for, text) = self
+            .row
+            .get_or_init(|| (home.map(str::to_owned), make().into()));
+        if made_for.as_deref() == home {
+            text.clone()
+        } else {
+            make().into()
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::Shared;
 use sessiontree_core::{Error as CoreError, OpenOptions, Session};
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
@@ -182,6 +182,15 @@ pub struct Actor {
     outbox: Vec<Outgoing>,
     diagnostics_dirty: bool,
     shared: Arc<Shared>,
+    /// The `/tree` model of the current revision (built on the first rows request after a change).
+    view: std::sync::Mutex<Option<CachedView>>,
+}
+
+/// A tree model and what it was built for.
+struct CachedView {
+    revision: u64,
+    home: Option<PathBuf>,
+    model: Arc<sessiontree_core::view::TreeModel>,
 }
 
 /// How often the actor looks at its file even without a watcher event (network file systems,
@@ -235,6 +244,7 @@ pub fn spawn(
                     outbox: Vec::new(),
                     diagnostics_dirty: false,
                     shared,
+                    view: Default::default(),
                 };
                 return actor.run_loop(rx).await;
             }
@@ -253,6 +263,28 @@ impl Actor {
     /// The revision clients see.
     pub fn revision(&self) -> u64 {
         self.rev_base + self.session.revision()
+    }
+
+    /// The `/tree` model of this revision: kept until the session changes, so windows, filters
+    /// and searches over an unchanged session do not flatten it again.
+    pub fn tree_model(&self, home: Option<&Path>) -> Arc<sessiontree_core::view::TreeModel> {
+        let revision = self.revision();
+        let mut cached = self
+            .view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(c) = cached.as_ref() {
+            if c.revision == revision && c.home.as_deref() == home {
+                return Arc::clone(&c.model);
+            }
+        }
+        let model = Arc::new(sessiontree_core::view::TreeModel::new(&self.session, home));
+        *cached = Some(CachedView {
+            revision,
+            home: home.map(Path::to_path_buf),
+            model: Arc::clone(&model),
+        });
+        model
     }
 
     /// Refuses when the client's view is stale.

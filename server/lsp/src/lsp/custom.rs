@@ -183,12 +183,8 @@ impl Backend {
         let home = self.locations().home;
         handle
             .read(move |a| {
-                Ok(rows::compute_rows(
-                    &a.session,
-                    &p,
-                    a.revision(),
-                    home.as_deref(),
-                ))
+                let model = a.tree_model(home.as_deref());
+                Ok(rows::compute_rows(&a.session, &model, &p, a.revision()))
             })
             .await
     }

@@ -8,7 +8,6 @@ use sessiontree_core::view::{self, ViewState};
 use sessiontree_core::Session;
 use sessiontree_protocol::{self as proto, CharRange, FilterMode};
 use std::collections::HashSet;
-use std::path::Path;
 
 /// Text a panel can draw: every C0 control character and DEL becomes its visible Control
 /// Pictures symbol (ESC → `␛`), one character for one, so match ranges stay valid and no
@@ -40,12 +39,13 @@ fn filter(f: FilterMode) -> view::FilterMode {
     }
 }
 
-/// The rows of the `/tree` view, as the agent of the session's dialect shows them.
+/// The rows of the `/tree` view inside the window, as the agent of the session's dialect shows
+/// them, from the session's cached tree model.
 pub fn compute_rows(
     session: &Session,
+    model: &view::TreeModel,
     p: &proto::RowsParams,
     revision: u64,
-    home: Option<&Path>,
 ) -> proto::RowsResult {
     let height = if p.height == 0 {
         // Tall enough for every row whatever the dialect keeps for its chrome.
@@ -60,9 +60,10 @@ pub fn compute_rows(
         width: if p.width == 0 { 120 } else { p.width as usize },
         height,
     };
-    let v = view::compute_rows(session, &state, home);
-    let window = v.window.start.min(v.rows.len())..v.window.end.min(v.rows.len());
-    let rows = v.rows[window.clone()]
+    let v = model.window(&state);
+    let window = v.window.start..v.window.end;
+    let rows = v
+        .rows
         .iter()
         .map(|r| proto::Row {
             id: r.id.clone(),
@@ -93,7 +94,7 @@ pub fn compute_rows(
         lines: v.text_lines().iter().map(|l| drawable(l)).collect(),
         selection: v.selected_id().map(str::to_owned),
         window_start: u32_of(window.start),
-        total_rows: u32_of(v.rows.len()),
+        total_rows: u32_of(v.visible_count),
     }
 }
 
