@@ -379,17 +379,42 @@ mod tests {
     #[test]
     fn finds_usage_without_cost() {
         let cases = [
-            (r#"{"type":"message","message":{"role":"assistant","usage":{"input":1}}}"#, true),
-            (r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0}}}}"#, false),
-            (r#"{"type":"message","message":{"role":"assistant","usage":{"cost":null}}}"#, false),
-            (r#"{"type":"message","message":{"role":"assistant","usage":null}}"#, false),
-            (r#"{"type":"message","message":{"role":"assistant","usage":5}}"#, false),
-            (r#"{"type":"message","message":{"role":"user","usage":{}}}"#, false),
-            (r#"{"type":"message","message":{"role":"assistant","usage":{},"usage":{"cost":1}}}"#, false),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1}}}"#,
+                true,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0}}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{"cost":null}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":null}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":5}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"user","usage":{}}}"#,
+                false,
+            ),
+            (
+                r#"{"type":"message","message":{"role":"assistant","usage":{},"usage":{"cost":1}}}"#,
+                false,
+            ),
             (r#"{"type":"message","message":"text \"usage\""}"#, false),
         ];
         for (raw, want) in cases {
-            assert_eq!(Entry::parse(raw, 1).unwrap().usage_without_cost, want, "{raw}");
+            assert_eq!(
+                Entry::parse(raw, 1).unwrap().usage_without_cost,
+                want,
+                "{raw}"
+            );
         }
     }
 }

@@ -13,6 +13,7 @@
 
 use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde::Deserialize;
+use serde_json::value::RawValue;
 use serde_json::{Map, Number, Value};
 use std::borrow::Cow;
 use std::fmt;
@@ -112,9 +113,75 @@ impl<'de> DeserializeSeed<'de> for Shape {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         match self {
             Shape::Full => Value::deserialize(d),
+            // Text is taken raw (validated, not decoded) and only its start is decoded: a tool
+            // result's kilobytes are never copied.
+            Shape::Text => {
+                let raw = <&RawValue>::deserialize(d)?;
+                raw_text(raw.get(), self).map_err(de::Error::custom)
+            }
             shape => d.deserialize_any(ShapeVisitor(shape)),
         }
     }
+}
+
+/// Raw bytes of a JSON string decoded for the first [`TEXT_UNITS`] units: an escape takes at most
+/// six of them per unit.
+const RAW_PREFIX: usize = TEXT_UNITS * 6 + 8;
+
+/// A text value from its raw JSON: strings cut as [`cut_text`] cuts them (decoding only a
+/// prefix when that is enough); anything else (content blocks, odd types) parsed in full.
+fn raw_text(raw: &str, shape: Shape) -> serde_json::Result<Value> {
+    let bytes = raw.as_bytes();
+    if bytes.first() != Some(&b'"') {
+        let mut de = serde_json::Deserializer::from_str(raw);
+        let value = shape_value(&mut de, shape)?;
+        de.end()?;
+        return Ok(value);
+    }
+    // Most text has few escapes: try a short prefix first, then one long enough for any text.
+    for limit in [TEXT_UNITS * 2 + 8, RAW_PREFIX] {
+        if raw.len() <= limit {
+            break;
+        }
+        if let Some(cut) = decode_prefix(raw, limit) {
+            return Ok(Value::String(cut));
+        }
+    }
+    let text: String = serde_json::from_str(raw)?;
+    Ok(Value::String(cut_text(&text).to_owned()))
+}
+
+/// The cut text decoded from about `limit` raw bytes of a JSON string, when they hold all the cut
+/// needs.
+fn decode_prefix(raw: &str, limit: usize) -> Option<String> {
+    let bytes = raw.as_bytes();
+    // Cut after a whole character or escape, then close the string.
+    let mut i = 1;
+    while i < limit {
+        i += match bytes[i] {
+            b'\\' if bytes.get(i + 1) == Some(&b'u') => 6,
+            b'\\' => 2,
+            _ => 1,
+        };
+    }
+    while !raw.is_char_boundary(i) {
+        i += 1;
+    }
+    let mut closed = String::with_capacity(i + 1);
+    closed.push_str(raw.get(..i)?);
+    closed.push('"');
+    let text: String = serde_json::from_str(&closed).ok()?;
+    let cut = cut_text(&text);
+    // Only when the prefix held everything the cut needs.
+    (cut.len() < text.len()).then(|| cut.to_owned())
+}
+
+/// Parses a non-string value in a text place with the shape's rules.
+fn shape_value(
+    de: &mut serde_json::Deserializer<serde_json::de::StrRead<'_>>,
+    shape: Shape,
+) -> serde_json::Result<Value> {
+    de.deserialize_any(ShapeVisitor(shape))
 }
 
 struct ShapeVisitor(Shape);
@@ -210,6 +277,27 @@ mod tests {
     use super::*;
 
     #[test]
+    fn raw_prefix_decoding_cuts_like_a_full_decode() {
+        let cases = [
+            "plain ".repeat(400),
+            "\\n\\t\\\"q\\u00e9\\ud83d\\ude00 ".repeat(300),
+            format!("{}x{}", " ".repeat(2000), "y".repeat(50)),
+            "é😀".repeat(700),
+        ];
+        for raw_body in cases {
+            let raw = format!("\"{raw_body}\"");
+            let full: String = serde_json::from_str(&raw).unwrap();
+            let want = Value::String(cut_text(&full).to_owned());
+            assert_eq!(raw_text(&raw, Shape::Text).unwrap(), want, "{raw_body:.40}");
+        }
+        assert_eq!(
+            raw_text("[{\"type\":\"text\",\"text\":\"a\"}]", Shape::Content).unwrap(),
+            serde_json::json!([{"type":"text","text":"a"}])
+        );
+        assert_eq!(raw_text("5", Shape::Text).unwrap(), serde_json::json!(5));
+    }
+
+    #[test]
     fn content_text_is_cut_past_what_the_view_reads() {
         let long = "é".repeat(500);
         assert_eq!(cut_text(&long).chars().count(), TEXT_UNITS);
@@ -223,7 +311,9 @@ mod tests {
         );
         let value = parse_projected(&line).unwrap();
         assert_eq!(
-            value["message"]["content"][0]["text"].as_str().map(|t| t.chars().count()),
+            value["message"]["content"][0]["text"]
+                .as_str()
+                .map(|t| t.chars().count()),
             Some(TEXT_UNITS)
         );
     }

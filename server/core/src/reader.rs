@@ -74,10 +74,14 @@ impl<'a> Sink<'a> {
         self.line_no += 1;
         let (text, at) = match std::str::from_utf8(bytes) {
             Ok(text) => {
-                let at = self.options.source.as_ref().map(|(source, base)| FileSlice {
-                    source: source.clone(),
-                    offset: base + offset,
-                });
+                let at = self
+                    .options
+                    .source
+                    .as_ref()
+                    .map(|(source, base)| FileSlice {
+                        source: source.clone(),
+                        offset: base + offset,
+                    });
                 (std::borrow::Cow::Borrowed(text), at)
             }
             Err(_) => {
@@ -89,8 +93,7 @@ impl<'a> Sink<'a> {
                 (String::from_utf8_lossy(bytes), None)
             }
         };
-        if self.options.detect_slot && line_no == self.first_line && self.out.title_slot.is_none()
-        {
+        if self.options.detect_slot && line_no == self.first_line && self.out.title_slot.is_none() {
             if let Some(slot) = TitleSlot::parse(&text) {
                 self.out.title_slot = Some(slot);
                 return;
@@ -214,7 +217,9 @@ fn newline_after(source: &BodySource, from: u64, size: u64) -> std::io::Result<u
 
 /// Reads up to `buf.len()` bytes at `at`, never past `end`; 0 at the end (or if the file shrank).
 fn read_some(source: &BodySource, buf: &mut [u8], at: u64, end: u64) -> std::io::Result<usize> {
-    let want = buf.len().min(usize::try_from(end - at).unwrap_or(usize::MAX));
+    let want = buf
+        .len()
+        .min(usize::try_from(end - at).unwrap_or(usize::MAX));
     if want == 0 {
         return Ok(0);
     }
@@ -244,7 +249,12 @@ fn read_range(
     options: &ReadOptions,
 ) -> std::io::Result<ReadOutcome> {
     let mut sink = Sink::new(options);
-    let mut buf = vec![0u8; CHUNK.min(usize::try_from(end - start).unwrap_or(CHUNK)).max(1)];
+    let mut buf = vec![
+        0u8;
+        CHUNK
+            .min(usize::try_from(end - start).unwrap_or(CHUNK))
+            .max(1)
+    ];
     let mut filled = 0usize;
     // File offset of `buf[0]`, relative to `start`.
     let mut base = 0u64;
@@ -314,7 +324,7 @@ mod tests {
         for i in 0..40_000 {
             match i % 997 {
                 5 => data.push_str("not json\n"),
-                6 => data.push_str("\n"),
+                6 => data.push('\n'),
                 7 => data.push_str(&format!(
                     "{{\"type\":\"message\",\"id\":\"l{i}\",\"message\":{{\"role\":\"user\",\"content\":\"{long}\"}}}}\r\n"
                 )),

@@ -127,8 +127,16 @@ fn a_second_process_appending_in_pieces_never_tears_a_line() {
         "{:?}",
         session.diagnostics()
     );
-    let live: Vec<String> = session.entries().iter().map(|e| e.raw().into_owned()).collect();
-    let again: Vec<String> = fresh.entries().iter().map(|e| e.raw().into_owned()).collect();
+    let live: Vec<String> = session
+        .entries()
+        .iter()
+        .map(|e| e.raw().into_owned())
+        .collect();
+    let again: Vec<String> = fresh
+        .entries()
+        .iter()
+        .map(|e| e.raw().into_owned())
+        .collect();
     assert_eq!(live.len(), again.len());
     assert!(live == again, "the live view differs from a fresh load");
     // How often the file switches between the two writers: the overlap the run achieved.

@@ -208,8 +208,16 @@ fn check(session: &Session, model: &Model, dialect: Dialect) -> Result<(), TestC
         }
         let reloaded = Session::open(path, options(None)).map_err(|e| fail(e.to_string()))?;
         prop_assert_eq!(reloaded.dialect(), dialect, "the dialect is detected again");
-        let live: Vec<String> = session.entries().iter().map(|e| e.raw().into_owned()).collect();
-        let again: Vec<String> = reloaded.entries().iter().map(|e| e.raw().into_owned()).collect();
+        let live: Vec<String> = session
+            .entries()
+            .iter()
+            .map(|e| e.raw().into_owned())
+            .collect();
+        let again: Vec<String> = reloaded
+            .entries()
+            .iter()
+            .map(|e| e.raw().into_owned())
+            .collect();
         prop_assert_eq!(live, again, "a reload holds the same lines");
         prop_assert_eq!(reloaded.leaf_id(), ids.last().copied());
         let relabels: Vec<(String, String)> = reloaded
@@ -498,8 +506,16 @@ fn arbitrary_files_load_migrate_and_render_without_panicking() {
             if let Ok(session) = Session::open(&path, options(None)) {
                 loaded.fetch_add(1, Ordering::Relaxed);
                 let again = Session::open(&path, options(None)).unwrap();
-                let a: Vec<String> = session.entries().iter().map(|e| e.raw().into_owned()).collect();
-                let b: Vec<String> = again.entries().iter().map(|e| e.raw().into_owned()).collect();
+                let a: Vec<String> = session
+                    .entries()
+                    .iter()
+                    .map(|e| e.raw().into_owned())
+                    .collect();
+                let b: Vec<String> = again
+                    .entries()
+                    .iter()
+                    .map(|e| e.raw().into_owned())
+                    .collect();
                 prop_assert_eq!(a, b, "two loads agree");
                 let path_values: Vec<Value> = session
                     .branch_path(None)

@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
-use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
+use sessiontree_core::view::{compute_rows, FilterMode, TreeModel, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -534,28 +534,56 @@ fn measure(
         &t,
     ));
 
-    // View: rows, filters, search (the engine's `view::compute_rows`, which builds the whole
-    // flattened model on every call; there is no windowed entry point yet).
+    // View: the tree model (flattened once per revision, from the facts kept at open), then
+    // windows from it; full row lists and searches build a fresh model each time.
     let state = |filter: FilterMode, search: &str| ViewState {
         filter,
         search: search.to_owned(),
         ..ViewState::default()
     };
+    let (t, _) = time_runs(runs, |_| TreeModel::new(&session, None).len());
+    figs.push(Figure::time(
+        "  tree model (flatten the session; once per revision)",
+        "",
+        &t,
+    ));
     let (t, view) = time_runs(runs, |_| {
-        compute_rows(&session, &state(FilterMode::Default, ""), None)
+        TreeModel::new(&session, None).window(&state(FilterMode::Default, ""))
     });
-    let total_rows = view.as_ref().map_or(0, |v| v.rows.len());
+    let window_rows = view.as_ref().map_or(0, |v| v.rows.len());
+    let visible_rows = view.as_ref().map_or(0, |v| v.visible_count);
     drop(view);
     figs.push(
         Figure::time(
-            "first window of rows (compute_rows, default)",
+            "first window of rows (fresh tree model + window)",
             "first_window",
             &t,
         )
         .with_note(format!(
-            "no windowed API: computes all {total_rows} rows to show the window"
+            "{window_rows} rows built of {visible_rows} visible; the model is built anew for each sample"
         )),
     );
+    let model = TreeModel::new(&session, None);
+    let _ = model.window(&state(FilterMode::Default, ""));
+    let leaf_id = session.leaf_id().map(str::to_owned);
+    let (t, _) = time_runs(runs.max(9), |i| {
+        let mut s = state(FilterMode::Default, "");
+        s.selected = if i % 2 == 0 {
+            session
+                .branch_path(None)
+                .get(10)
+                .and_then(|&e| session.entries()[e].id().map(str::to_owned))
+        } else {
+            leaf_id.clone()
+        };
+        model.window(&s).rows.len()
+    });
+    figs.push(Figure::time(
+        "  window again on the kept model (selection moved)",
+        "",
+        &t,
+    ));
+    drop(model);
     for (op, mode) in [
         ("full rows, default filter", FilterMode::Default),
         ("full rows, no-tools filter", FilterMode::NoTools),
@@ -597,30 +625,6 @@ fn measure(
     figs.push(Figure::time("navigate: branch(id)", "navigate", &t));
     session.branch(&leaf)?;
 
-    // Workspace-symbol-like search over every entry: no engine API yet; a raw-line scan stands in.
-    let tokens: Vec<&str> = SEARCH.split(' ').collect();
-    let (t, hits) = time_runs(runs, |_| {
-        session
-            .entries()
-            .iter()
-            .filter(|e| {
-                tokens
-                    .iter()
-                    .all(|tok| contains_ignore_ascii_case(&e.raw(), tok))
-            })
-            .count()
-    });
-    figs.push(
-        Figure::time(
-            "workspace symbols (proxy: raw-line scan)",
-            "workspace_symbol",
-            &t,
-        )
-        .with_note(format!(
-        "the server's index is private: case-insensitive scan of every raw line for `{SEARCH}` ({} hits)",
-        hits.unwrap_or(0)
-    )),
-    );
     drop(session);
     let _ = writeln!(log, "    reads measured");
 
@@ -779,31 +783,6 @@ fn rand_u8() -> u32 {
         .map(|d| d.subsec_nanos())
         .unwrap_or(0);
     nanos & 0xff
-}
-
-fn contains_ignore_ascii_case(haystack: &str, needle: &str) -> bool {
-    let (h, n) = (haystack.as_bytes(), needle.as_bytes());
-    if n.is_empty() {
-        return true;
-    }
-    let first = n[0].to_ascii_lowercase();
-    let upper = n[0].to_ascii_uppercase();
-    let mut i = 0;
-    while i + n.len() <= h.len() {
-        let Some(pos) = memchr2(first, upper, &h[i..=h.len() - n.len()]) else {
-            return false;
-        };
-        let at = i + pos;
-        if h[at..at + n.len()].eq_ignore_ascii_case(n) {
-            return true;
-        }
-        i = at + 1;
-    }
-    false
-}
-
-fn memchr2(a: u8, b: u8, hay: &[u8]) -> Option<usize> {
-    hay.iter().position(|&c| c == a || c == b)
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1031,7 +1010,7 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             &rows,
         )
         .with_note(format!(
-            "{window_rows} rows in the window; computed on the first request after open"
+            "{window_rows} rows in the window; the first request after open builds the tree model"
         )),
         Figure::time(
             "server: workspace/symbol, first query (indexes the file)",
@@ -1049,7 +1028,7 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             &change,
         ),
         Figure::time(
-            "server: sessionTree/rows again (after one appended line)",
+            "server: sessionTree/rows again (after one appended line: a new tree model)",
             "first_window",
             &rows_again,
         ),

@@ -4,9 +4,9 @@
 use super::{FileState, Session, SyncPolicy};
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::dialect::{Dialect, OMP_ONLY_TYPES};
+use crate::entry::BodySource;
 use crate::error::{Error, Result};
 use crate::ids::{IdSource, RandomIds};
-use crate::entry::BodySource;
 use crate::reader::{read_file, read_lines, ReadOptions, ReadOutcome};
 use crate::time::{Clock, SystemClock};
 use serde_json::{Map, Value};
@@ -301,7 +301,8 @@ impl Session {
             facts: Some(self.dialect),
             source: self.source.clone().map(|source| (source, len)),
         };
-        let outcome = read_lines(&file, &options).map_err(|e| Error::io("cannot read", &path, e))?;
+        let outcome =
+            read_lines(&file, &options).map_err(|e| Error::io("cannot read", &path, e))?;
         let start = self.entries.len();
         self.diagnostics.extend(outcome.diagnostics);
         // Lines appended to a legacy file by a legacy writer are indexed as they are, like any other.

@@ -154,7 +154,10 @@ impl Session {
             let text = String::from_utf8(block).map_err(|_| {
                 unreadable(
                     source,
-                    std::io::Error::new(std::io::ErrorKind::InvalidData, "the file changed under us"),
+                    std::io::Error::new(
+                        std::io::ErrorKind::InvalidData,
+                        "the file changed under us",
+                    ),
                 )
             })?;
             out.push_str(&text);

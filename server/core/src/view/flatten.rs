@@ -8,8 +8,8 @@ use crate::dialect::Dialect;
 use crate::session::Session;
 use std::borrow::Cow;
 use std::collections::HashMap;
-use std::sync::Arc;
 use std::path::Path;
+use std::sync::Arc;
 
 /// One entry of the flattened tree (positions are indices into [`Model::nodes`]). An entry whose
 /// id is duplicated sits in the tree more than once, as in the agents, so it can have several
@@ -158,9 +158,7 @@ impl Model {
         let labels: HashMap<usize, &str, foldhash::fast::RandomState> = session
             .labels()
             .filter_map(|(target, state)| {
-                session
-                    .index_of(target)
-                    .map(|i| (i, state.label.as_str()))
+                session.index_of(target).map(|i| (i, state.label.as_str()))
             })
             .collect();
 
