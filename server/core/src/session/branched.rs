@@ -148,6 +148,7 @@ impl Session {
             clock: Arc::clone(&self.clock),
             ids,
             sync: self.sync,
+            view_facts: true,
         };
         (dir, options)
     }

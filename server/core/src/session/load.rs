@@ -25,6 +25,9 @@ pub struct OpenOptions {
     pub ids: Box<dyn IdSource>,
     /// When appended data must reach the disk.
     pub sync: SyncPolicy,
+    /// Compute the `/tree` view's facts of every entry while the file is read (default). Off for
+    /// readers that never show the tree (indexes, checks); the view then computes them on first use.
+    pub view_facts: bool,
 }
 
 impl Default for OpenOptions {
@@ -34,6 +37,7 @@ impl Default for OpenOptions {
             clock: Arc::new(SystemClock),
             ids: Box::new(RandomIds),
             sync: SyncPolicy::default(),
+            view_facts: true,
         }
     }
 }
@@ -90,8 +94,9 @@ impl Session {
             None if starts_with_title_slot(&source, size) => Dialect::Omp,
             None => Dialect::Pi,
         };
+        let facts = options.view_facts.then_some(guess);
         let outcome =
-            read_file(&source, size, Some(guess)).map_err(|e| Error::io("cannot read", path, e))?;
+            read_file(&source, size, facts).map_err(|e| Error::io("cannot read", path, e))?;
         let mut session =
             Session::from_outcome(path.to_path_buf(), outcome, identity, options, guess)?;
         session.source = Some(source);

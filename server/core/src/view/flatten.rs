@@ -576,20 +576,42 @@ pub(crate) fn pi_structure(
     }
     let mut rows = Vec::with_capacity(visible.len());
     let mut parent_row = Vec::with_capacity(visible.len());
-    let mut child_rows = Vec::with_capacity(visible.len());
-    for &pos in visible {
+    for (own, &pos) in visible.iter().enumerate() {
         let k = model.key[pos];
         let mut row = updated[pos].unwrap_or(model.nodes[pos].pi);
         let parent = visible_parent[k];
         let kids = children[k].len();
+        // Drawn as pi draws it (a self-parented entry counts itself as a child there).
         row.foldable = kids > 0
             && match parent {
                 None => true,
                 Some(p) => children[p].len() > 1,
             };
         rows.push(row);
-        parent_row.push(parent.and_then(|p| filtered[p]).and_then(|pp| row_of[pp]));
-        child_rows.push(kids);
+        parent_row.push(
+            parent
+                .and_then(|p| filtered[p])
+                .and_then(|pp| row_of[pp])
+                .filter(|&r| r != own),
+        );
+    }
+    // For clients the parent row is a row above: where ids repeat, pi's by-id parent can name a
+    // later copy; those rows take their nearest visible ancestor in the walk instead.
+    if parent_row
+        .iter()
+        .enumerate()
+        .any(|(own, p)| p.is_some_and(|r| r > own))
+    {
+        let walked = visible_parents(model, visible, row_of);
+        for (own, p) in parent_row.iter_mut().enumerate() {
+            if p.is_some_and(|r| r > own) {
+                *p = walked[own];
+            }
+        }
+    }
+    let mut child_rows = vec![0usize; visible.len()];
+    for p in parent_row.iter().flatten() {
+        child_rows[*p] += 1;
     }
     PiStructure {
         rows,

@@ -102,6 +102,7 @@ pub fn replay(
         clock: Arc::new(clock.clone()),
         ids: Box::new(ids.clone()),
         sync: SyncPolicy::None,
+        view_facts: true,
     };
     let mut session = Session::create(dialect, cwd, Some(&dir), options());
     let reference = |name: &str| -> Result<String, String> {

@@ -51,12 +51,18 @@ pub fn one_line(text: &str, max: usize) -> String {
 
 /// A one-line description of an entry: `user: Plan a trip`, `[label] start`, …
 pub fn preview(entry: &Entry) -> String {
+    preview_of(entry, &entry.raw())
+}
+
+/// [`preview`] from the entry's JSON text already at hand.
+pub fn preview_of(entry: &Entry, raw: &str) -> String {
     if entry.kind() == "message" {
-        if let Some(text) = crate::preview_fast::message_preview(&entry.raw()) {
+        if let Some(text) = crate::preview_fast::message_preview(raw) {
             return text;
         }
     }
-    preview_value(&entry.json(), entry.kind())
+    let value = serde_json::from_str(raw).unwrap_or(Value::Null);
+    preview_value(&value, entry.kind())
 }
 
 /// The preview and, for messages, the role (the preview of a message starts with `role: `).

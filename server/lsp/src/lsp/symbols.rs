@@ -52,7 +52,11 @@ impl SymbolIndex {
                 return Some((hit.container.clone(), Arc::clone(&hit.items)));
             }
         }
-        let Ok(session) = Session::open(path, OpenOptions::default()) else {
+        let options = OpenOptions {
+            view_facts: false,
+            ..OpenOptions::default()
+        };
+        let Ok(session) = Session::open(path, options) else {
             // Not a session: remember that too, so every query does not read it again.
             let empty = Arc::new(Vec::new());
             self.files.insert(
@@ -65,19 +69,23 @@ impl SymbolIndex {
             );
             return Some((String::new(), empty));
         };
-        let items: Vec<Item> = session
-            .entries()
-            .iter()
-            .filter(|e| e.line > 0)
-            .filter_map(|e| {
-                Some(Item {
-                    name: crate::rows::drawable(&render::preview(e)),
-                    id: e.id()?.to_owned(),
+        let mut items: Vec<Item> = Vec::with_capacity(session.entries().len());
+        let entries = session.entries();
+        // One sequential read of the file; an unreadable body leaves the items read so far.
+        let read = session.for_each_raw(|i, raw| {
+            let e = &entries[i];
+            if let (true, Some(id)) = (e.line > 0, e.id()) {
+                items.push(Item {
+                    name: crate::rows::drawable(&render::preview_of(e, raw)),
+                    id: id.to_owned(),
                     line: e.line,
-                    width: to_proto::u32_of(e.raw().encode_utf16().count()),
-                })
-            })
-            .collect();
+                    width: to_proto::u32_of(raw.encode_utf16().count()),
+                });
+            }
+        });
+        if let Err(err) = read {
+            tracing::warn!("workspace symbols of {}: {err}", path.display());
+        }
         let container = session
             .session_name()
             .map(str::to_owned)
