@@ -1,6 +1,6 @@
 //! Inputs found by the fuzz targets (`server/core/fuzz/`), each with the answer it must give.
-//! Tests marked `#[ignore = "engine fix pending: …"]` fail today; the `rows` target tolerates
-//! their class of input until the fix lands (see `known_bug` in `fuzz_targets/rows.rs`).
+//! Found by the `rows` target: pi's parent rows must name a row above (self-parented entries,
+//! nodes drawn twice through repeated ids); fixed in `view::flatten::pi_structure`.
 
 use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
@@ -41,7 +41,6 @@ fn a_self_parented_entry_is_a_root_without_children_omp() {
 /// Found by the `rows` target: pi's view gives the row itself as its parent row and says it has
 /// children (`hasChildren` reaches the editors over the protocol).
 #[test]
-#[ignore = "engine fix pending: pi's view makes a self-parented entry its own parent row and child"]
 fn a_self_parented_entry_is_a_root_without_children_pi() {
     assert_eq!(
         structure(Dialect::Pi, SELF_PARENTED),
@@ -77,7 +76,6 @@ fn rows_under_a_node_drawn_twice_name_the_copy_above_them_omp() {
 /// Found by the `rows` target: in pi's view the first copy's child names the second copy (a
 /// later row) as its parent row.
 #[test]
-#[ignore = "engine fix pending: pi's parent_row under a node drawn twice names the last copy"]
 fn rows_under_a_node_drawn_twice_name_the_copy_above_them_pi() {
     assert_eq!(structure(Dialect::Pi, DUPLICATED), duplicated_expected());
 }

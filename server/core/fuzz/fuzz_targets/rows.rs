@@ -407,13 +407,7 @@ fn state(u: &mut Unstructured, session: &Session) -> Result<ViewState> {
     })
 }
 
-/// `known_bug`: pi's view of a file with odd ids, where `parent_row` can point at the row itself or
-/// at a later row: a self-parented entry is its own parent row and child, and rows under a node
-/// drawn twice (duplicated ids, or id-less lines all keyed `undefined` with an entry without
-/// `parentId` under them) name the last copy. Engine fix pending
-/// (server/core/tests/fuzz_regressions.rs): parent rows are not checked then. omp's view is
-/// always checked.
-fn check_rows(session: &Session, view: &RowsView, all: bool, known_bug: bool) {
+fn check_rows(session: &Session, view: &RowsView, all: bool) {
     if all {
         assert_eq!(
             view.rows.len(),
@@ -444,7 +438,7 @@ fn check_rows(session: &Session, view: &RowsView, all: bool, known_bug: bool) {
             "row {number} names its entry"
         );
         if let Some(p) = row.parent_row {
-            assert!(p < number || known_bug, "parent row {p} after row {number}");
+            assert!(p < number, "parent row {p} after row {number}");
         }
         assert_eq!(view.row(number), Some(row));
     }
@@ -474,8 +468,7 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
     } else {
         Dialect::Pi
     };
-    let (bytes, odd) = file(u, dialect)?;
-    let known_bug = odd && dialect == Dialect::Pi;
+    let (bytes, _odd) = file(u, dialect)?;
     std::fs::File::create(path)
         .and_then(|mut f| f.write_all(&bytes))
         .unwrap();
@@ -495,9 +488,9 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
         assert_eq!(direct.text_lines(), all.text_lines());
         assert_eq!(direct.rows, all.rows);
         assert_eq!(direct.selected, all.selected);
-        check_rows(&session, &all, true, known_bug);
+        check_rows(&session, &all, true);
         let window = model.window(&state);
-        check_rows(&session, &window, false, known_bug);
+        check_rows(&session, &window, false);
         assert_eq!(window.text_lines(), all.text_lines(), "window lines");
         assert_eq!(window.visible_count, all.visible_count);
         assert_eq!(window.selected, all.selected);
@@ -510,7 +503,7 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
         // Typing recomputes the view per character: short queries only, to keep the pace.
         if state.search.chars().count() <= 16 {
             let typed = model.typed(&state);
-            check_rows(&session, &typed, true, known_bug);
+            check_rows(&session, &typed, true);
         }
         let mut folded = Vec::new();
         for _ in 0..u.int_in_range(0..=3)? {
@@ -524,7 +517,7 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
             });
         }
         let folds = model.rows_folded(&state, &folded);
-        check_rows(&session, &folds, true, known_bug);
+        check_rows(&session, &folds, true);
         let _ = session_context(&session, state.selected.as_deref()).llm_messages();
     }
     assert_eq!(std::fs::read(path).unwrap(), bytes, "reading wrote");
