@@ -33,7 +33,7 @@ pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext 
 /// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
 /// id, which the id comparisons below rely on.
 fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
-    let whole = || path.iter().map(|e| e.json()).collect();
+    let whole = || crate::entry::json_of_all(path);
     let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
         return whole();
     };
@@ -53,7 +53,7 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
     keep.sort_by_key(|(i, _)| *i);
     keep.into_iter()
         .map(|(_, v)| v)
-        .chain(path[k..].iter().map(|e| e.json()))
+        .chain(crate::entry::json_of_all(&path[k..]))
         .collect()
 }
 

@@ -118,7 +118,12 @@ impl Session {
     /// The full file contents as the agent writes a new file: (omp) title slot, header, entries.
     /// Entry bodies that sit back to back in the session file are read in one go.
     pub(crate) fn full_contents(&self) -> Result<String> {
-        let mut out = String::new();
+        let bodies: usize = self
+            .entries
+            .iter()
+            .map(|e| e.file_range().map_or(256, |(_, _, len)| len as usize + 1))
+            .sum();
+        let mut out = String::with_capacity(bodies + 1024);
         if let Some(slot) = self.slot_for_new_file() {
             out.push_str(&slot.to_line());
         }
@@ -212,7 +217,8 @@ impl Session {
                 .map_err(|e| Error::io("cannot sync", path, e))?;
         }
         self.slot = self.slot_for_new_file();
-        let lines = contents.bytes().filter(|&b| b == b'\n').count();
+        // Entry texts hold no newline: the slot, the header, then one line per entry.
+        let lines = usize::from(self.slot.is_some()) + 1 + self.entries.len();
         let mut line_no = lines - self.entries.len();
         for entry in &mut self.entries {
             line_no += 1;
