@@ -394,6 +394,48 @@ fn swap_variants(token: &[char]) -> Vec<Vec<char>> {
     out
 }
 
+/// A quick test that can only say "cannot match": for a normalized token word of five or more
+/// ASCII letters or digits (no letter–digit pair, so no swapped variants; too long for an acronym)
+/// every rule that can match it — the word itself, a prefix, a word it extends by up to two
+/// characters, a substring, characters in order within a word over a span of at most
+/// `max(len + 2, ⌈1.8·len⌉)`, or a run across words of the compact text — puts all but its last two
+/// characters, in order, inside `2·len + 2` consecutive characters of the normalized text (fewer
+/// once separators are dropped, as here). `true` when the rule does not apply.
+pub fn may_match_word(token: &[char], text: &str) -> bool {
+    let n = token.len();
+    let eligible = n >= 5
+        && token.iter().all(char::is_ascii_alphanumeric)
+        && !token
+            .windows(2)
+            .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit());
+    if !eligible {
+        return true;
+    }
+    let needle = &token[..n - 2];
+    let window = 2 * n + 2;
+    let stream: Vec<char> = text
+        .chars()
+        .flat_map(char::to_lowercase)
+        .filter(|&c| c.is_alphanumeric() || is_mark(c))
+        .collect();
+    (0..stream.len()).any(|start| {
+        if stream[start] != needle[0] {
+            return false;
+        }
+        let end = (start + window).min(stream.len());
+        let mut qi = 0;
+        for &c in &stream[start..end] {
+            if c == needle[qi] {
+                qi += 1;
+                if qi == needle.len() {
+                    return true;
+                }
+            }
+        }
+        false
+    })
+}
+
 /// `fuzzyMatch(query, text)`.
 pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
     let q = normalize(query);
@@ -409,6 +451,84 @@ pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Whenever the full matcher matches a token, the quick test lets it through (texts and tokens
+    /// cut from each other: substrings, subsequences, prefixes, tokens longer than a word).
+    #[test]
+    fn the_quick_test_never_refuses_a_match() {
+        let texts = [
+            "user: The CSV importer drops rows with quoted commas. Can you find out why?",
+            "assistant: Let me look at the parser-config and configParser modules, then HTMLParser.",
+            "toolResult read src/reader.rs: fn parse_line(text: &str) -> Result<Entry, LineError>",
+            "[branch summary]: we tried refactoring the tokenizer; abandoned after benchmarks",
+            "a -- b __ c conf ig urat ion configuration reconfigure CONFIGURATION",
+        ];
+        let mut checked = 0;
+        for text in texts {
+            let index = SearchIndex::new(text);
+            let norm: Vec<char> = normalize(text).chars().collect();
+            let mut tokens: Vec<Vec<char>> = Vec::new();
+            for start in 0..norm.len() {
+                for len in 5..12 {
+                    if start + len <= norm.len() {
+                        let sub: Vec<char> = norm[start..start + len].to_vec();
+                        tokens.push(sub.iter().copied().filter(|&c| c != ' ').collect());
+                        // every other character, a subsequence
+                        tokens.push(
+                            sub.iter()
+                                .copied()
+                                .step_by(2)
+                                .filter(|&c| c != ' ')
+                                .collect(),
+                        );
+                        let mut longer = sub.clone();
+                        longer.extend(['x', 'q']);
+                        tokens.push(longer.into_iter().filter(|&c| c != ' ').collect());
+                    }
+                }
+            }
+            for token in tokens {
+                let as_str: String = token.iter().collect();
+                if index.matches(&as_str).matches {
+                    checked += 1;
+                    assert!(may_match_word(&token, text), "{as_str:?} in {text:?}");
+                }
+            }
+        }
+        assert!(checked > 1000, "{checked}");
+    }
+
+    /// A query word written as is (lower case) in the text always matches: the shortcut
+    /// `Query::matches` takes before building the index.
+    #[test]
+    fn a_word_written_as_is_always_matches() {
+        let texts = [
+            "configParser HTMLParser parse_config reconfigure x2y a0b",
+            "user: The CSV importer drops rows with quoted commas. Can you find out why?",
+        ];
+        let mut checked = 0;
+        for text in texts {
+            let index = SearchIndex::new(text);
+            let chars: Vec<char> = text.chars().collect();
+            for start in 0..chars.len() {
+                for len in 1..10 {
+                    let Some(word) = chars.get(start..start + len) else {
+                        continue;
+                    };
+                    let word: String = word.iter().collect();
+                    if !word
+                        .chars()
+                        .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+                    {
+                        continue;
+                    }
+                    checked += 1;
+                    assert!(index.matches(&word).matches, "{word:?} in {text:?}");
+                }
+            }
+        }
+        assert!(checked > 200, "{checked}");
+    }
 
     #[test]
     fn normalizes_like_omp() {

@@ -14,6 +14,10 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 pub struct Query {
     dialect: Dialect,
     tokens: Vec<String>,
+    /// omp: each token's normalized words (what its fuzzy rule matches one by one).
+    words: Vec<Vec<char>>,
+    /// omp: the same words as text, when they are all ASCII lower-case letters and digits.
+    plain_words: Option<Vec<String>>,
 }
 
 fn is_js_space(c: char) -> bool {
@@ -24,12 +28,34 @@ impl Query {
     /// `query.toLowerCase().split(/\s+/).filter(Boolean)`.
     pub fn new(query: &str, dialect: Dialect) -> Query {
         let lower = query.to_lowercase();
-        let tokens = lower
+        let tokens: Vec<String> = lower
             .split(is_js_space)
             .filter(|t| !t.is_empty())
             .map(str::to_owned)
             .collect();
-        Query { dialect, tokens }
+        let words = tokens
+            .iter()
+            .flat_map(|t| {
+                fuzzy::normalize(t)
+                    .split(' ')
+                    .map(|w| w.chars().collect::<Vec<char>>())
+                    .collect::<Vec<_>>()
+            })
+            .collect();
+        let words: Vec<Vec<char>> = words;
+        let plain_words = words
+            .iter()
+            .all(|w| {
+                w.iter()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit())
+            })
+            .then(|| words.iter().map(|w| w.iter().collect()).collect());
+        Query {
+            dialect,
+            tokens,
+            words,
+            plain_words,
+        }
     }
 
     /// No tokens: everything matches.
@@ -62,6 +88,16 @@ impl Query {
                         .all(|c| c == ' ' || lower.contains(c))
                 });
                 if !possible {
+                    return false;
+                }
+                // Every word of the query written as is in the text, in lower case: it sits inside
+                // one word of the normalized text, so the substring rule matches it.
+                if let Some(plain) = &self.plain_words {
+                    if plain.iter().all(|w| text.contains(w.as_str())) {
+                        return true;
+                    }
+                }
+                if !self.words.iter().all(|w| fuzzy::may_match_word(w, text)) {
                     return false;
                 }
                 let index = fuzzy::SearchIndex::new(text);
