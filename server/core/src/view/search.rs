@@ -79,17 +79,6 @@ impl Query {
                 self.tokens.iter().all(|t| lower.contains(t.as_str()))
             }
             Dialect::Omp => {
-                // Every rule (word, prefix, substring, subsequence, initials, swapped pair) needs
-                // each character of the normalized token somewhere in the text: a cheap pre-check.
-                let lower = text.to_lowercase();
-                let possible = self.tokens.iter().all(|t| {
-                    fuzzy::normalize(t)
-                        .chars()
-                        .all(|c| c == ' ' || lower.contains(c))
-                });
-                if !possible {
-                    return false;
-                }
                 // Every word of the query written as is in the text, in lower case: it sits inside
                 // one word of the normalized text, so the substring rule matches it.
                 if let Some(plain) = &self.plain_words {
@@ -97,7 +86,21 @@ impl Query {
                         return true;
                     }
                 }
-                if !self.words.iter().all(|w| fuzzy::may_match_word(w, text)) {
+                // Every rule (word, prefix, substring, subsequence, initials, swapped pair) needs
+                // each character of the normalized word somewhere in the text (checked for ASCII
+                // characters), and long words need most of theirs close together.
+                let stream = fuzzy::word_stream(text);
+                let mut present = [false; 128];
+                for &c in &stream {
+                    if let Some(slot) = present.get_mut(c as usize) {
+                        *slot = true;
+                    }
+                }
+                let possible = self.words.iter().all(|w| {
+                    w.iter().all(|&c| !c.is_ascii() || present[c as usize])
+                        && fuzzy::may_match_word(w, &stream)
+                });
+                if !possible {
                     return false;
                 }
                 let index = fuzzy::SearchIndex::new(text);
