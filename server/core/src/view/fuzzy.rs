@@ -434,10 +434,20 @@ pub fn may_match_word(token: &[char], stream: &[char]) -> bool {
 /// A text's characters as [`may_match_word`] reads them: lower-cased, letters, digits and marks
 /// only (the normalized text without its separators).
 pub fn word_stream(text: &str) -> Vec<char> {
-    text.chars()
-        .flat_map(char::to_lowercase)
-        .filter(|&c| c.is_alphanumeric() || is_mark(c))
-        .collect()
+    let mut out = Vec::with_capacity(text.len());
+    for c in text.chars() {
+        if c.is_ascii() {
+            if c.is_ascii_alphanumeric() {
+                out.push(c.to_ascii_lowercase());
+            }
+        } else {
+            out.extend(
+                c.to_lowercase()
+                    .filter(|&l| l.is_alphanumeric() || is_mark(l)),
+            );
+        }
+    }
+    out
 }
 
 /// `fuzzyMatch(query, text)`.
