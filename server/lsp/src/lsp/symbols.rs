@@ -114,45 +114,77 @@ impl SymbolIndex {
         query: &str,
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
-        let mut matcher = Matcher::new(Config::DEFAULT);
         let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
-        let mut buf = Vec::new();
-        let mut scored: Vec<(u32, lsp::SymbolInformation)> = Vec::new();
-        for path in files {
-            let Some((container, items)) = self.items(path) else {
-                continue;
-            };
-            let Some(uri) = to_proto::lsp_uri(path) else {
-                continue;
-            };
-            for item in items.iter() {
-                let score = if query.is_empty() {
-                    Some(0)
-                } else {
-                    pattern.score(Utf32Str::new(&item.name, &mut buf), &mut matcher)
-                };
-                let Some(score) = score else { continue };
-                let l = to_proto::u32_of(item.line - 1);
-                scored.push((
-                    score,
-                    lsp::SymbolInformation {
-                        name: item.name.clone(),
-                        kind: lsp::SymbolKind::EVENT,
-                        tags: None,
-                        deprecated: None,
-                        location: lsp::Location::new(
-                            uri.clone(),
-                            lsp::Range::new(
-                                lsp::Position::new(l, 0),
-                                lsp::Position::new(l, item.width),
-                            ),
-                        ),
-                        container_name: Some(format!("{container} · {}", item.id)),
-                    },
-                ));
+        // Score everything (two threads, each over half of every file), then build answers for
+        // the best `limit` only.
+        let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = files
+            .iter()
+            .filter_map(|path| {
+                let uri = to_proto::lsp_uri(path)?;
+                let (container, items) = self.items(path)?;
+                Some((uri, container, items))
+            })
+            .collect();
+        let score_half = |second: bool| -> Vec<(u32, usize, usize)> {
+            let mut matcher = Matcher::new(Config::DEFAULT);
+            let mut buf = Vec::new();
+            let mut out = Vec::new();
+            for (f, (_, _, items)) in indexed.iter().enumerate() {
+                let mid = items.len() / 2;
+                let range = if second { mid..items.len() } else { 0..mid };
+                for i in range {
+                    let score = if query.is_empty() {
+                        Some(0)
+                    } else {
+                        pattern.score(Utf32Str::new(&items[i].name, &mut buf), &mut matcher)
+                    };
+                    if let Some(score) = score {
+                        out.push((score, f, i));
+                    }
+                }
             }
+            out
+        };
+        let mut scored = std::thread::scope(|scope| {
+            let second = scope.spawn(|| score_half(true));
+            let mut first = score_half(false);
+            match second.join() {
+                Ok(rest) => first.extend(rest),
+                Err(_) => first.extend(score_half(true)),
+            }
+            first
+        });
+        // Best first; ties keep file and entry order (a stable sort, as before).
+        let rank = |a: &(u32, usize, usize), b: &(u32, usize, usize)| {
+            b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
+        };
+        if scored.len() > limit && limit > 0 {
+            scored.select_nth_unstable_by(limit - 1, rank);
+            scored.truncate(limit);
         }
-        scored.sort_by_key(|b| std::cmp::Reverse(b.0));
-        scored.into_iter().take(limit).map(|(_, s)| s).collect()
+        scored.sort_by(rank);
+        scored.truncate(limit);
+        scored
+            .into_iter()
+            .map(|(_, f, i)| {
+                let (uri, container, items) = &indexed[f];
+                let item = &items[i];
+                let l = to_proto::u32_of(item.line - 1);
+                lsp::SymbolInformation {
+                    name: item.name.clone(),
+                    kind: lsp::SymbolKind::EVENT,
+                    tags: None,
+                    deprecated: None,
+                    location: lsp::Location::new(
+                        uri.clone(),
+                        lsp::Range::new(
+                            lsp::Position::new(l, 0),
+                            lsp::Position::new(l, item.width),
+                        ),
+                    ),
+                    container_name: Some(format!("{container} · {}", item.id)),
+                }
+            })
+            .collect()
     }
 }
