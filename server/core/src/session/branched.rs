@@ -102,6 +102,7 @@ impl Session {
             fork.insert(Entry::from_value(&Value::Object(map)));
             parent = Some(id.into());
         }
+        fork.settle_parents();
         fork.diagnostics.clear();
         if fork.dialect == Dialect::Omp || fork.has_assistant {
             fork.ensure_on_disk()?;
