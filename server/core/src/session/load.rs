@@ -340,10 +340,12 @@ impl Session {
     /// unknown entries, assistant usage without cost.
     fn check_integrity(&mut self) {
         use crate::entry::Parent;
+        // Parents were resolved once at load (`settle_parents` ran before this): an entry naming a
+        // parent has none resolved exactly when that id is unknown.
         let mut found = Vec::new();
-        for entry in &self.entries {
+        for (i, entry) in self.entries.iter().enumerate() {
             if let Parent::Id(p) = &entry.parent {
-                if !self.by_id.contains_key(&**p) {
+                if self.parent_index(i).is_none() {
                     found.push(Diagnostic::new(
                         DiagnosticKind::Orphan,
                         Some(entry.line),
@@ -374,11 +376,12 @@ impl Session {
         // Parent cycles: walk each chain once, colouring entries as we go.
         let n = self.entries.len();
         let mut state = vec![0u8; n]; // 0 = unseen, 1 = on the current walk, 2 = done
+        let mut walk = Vec::new();
         for start in 0..n {
             if state[start] != 0 {
                 continue;
             }
-            let mut walk = Vec::new();
+            walk.clear();
             let mut cursor = Some(start);
             while let Some(i) = cursor {
                 match state[i] {
@@ -403,11 +406,11 @@ impl Session {
                 // A self-parent is a root in getTree, not a cycle.
                 cursor = match (&entry.parent, entry.id()) {
                     (Parent::Id(p), Some(id)) if &**p == id => None,
-                    (Parent::Id(p), _) => self.by_id.get(&**p).copied(),
+                    (Parent::Id(_), _) => self.parent_index(i),
                     _ => None,
                 };
             }
-            for i in walk {
+            for &i in &walk {
                 state[i] = 2;
             }
         }
