@@ -332,22 +332,32 @@ impl Entry {
     }
 }
 
-/// The JSON of several entries, as [`Entry::json`] gives each, reading neighbouring file bodies
-/// in one read (a context build over hundreds of entries costs a few reads, not one each).
-pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
+/// Calls `f(k, body)` with the bytes of each entry's JSON text, in order. Bodies that sit close
+/// together in the same file (ascending, at most 64 KiB apart, runs of up to 8 MiB) are read in one
+/// read, so a pass over a whole session or a long path costs a few reads, not one per entry. A
+/// failed read is handed to `f` for every entry of its run; `f` returning an error stops the pass.
+pub(crate) fn for_each_body<T, E>(
+    entries: &[T],
+    mut f: impl FnMut(usize, std::io::Result<&[u8]>) -> Result<(), E>,
+) -> Result<(), E>
+where
+    T: std::borrow::Borrow<Entry>,
+{
     const GAP: u64 = 64 << 10;
     const SPAN: u64 = 8 << 20;
-    let mut out = Vec::with_capacity(entries.len());
+    let range = |k: usize| entries.get(k).and_then(|e| e.borrow().file_range());
     let mut i = 0;
     while i < entries.len() {
-        let Some((source, start, len)) = entries[i].file_range() else {
-            out.push(entries[i].json());
+        let Some((source, start, len)) = range(i) else {
+            if let Body::Inline(text) = &entries[i].borrow().body {
+                f(i, Ok(text.as_bytes()))?;
+            }
             i += 1;
             continue;
         };
         let mut end = start + u64::from(len);
         let mut j = i + 1;
-        while let Some((next, offset, len)) = entries.get(j).and_then(|e| e.file_range()) {
+        while let Some((next, offset, len)) = range(j) {
             let next_end = offset + u64::from(len);
             if !Arc::ptr_eq(next, source)
                 || offset < end
@@ -361,20 +371,37 @@ pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
         }
         match source.read(start, usize::try_from(end - start).unwrap_or(usize::MAX)) {
             Ok(block) => {
-                for entry in &entries[i..j] {
-                    let value = entry.file_range().and_then(|(_, offset, len)| {
+                for k in i..j {
+                    let bytes = range(k).and_then(|(_, offset, len)| {
                         let at = usize::try_from(offset - start).ok()?;
-                        let bytes = block.get(at..at + len as usize)?;
-                        serde_json::from_str(&String::from_utf8_lossy(bytes)).ok()
+                        block.get(at..at + len as usize)
                     });
-                    out.push(value.unwrap_or(Value::Null));
+                    f(k, Ok(bytes.unwrap_or_default()))?;
                 }
             }
-            // Read one by one, as `json` would.
-            Err(_) => out.extend(entries[i..j].iter().map(|e| e.json())),
+            Err(err) => {
+                for k in i..j {
+                    let message = format!("{}: {err}", source.path().display());
+                    f(k, Err(std::io::Error::new(err.kind(), message)))?;
+                }
+            }
         }
         i = j;
     }
+    Ok(())
+}
+
+/// The JSON of several entries, as [`Entry::json`] gives each (`null` for a body that cannot be
+/// read or parsed), reading neighbouring bodies together ([`for_each_body`]).
+pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
+    let mut out = Vec::with_capacity(entries.len());
+    let _ = for_each_body(entries, |_, body| {
+        let value = body
+            .ok()
+            .and_then(|bytes| serde_json::from_str(&String::from_utf8_lossy(bytes)).ok());
+        out.push(value.unwrap_or(Value::Null));
+        Ok::<(), ()>(())
+    });
     out
 }
 

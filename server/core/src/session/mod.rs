@@ -186,41 +186,12 @@ impl Session {
     /// in large sequential chunks (a whole-session pass costs one read of the file, not one per
     /// entry).
     pub fn for_each_raw(&self, mut f: impl FnMut(usize, &str)) -> Result<()> {
-        const SPAN: u64 = 8 << 20;
-        let entries = &self.entries;
-        let mut i = 0;
-        while i < entries.len() {
-            let Some((source, start, len)) = entries[i].file_range() else {
-                let raw = entries[i]
-                    .try_raw()
-                    .map_err(|e| Error::io("cannot read", std::path::Path::new(""), e))?;
-                f(i, &raw);
-                i += 1;
-                continue;
-            };
-            let mut end = start + u64::from(len);
-            let mut j = i + 1;
-            while let Some((next, offset, len)) = entries.get(j).and_then(Entry::file_range) {
-                let next_end = offset + u64::from(len);
-                if !Arc::ptr_eq(next, source) || offset < end || next_end - start > SPAN {
-                    break;
-                }
-                end = next_end;
-                j += 1;
-            }
-            let block = source
-                .read(start, usize::try_from(end - start).unwrap_or(usize::MAX))
-                .map_err(|e| Error::io("cannot read", source.path(), e))?;
-            for (k, entry) in entries.iter().enumerate().take(j).skip(i) {
-                if let Some((_, offset, len)) = entry.file_range() {
-                    let at = usize::try_from(offset - start).unwrap_or(usize::MAX);
-                    let bytes = block.get(at..at + len as usize).unwrap_or_default();
-                    f(k, &String::from_utf8_lossy(bytes));
-                }
-            }
-            i = j;
-        }
-        Ok(())
+        let path = self.file.path().unwrap_or(std::path::Path::new(""));
+        crate::entry::for_each_body(&self.entries, |k, body| {
+            let bytes = body.map_err(|e| Error::io("cannot read", path, e))?;
+            f(k, &String::from_utf8_lossy(bytes));
+            Ok(())
+        })
     }
 
     /// The entry with this id (`getEntry(id)`; a later duplicate wins).

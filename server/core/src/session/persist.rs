@@ -129,46 +129,21 @@ impl Session {
         }
         out.push_str(&crate::json::to_line(&self.header));
         out.push('\n');
-        let unreadable = |source: &crate::entry::BodySource, e| {
-            Error::io("cannot read an entry of", source.path(), e)
-        };
-        let mut i = 0;
-        while i < self.entries.len() {
-            let Some((source, start, len)) = self.entries[i].file_range() else {
-                let raw = self.entries[i]
-                    .try_raw()
-                    .map_err(|e| Error::io("cannot read an entry of", Path::new(""), e))?;
-                out.push_str(&raw);
-                out.push('\n');
-                i += 1;
-                continue;
-            };
-            // The run of entries whose lines follow each other (LF endings) in the same file.
-            let mut end = start + u64::from(len);
-            let mut j = i + 1;
-            while let Some((next, offset, len)) = self.entries.get(j).and_then(|e| e.file_range()) {
-                if !std::sync::Arc::ptr_eq(next, source) || offset != end + 1 {
-                    break;
-                }
-                end = offset + u64::from(len);
-                j += 1;
-            }
-            let block = source
-                .read(start, usize::try_from(end - start).unwrap_or(usize::MAX))
-                .map_err(|e| unreadable(source, e))?;
-            let text = String::from_utf8(block).map_err(|_| {
-                unreadable(
-                    source,
-                    std::io::Error::new(
-                        std::io::ErrorKind::InvalidData,
-                        "the file changed under us",
-                    ),
-                )
+        let path = self.file.path().unwrap_or(Path::new(""));
+        crate::entry::for_each_body(&self.entries, |_, body| {
+            let bytes = body.map_err(|e| Error::io("cannot read an entry of", path, e))?;
+            // A body that is no longer the text read at open is never copied into a new file.
+            let text = std::str::from_utf8(bytes).map_err(|_| {
+                let changed = std::io::Error::new(
+                    std::io::ErrorKind::InvalidData,
+                    "the file changed under us",
+                );
+                Error::io("cannot read an entry of", path, changed)
             })?;
-            out.push_str(&text);
+            out.push_str(text);
             out.push('\n');
-            i = j;
-        }
+            Ok(())
+        })?;
         Ok(out)
     }
 
