@@ -159,7 +159,8 @@ struct ModelServerState {
 }
 
 impl ModelServer {
-    async fn start(reply: Reply) -> ModelServer {
+    /// A listener on a free loopback port, the server's handle and the state its connections share.
+    async fn bind(scheme: &str) -> (TcpListener, ModelServer, Arc<ModelServerState>) {
         let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
         let port = listener.local_addr().expect("addr").port();
         let state = Arc::new(ModelServerState {
@@ -168,11 +169,16 @@ impl ModelServer {
             got_request: Arc::new(tokio::sync::Notify::new()),
         });
         let server = ModelServer {
-            base_url: format!("http://127.0.0.1:{port}/v1"),
+            base_url: format!("{scheme}://127.0.0.1:{port}/v1"),
             seen: Arc::clone(&state.seen),
             closed_early: Arc::clone(&state.closed_early),
             got_request: Arc::clone(&state.got_request),
         };
+        (listener, server, state)
+    }
+
+    async fn start(reply: Reply) -> ModelServer {
+        let (listener, server, state) = ModelServer::bind("http").await;
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
                 tokio::spawn(serve(sock, reply.clone(), Arc::clone(&state)));
@@ -208,19 +214,7 @@ impl ModelServer {
             )
             .expect("server config");
         let acceptor = tokio_rustls::TlsAcceptor::from(Arc::new(tls));
-        let listener = TcpListener::bind("127.0.0.1:0").await.expect("bind");
-        let port = listener.local_addr().expect("addr").port();
-        let state = Arc::new(ModelServerState {
-            seen: Arc::default(),
-            closed_early: Arc::default(),
-            got_request: Arc::new(tokio::sync::Notify::new()),
-        });
-        let server = ModelServer {
-            base_url: format!("https://127.0.0.1:{port}/v1"),
-            seen: Arc::clone(&state.seen),
-            closed_early: Arc::clone(&state.closed_early),
-            got_request: Arc::clone(&state.got_request),
-        };
+        let (listener, server, state) = ModelServer::bind("https").await;
         tokio::spawn(async move {
             while let Ok((sock, _)) = listener.accept().await {
                 let (acceptor, reply, state) =
