@@ -4,7 +4,7 @@
 //!
 //! Everything is kept except inside `message`: there only the keys the readers look at are kept
 //! (`role`, `content`, `command`, `stopReason`, `errorMessage`, `retryRecovery`, `toolCallId`,
-//! `toolName`, `customType`, `attribution`, `usage`), and of the content blocks only `type`, `text`,
+//! `toolName`, `customType`, `attribution`, `usage`: only its `cost` key), and of the content blocks only `type`, `text`,
 //! `id`, `name` and `arguments`. Thinking text, signatures, image data and tool-result details are
 //! skipped without building values, which is most of a message's bytes. Content text is cut a few
 //! units past what the view reads of it (the first 200 UTF-16 units of the joined text blocks, and
@@ -54,6 +54,11 @@ enum Shape {
     Block,
     /// Text the view reads only the start of.
     Text,
+    /// `message.usage`: only whether it is an object with a `cost` is read, so only a `cost`
+    /// key is kept (as `null`) and the token counts are skipped.
+    Usage,
+    /// A value whose presence is all that is read: validated, kept as `null`.
+    Presence,
     /// Kept whole.
     Full,
 }
@@ -64,6 +69,9 @@ impl Shape {
         match self {
             Shape::Line if key == "message" => Some(Shape::Message),
             Shape::Message if key == "content" => Some(Shape::Content),
+            Shape::Message if key == "usage" => Some(Shape::Usage),
+            Shape::Usage if key == "cost" => Some(Shape::Presence),
+            Shape::Usage => None,
             Shape::Message if !MESSAGE_KEYS.contains(&key) => None,
             Shape::Block if key == "text" => Some(Shape::Text),
             Shape::Block if !BLOCK_KEYS.contains(&key) => None,
@@ -113,6 +121,7 @@ impl<'de> DeserializeSeed<'de> for Shape {
     fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Value, D::Error> {
         match self {
             Shape::Full => Value::deserialize(d),
+            Shape::Presence => IgnoredAny::deserialize(d).map(|_| Value::Null),
             // Text is taken raw (validated, not decoded) and only its start is decoded: a tool
             // result's kilobytes are never copied.
             Shape::Text => {
@@ -324,7 +333,18 @@ mod tests {
         let value = parse_projected(line).unwrap();
         assert_eq!(
             value,
-            serde_json::json!({"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking"},{"type":"text","text":"hi"},{"type":"toolCall","id":"c","name":"read","arguments":{"path":"x"}}],"usage":{"input":1}}})
+            serde_json::json!({"type":"message","id":"a","parentId":null,"message":{"role":"assistant","content":[{"type":"thinking"},{"type":"text","text":"hi"},{"type":"toolCall","id":"c","name":"read","arguments":{"path":"x"}}],"usage":{}}})
+        );
+        let with_cost = r#"{"type":"message","message":{"role":"assistant","usage":{"input":1,"cost":{"total":0.5},"output":2}}}"#;
+        assert_eq!(
+            parse_projected(with_cost).unwrap()["message"]["usage"],
+            serde_json::json!({"cost": null})
+        );
+        let odd_usage =
+            r#"{"type":"message","message":{"role":"assistant","usage":[1,{"cost":2}]}}"#;
+        assert_eq!(
+            parse_projected(odd_usage).unwrap()["message"]["usage"],
+            serde_json::json!([1, {"cost": 2}])
         );
     }
 

@@ -174,6 +174,9 @@ impl Session {
         } else {
             rest
         };
+        session.entries.reserve(rest.len());
+        session.parents.reserve(rest.len());
+        session.by_id.reserve(rest.len());
         for mut entry in rest {
             if dialect != facts_dialect {
                 entry.facts = Default::default();
@@ -247,7 +250,6 @@ impl Session {
             file_version: 3,
             entries: Vec::new(),
             by_id: Default::default(),
-            children: Default::default(),
             last_idless: None,
             labels: Default::default(),
             leaf: None,

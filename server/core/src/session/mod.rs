@@ -58,8 +58,6 @@ pub struct Session {
     /// id → index of the entry that holds it (a later duplicate overwrites, keeping the position,
     /// exactly like a JavaScript `Map`).
     by_id: IndexMap<Arc<str>, usize, foldhash::fast::RandomState>,
-    /// parent id → children indices in insertion order (omp's children map).
-    children: HashMap<Parent, Vec<usize>, foldhash::fast::RandomState>,
     /// The last id-less entry (JavaScript keys them all as `undefined`).
     last_idless: Option<usize>,
     labels: IndexMap<Box<str>, LabelState>,
@@ -240,11 +238,14 @@ impl Session {
                 })
                 .collect(),
             Dialect::Omp => {
-                let key = match parent {
-                    None => Parent::Null,
-                    Some(id) => Parent::Id(id.into()),
+                let matches = |p: &Parent| match (p, parent) {
+                    (Parent::Null, None) => true,
+                    (Parent::Id(p), Some(want)) => &**p == want,
+                    _ => false,
                 };
-                self.children.get(&key).cloned().unwrap_or_default()
+                (0..self.entries.len())
+                    .filter(|&i| matches(&self.entries[i].parent))
+                    .collect()
             }
         }
     }
@@ -264,12 +265,19 @@ impl Session {
                 }
                 lists
             }
-            Dialect::Omp => self
-                .children
-                .iter()
-                .map(|(k, v)| (k.clone(), v.clone()))
-                .collect(),
+            Dialect::Omp => self.omp_children_map(),
         }
+    }
+
+    /// omp's children map (parent id → children in insertion order), made on demand: entries
+    /// only ever join the index at its end, so file order is insertion order. Kept out of the
+    /// index because few readers need it and building it per entry at open was a tenth of it.
+    fn omp_children_map(&self) -> HashMap<Parent, Vec<usize>> {
+        let mut lists: HashMap<Parent, Vec<usize>> = HashMap::new();
+        for (i, entry) in self.entries.iter().enumerate() {
+            lists.entry(entry.parent.clone()).or_default().push(i);
+        }
+        lists
     }
 
     /// The entries of pi's id map in its iteration order: one per id (the later duplicate, at the
@@ -298,11 +306,9 @@ impl Session {
                 .into_iter()
                 .filter(|&i| self.entries[i].parent == Parent::Missing)
                 .collect(),
-            Dialect::Omp => self
-                .children
-                .get(&Parent::Missing)
-                .cloned()
-                .unwrap_or_default(),
+            Dialect::Omp => (0..self.entries.len())
+                .filter(|&i| self.entries[i].parent == Parent::Missing)
+                .collect(),
         }
     }
 
@@ -517,10 +523,6 @@ impl Session {
             None => NO_PARENT,
         };
         self.parents.push(parent);
-        self.children
-            .entry(entry.parent.clone())
-            .or_default()
-            .push(index);
         self.leaf = entry.id.clone();
         match entry.kind() {
             "label" => self.apply_label(&entry),
