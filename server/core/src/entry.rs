@@ -91,7 +91,7 @@ pub struct Entry {
     /// 1-based physical line number in the file; 0 when the entry has not been written yet.
     pub line: usize,
     /// `type`, when the value is an object with a string `type`.
-    pub kind: Option<Box<str>>,
+    pub kind: Option<Cow<'static, str>>,
     /// `id`, when it is a string (shared with the session's id map).
     pub id: Option<Arc<str>>,
     /// `parentId` as written: `Parent::Null`, a string, or absent / not a string.
@@ -105,7 +105,7 @@ pub struct Entry {
     /// An assistant message whose `usage` has no `cost` (omp fails to open such a file).
     pub(crate) usage_without_cost: bool,
     /// `message.role`, for messages.
-    pub(crate) role: Option<Box<str>>,
+    pub(crate) role: Option<Cow<'static, str>>,
     /// The view's facts, computed for one dialect (in the scan, or on first use).
     pub(crate) facts: OnceLock<(Dialect, Arc<EntryFacts>)>,
 }
@@ -213,14 +213,17 @@ impl Entry {
             Some(Value::String(s)) => Parent::Id(s.as_str().into()),
             _ => Parent::Missing,
         };
-        let kind = str_field("type");
+        let kind = obj
+            .and_then(|o| o.get("type"))
+            .and_then(Value::as_str)
+            .map(crate::names::name);
         let message = obj
             .filter(|_| kind.as_deref() == Some("message"))
             .and_then(|o| o.get("message"));
         let role = message
             .and_then(|m| m.get("role"))
             .and_then(Value::as_str)
-            .map(Into::into);
+            .map(crate::names::name);
         let usage_without_cost = role.as_deref() == Some("assistant")
             && message
                 .and_then(|m| m.get("usage"))

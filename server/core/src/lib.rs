@@ -13,6 +13,7 @@ pub mod error;
 pub mod ids;
 pub mod json;
 pub mod migrate;
+mod names;
 pub mod naming;
 mod projection;
 pub mod reader;

@@ -165,11 +165,13 @@ pub fn read_file(
         size
     };
     if split >= size {
-        return read_range(source, 0, size, &options(1, true, 0));
+        return read_range(source, 0, size, size, &options(1, true, 0));
     }
     let (first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| read_range(source, split, size, &options(1, false, split)));
-        let first = read_range(source, 0, split, &options(1, true, 0));
+        let second = scope
+            .spawn(|| read_range(source, split, size, size - split, &options(1, false, split)));
+        // The first half's list takes the second's entries too.
+        let first = read_range(source, 0, split, size, &options(1, true, 0));
         (first, second.join())
     });
     let mut first = first?;
@@ -180,6 +182,7 @@ pub fn read_file(
     // The second half numbered its lines from 1.
     let shift = first.lines;
     let renumber = |line: usize| line + shift;
+    first.values.reserve_exact(second.values.len());
     first
         .values
         .extend(second.values.into_iter().map(|mut entry| {
@@ -241,14 +244,18 @@ fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usi
     crate::entry::read_exact_at(file, buf, at).map(|()| buf.len())
 }
 
-/// Reads the lines of `start..end` in chunks.
+/// Reads the lines of `start..end` in chunks. The entry list is sized, after the first chunk,
+/// for the lines of `plan_for` bytes (growing it by doubling would copy it, and touch fresh
+/// memory, several times over).
 fn read_range(
     source: &BodySource,
     start: u64,
     end: u64,
+    plan_for: u64,
     options: &ReadOptions,
 ) -> std::io::Result<ReadOutcome> {
     let mut sink = Sink::new(options);
+    let mut planned = false;
     let mut buf = vec![
         0u8;
         CHUNK
@@ -282,6 +289,18 @@ fn read_range(
         buf.copy_within(line_start..filled, 0);
         filled -= line_start;
         base += line_start as u64;
+        if !planned && base > 0 && next < end {
+            planned = true;
+            let seen = sink.out.values.len() as u64;
+            // Capped (a start of tiny lines must not reserve for billions), and only a plan:
+            // a failed reservation leaves the list to grow as usual.
+            let expected = (seen.saturating_mul(plan_for) / base).min(plan_for / 256);
+            let extra = usize::try_from(expected + expected / 16).unwrap_or(0);
+            let _ = sink
+                .out
+                .values
+                .try_reserve(extra.saturating_sub(sink.out.values.len()));
+        }
     }
     sink.out.pending = filled as u64;
     Ok(sink.out)

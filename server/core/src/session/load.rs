@@ -118,8 +118,9 @@ impl Session {
             lines,
             pending,
         } = outcome;
-        let mut values = values.into_iter();
-        let header_entry = values.next();
+        let mut values = values;
+        // The header leaves the list; the rest moves into the session without a copy.
+        let header_entry = (!values.is_empty()).then(|| values.remove(0));
         let header = match header_entry.as_ref().map(|h| (h, h.json())) {
             Some((h, Value::Object(map)))
                 if h.kind() == "session" && map.get("id").is_some_and(Value::is_string) =>
@@ -143,7 +144,7 @@ impl Session {
                 return Err(Error::InvalidHeader { path, detail: "no line parses as a session header".to_owned() })
             }
         };
-        let rest: Vec<_> = values.collect();
+        let rest = values;
         let dialect = options.dialect.unwrap_or_else(|| {
             if title_slot.is_some() || rest.iter().any(|e| OMP_ONLY_TYPES.contains(&e.kind())) {
                 Dialect::Omp
@@ -161,7 +162,7 @@ impl Session {
             }
         }
         session.file_version = file_version;
-        let rest = if file_version < 3 {
+        let mut rest = if file_version < 3 {
             session.diagnostics.push(Diagnostic::new(
                 DiagnosticKind::LegacyVersion,
                 None,
@@ -174,15 +175,14 @@ impl Session {
         } else {
             rest
         };
-        session.entries.reserve(rest.len());
-        session.parents.reserve(rest.len());
-        session.by_id.reserve(rest.len());
-        for mut entry in rest {
-            if dialect != facts_dialect {
+        if dialect != facts_dialect {
+            for entry in &mut rest {
                 entry.facts = Default::default();
             }
-            session.insert(entry);
         }
+        session.parents.reserve(rest.len());
+        session.by_id.reserve(rest.len());
+        session.insert_all(rest);
         session.settle_parents();
         session.check_integrity();
         session.file = FileState::Written {

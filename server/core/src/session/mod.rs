@@ -466,6 +466,40 @@ impl Session {
 
     /// Records one entry in the index, in file order (load, live follow and appends all come here).
     pub(crate) fn insert(&mut self, entry: Entry) {
+        if self.index_entry(&entry, self.entries.len()) {
+            self.entries.push(entry);
+        }
+    }
+
+    /// [`Session::insert`] for many entries at once: the list becomes the session's entries
+    /// without being copied when the session has none yet (opening a large file).
+    pub(crate) fn insert_all(&mut self, mut entries: Vec<Entry>) {
+        if !self.entries.is_empty() {
+            entries.into_iter().for_each(|e| self.insert(e));
+            return;
+        }
+        let mut kept = Vec::with_capacity(if entries.iter().any(|e| e.kind() == "session") {
+            entries.len()
+        } else {
+            0
+        });
+        let mut next = 0;
+        for entry in &entries {
+            let keep = self.index_entry(entry, next);
+            next += usize::from(keep);
+            if kept.capacity() > 0 {
+                kept.push(keep);
+            }
+        }
+        if !kept.is_empty() {
+            let mut keep = kept.into_iter();
+            entries.retain(|_| keep.next().unwrap_or(true));
+        }
+        self.entries = entries;
+    }
+
+    /// Indexes `entry` as it will stand at `index`; `false` when it is not kept (a second header).
+    fn index_entry(&mut self, entry: &Entry, index: usize) -> bool {
         use crate::diagnostics::DiagnosticKind as K;
         if entry.kind() == "session" {
             self.diagnostics.push(Diagnostic::new(
@@ -473,9 +507,8 @@ impl Session {
                 Some(entry.line).filter(|&l| l > 0),
                 "a second session header; ignored, as the agents ignore it",
             ));
-            return;
+            return false;
         }
-        let index = self.entries.len();
         match entry.id.clone() {
             Some(id) => {
                 if self.unresolved_parents > 0 {
@@ -525,7 +558,7 @@ impl Session {
         self.parents.push(parent);
         self.leaf = entry.id.clone();
         match entry.kind() {
-            "label" => self.apply_label(&entry),
+            "label" => self.apply_label(entry),
             "session_info" => {
                 let value = entry.json();
                 self.pi_name = value
@@ -539,7 +572,7 @@ impl Session {
             }
             _ => {}
         }
-        self.entries.push(entry);
+        true
     }
 
     fn apply_label(&mut self, entry: &Entry) {

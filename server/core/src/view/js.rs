@@ -11,6 +11,14 @@ pub fn utf16_len(s: &str) -> usize {
 
 /// `s.slice(0, n)` in UTF-16 code units (a surrogate pair that would be split is dropped whole).
 pub fn slice_utf16(s: &str, n: usize) -> &str {
+    // A character takes at least as many UTF-8 bytes as UTF-16 units: short strings are whole,
+    // and an ASCII start is cut at `n` bytes.
+    if s.len() <= n {
+        return s;
+    }
+    if s.as_bytes()[..n].is_ascii() {
+        return &s[..n];
+    }
     let mut units = 0;
     for (i, c) in s.char_indices() {
         units += c.len_utf16();
@@ -71,11 +79,16 @@ pub fn trim(s: &str) -> &str {
 
 /// The agents' `normalize`: `\n` and `\t` become spaces, then trim.
 pub fn normalize(s: &str) -> String {
-    let replaced: String = s
-        .chars()
-        .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-        .collect();
-    trim(&replaced).to_owned()
+    if !s.bytes().any(|b| b == b'\n' || b == b'\t') {
+        return trim(s).to_owned();
+    }
+    let replaced = s.replace(['\n', '\t'], " ");
+    let trimmed = trim(&replaced);
+    if trimmed.len() == replaced.len() {
+        replaced
+    } else {
+        trimmed.to_owned()
+    }
 }
 
 /// `Math.round(x)` (halves round up).
@@ -220,6 +233,47 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn slicing_and_normalizing_match_their_char_by_char_definitions() {
+        fn slice_ref(s: &str, n: usize) -> &str {
+            let mut units = 0;
+            for (i, c) in s.char_indices() {
+                units += c.len_utf16();
+                if units > n {
+                    return &s[..i];
+                }
+            }
+            s
+        }
+        fn normalize_ref(s: &str) -> String {
+            let replaced: String = s
+                .chars()
+                .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+                .collect();
+            trim(&replaced).to_owned()
+        }
+        let samples = [
+            "",
+            "abc",
+            &"a".repeat(200),
+            &"b".repeat(201),
+            &format!("{}é", "a".repeat(199)),
+            &format!("{}😀x", "a".repeat(199)),
+            &format!("{}😀", "a".repeat(198)),
+            &"é😀\u{feff}".repeat(90),
+            "\n\tline\none\t\n",
+            "\u{feff} x \u{a0}",
+            " \t",
+        ]
+        .map(str::to_owned);
+        for s in &samples {
+            for n in [0, 1, 3, 80, 199, 200, 201] {
+                assert_eq!(slice_utf16(s, n), slice_ref(s, n), "{s:?} {n}");
+            }
+            assert_eq!(normalize(s), normalize_ref(s), "{s:?}");
+        }
+    }
 
     #[test]
     fn utf16_slicing_and_lengths() {

@@ -105,8 +105,8 @@ pub(crate) enum RowText {
 #[derive(Debug, Clone)]
 pub(crate) struct EntryFacts {
     /// The entry `type` (`""` when missing or not a string).
-    pub kind: Box<str>,
-    pub role: Option<String>,
+    pub kind: std::borrow::Cow<'static, str>,
+    pub role: Option<std::borrow::Cow<'static, str>>,
     pub text: RowText,
     /// Searchable parts after the label, while they are collected.
     search_parts: Vec<String>,
@@ -554,26 +554,29 @@ fn omp_error_presentation(msg: &Map<String, Value>) -> Option<(bool, String)> {
 }
 
 fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFacts) {
-    let role = str_field(msg, "role").map(str::to_owned);
-    let role_str = role.clone().unwrap_or_default();
+    let role = str_field(msg, "role").map(crate::names::name);
+    let role_str = role.as_deref().unwrap_or("");
     let content = msg.get("content");
+    // The capped content, made once for the search text and the row.
+    let extracted = std::cell::OnceCell::new();
+    let extracted = || extracted.get_or_init(|| extract_content(content)).as_str();
     // Searchable text: role, then the capped content when present, then a bash command.
     facts.search_parts.push(join_str(msg.get("role")));
     if js::truthy(content) {
-        facts.search_parts.push(extract_content(content));
+        facts.search_parts.push(extracted().to_owned());
     }
     if role_str == "bashExecution" {
         if let Some(cmd) = str_field(msg, "command").filter(|c| !c.is_empty()) {
             facts.search_parts.push(cmd.to_owned());
         }
     }
-    let text = match role_str.as_str() {
+    let text = match role_str {
         "user" => {
             facts.user_request = true;
-            format!("user: {}", js::normalize(&extract_content(content)))
+            format!("user: {}", js::normalize(extracted()))
         }
         "developer" if dialect == Dialect::Omp => {
-            format!("developer: {}", js::normalize(&extract_content(content)))
+            format!("developer: {}", js::normalize(extracted()))
         }
         "assistant" => {
             let stop = str_field(msg, "stopReason");
@@ -593,7 +596,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
                     }
                 }
             }
-            let text = js::normalize(&extract_content(content));
+            let text = js::normalize(extracted());
             match dialect {
                 Dialect::Pi => {
                     if !text.is_empty() {
@@ -666,11 +669,7 @@ pub(crate) fn entry_facts(value: &Value, dialect: Dialect) -> EntryFacts {
 
 fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let mut facts = EntryFacts {
-        kind: value
-            .get("type")
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .into(),
+        kind: crate::names::name(value.get("type").and_then(Value::as_str).unwrap_or("")),
         role: None,
         text: RowText::Ready(String::new()),
         search_parts: Vec::new(),
