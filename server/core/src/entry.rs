@@ -8,6 +8,7 @@
 //! entry (row text, search text, filter facts) are computed in the same pass and kept.
 
 use crate::dialect::Dialect;
+use crate::json::Field;
 use crate::view::text::EntryFacts;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
@@ -204,30 +205,30 @@ impl Entry {
     fn from_value_at(value: &Value, body: Body, line: usize) -> Entry {
         let obj = value.as_object();
         let str_field = |key: &str| -> Option<Box<str>> {
-            obj.and_then(|o| o.get(key))
+            obj.and_then(|o| o.field(key))
                 .and_then(Value::as_str)
                 .map(Into::into)
         };
-        let parent = match obj.and_then(|o| o.get("parentId")) {
+        let parent = match obj.and_then(|o| o.field("parentId")) {
             Some(Value::Null) => Parent::Null,
             Some(Value::String(s)) => Parent::Id(s.as_str().into()),
             _ => Parent::Missing,
         };
         let kind = obj
-            .and_then(|o| o.get("type"))
+            .and_then(|o| o.field("type"))
             .and_then(Value::as_str)
             .map(crate::names::name);
         let message = obj
             .filter(|_| kind.as_deref() == Some("message"))
-            .and_then(|o| o.get("message"));
+            .and_then(|o| o.field("message"));
         let role = message
-            .and_then(|m| m.get("role"))
+            .and_then(|m| m.field("role"))
             .and_then(Value::as_str)
             .map(crate::names::name);
         let usage_without_cost = role.as_deref() == Some("assistant")
             && message
-                .and_then(|m| m.get("usage"))
-                .is_some_and(|usage| usage.is_object() && usage.get("cost").is_none());
+                .and_then(|m| m.field("usage"))
+                .is_some_and(|usage| usage.is_object() && usage.field("cost").is_none());
         let timestamp = str_field("timestamp");
         let time_ms = timestamp
             .as_deref()
@@ -238,7 +239,7 @@ impl Entry {
             line,
             kind,
             id: obj
-                .and_then(|o| o.get("id"))
+                .and_then(|o| o.field("id"))
                 .and_then(Value::as_str)
                 .map(Arc::from),
             parent,

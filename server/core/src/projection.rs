@@ -104,6 +104,13 @@ const TEXT_UNITS: usize = 208;
 /// that is not blank in either dialect's sense (white space, `.` or `…`), so "has it any text"
 /// reads the same on the cut.
 fn cut_text(v: &str) -> &str {
+    // An ASCII start with something not blank in it is cut at exactly TEXT_UNITS bytes.
+    if let Some(start) = v.as_bytes().get(..TEXT_UNITS) {
+        let blank = |c: &u8| matches!(c, b' ' | b'\t' | b'\n' | b'\x0b' | b'\x0c' | b'\r' | b'.');
+        if start.is_ascii() && !start.iter().all(blank) {
+            return &v[..TEXT_UNITS];
+        }
+    }
     let mut units = 0;
     let mut seen = false;
     for (i, c) in v.char_indices() {
@@ -164,6 +171,16 @@ fn raw_text(raw: &str, shape: Shape) -> serde_json::Result<Value> {
 /// needs.
 fn decode_prefix(raw: &str, limit: usize) -> Option<String> {
     let bytes = raw.as_bytes();
+    // Without escapes the prefix is the text itself (the whole string was validated as JSON).
+    if !bytes[1..limit].contains(&b'\\') {
+        let mut end = limit;
+        while !raw.is_char_boundary(end) {
+            end += 1;
+        }
+        let text = raw.get(1..end)?;
+        let cut = cut_text(text);
+        return (cut.len() < text.len()).then(|| cut.to_owned());
+    }
     // Cut after a whole character or escape, then close the string.
     let mut i = 1;
     while i < limit {
@@ -265,7 +282,12 @@ impl<'de> Visitor<'de> for ShapeVisitor {
     }
 
     fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Value, A::Error> {
-        let mut out = Map::new();
+        // Room for the keys usually kept, so the map is not grown key by key.
+        let mut out = Map::with_capacity(match self.0 {
+            Shape::Line | Shape::Message => 6,
+            Shape::Block => 4,
+            _ => 0,
+        });
         while let Some(Key(key)) = map.next_key::<Key>()? {
             match self.0.child(&key) {
                 Some(shape) => {
@@ -304,6 +326,35 @@ mod tests {
             serde_json::json!([{"type":"text","text":"a"}])
         );
         assert_eq!(raw_text("5", Shape::Text).unwrap(), serde_json::json!(5));
+    }
+
+    #[test]
+    fn the_ascii_cut_matches_the_char_by_char_cut() {
+        fn reference(v: &str) -> &str {
+            let mut units = 0;
+            let mut seen = false;
+            for (i, c) in v.char_indices() {
+                if units >= TEXT_UNITS && seen {
+                    return &v[..i];
+                }
+                units += c.len_utf16();
+                seen = seen || !(c.is_whitespace() || matches!(c, '\u{feff}' | '.' | '\u{2026}'));
+            }
+            v
+        }
+        let cases = [
+            "x".repeat(TEXT_UNITS),
+            "x".repeat(TEXT_UNITS + 1),
+            "x".repeat(TEXT_UNITS - 1),
+            format!("{}y{}", " \x0b\x0c\r\n\t.".repeat(40), "z".repeat(300)),
+            format!("{}{}", " ".repeat(TEXT_UNITS), "w".repeat(10)),
+            format!("{}é{}", "a".repeat(100), "b".repeat(300)),
+            format!("{}é", "a".repeat(TEXT_UNITS)),
+            ".".repeat(400),
+        ];
+        for v in &cases {
+            assert_eq!(cut_text(v), reference(v), "{v:?}");
+        }
     }
 
     #[test]

@@ -6,6 +6,7 @@
 
 use super::js;
 use crate::dialect::Dialect;
+use crate::json::Field;
 use serde_json::{Map, Value};
 
 /// A tool call found in an assistant message, reduced to what its tool result's row shows.
@@ -161,8 +162,8 @@ pub(crate) fn join_text(content: Option<&Value>) -> String {
         Some(Value::Array(blocks)) => {
             let mut out = String::new();
             for b in blocks {
-                if b.get("type").and_then(Value::as_str) == Some("text") {
-                    if let Some(t) = b.get("text").and_then(Value::as_str) {
+                if b.field("type").and_then(Value::as_str) == Some("text") {
+                    if let Some(t) = b.field("text").and_then(Value::as_str) {
                         out.push_str(t);
                     }
                 }
@@ -188,8 +189,8 @@ fn has_text(content: Option<&Value>, dialect: Dialect) -> bool {
     match content {
         Some(Value::String(s)) => !blank(s),
         Some(Value::Array(blocks)) => blocks.iter().any(|b| {
-            b.get("type").and_then(Value::as_str) == Some("text")
-                && b.get("text")
+            b.field("type").and_then(Value::as_str) == Some("text")
+                && b.field("text")
                     .and_then(Value::as_str)
                     .is_some_and(|t| !t.is_empty() && !blank(t))
         }),
@@ -198,7 +199,7 @@ fn has_text(content: Option<&Value>, dialect: Dialect) -> bool {
 }
 
 fn str_field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
-    obj.get(key).and_then(Value::as_str)
+    obj.field(key).and_then(Value::as_str)
 }
 
 /// A value as `Array.prototype.join` writes it (`null`/`undefined` → empty).
@@ -218,7 +219,7 @@ fn omp_user_initiator(custom_type: Option<&str>, attribution: Option<&str>) -> b
 pub(crate) fn omp_is_user_request(obj: &Map<String, Value>) -> bool {
     match str_field(obj, "type") {
         Some("message") => {
-            let Some(msg) = obj.get("message").and_then(Value::as_object) else {
+            let Some(msg) = obj.field("message").and_then(Value::as_object) else {
                 return false;
             };
             match str_field(msg, "role") {
@@ -230,7 +231,7 @@ pub(crate) fn omp_is_user_request(obj: &Map<String, Value>) -> bool {
             }
         }
         Some("custom_message") => {
-            let content_ok = matches!(obj.get("content"), Some(Value::String(_) | Value::Array(_)));
+            let content_ok = matches!(obj.field("content"), Some(Value::String(_) | Value::Array(_)));
             let custom_type = match str_field(obj, "customType") {
                 Some(t) if !t.is_empty() => Some(t),
                 _ => Some("custom-message"),
@@ -309,7 +310,7 @@ fn sanitize_field(value: &str) -> String {
 /// omp's advisor notes: `(qualifier, text)`.
 fn advisor_display(details: Option<&Value>) -> (String, String) {
     let Some(notes) = details
-        .and_then(|d| d.get("notes"))
+        .and_then(|d| d.field("notes"))
         .and_then(Value::as_array)
     else {
         return (String::new(), String::new());
@@ -496,16 +497,16 @@ pub(crate) fn format_tool_call(
 /// omp's assistant error presentation: `Some((compact, text))`, `compact` for recovered retries.
 fn omp_error_presentation(msg: &Map<String, Value>) -> Option<(bool, String)> {
     let recovery = msg
-        .get("retryRecovery")
-        .and_then(|r| r.get("status"))
+        .field("retryRecovery")
+        .and_then(|r| r.field("status"))
         .and_then(Value::as_str);
     if recovery == Some("superseded") {
         return None;
     }
     if recovery == Some("recovered") {
         let note = msg
-            .get("retryRecovery")
-            .and_then(|r| r.get("note"))
+            .field("retryRecovery")
+            .and_then(|r| r.field("note"))
             .and_then(Value::as_str)
             .unwrap_or("");
         let collapsed = note
@@ -556,12 +557,12 @@ fn omp_error_presentation(msg: &Map<String, Value>) -> Option<(bool, String)> {
 fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFacts) {
     let role = str_field(msg, "role").map(crate::names::name);
     let role_str = role.as_deref().unwrap_or("");
-    let content = msg.get("content");
+    let content = msg.field("content");
     // The capped content, made once for the search text and the row.
     let extracted = std::cell::OnceCell::new();
     let extracted = || extracted.get_or_init(|| extract_content(content)).as_str();
     // Searchable text: role, then the capped content when present, then a bash command.
-    facts.search_parts.push(join_str(msg.get("role")));
+    facts.search_parts.push(join_str(msg.field("role")));
     if js::truthy(content) {
         facts.search_parts.push(extracted().to_owned());
     }
@@ -580,17 +581,17 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
         }
         "assistant" => {
             let stop = str_field(msg, "stopReason");
-            let error_or_abort = msg.get("stopReason").is_some_and(|s| js::truthy(Some(s)))
+            let error_or_abort = msg.field("stopReason").is_some_and(|s| js::truthy(Some(s)))
                 && stop != Some("stop")
                 && stop != Some("toolUse");
             facts.blank_assistant = !has_text(content, dialect) && !error_or_abort;
             if let Some(Value::Array(blocks)) = content {
                 for b in blocks {
-                    if b.get("type").and_then(Value::as_str) == Some("toolCall") {
-                        let id = js::to_js_string(b.get("id"));
-                        let name = js::to_js_string(b.get("name"));
+                    if b.field("type").and_then(Value::as_str) == Some("toolCall") {
+                        let id = js::to_js_string(b.field("id"));
+                        let name = js::to_js_string(b.field("name"));
                         let empty = Value::Object(Map::new());
-                        let arguments = b.get("arguments").unwrap_or(&empty);
+                        let arguments = b.field("arguments").unwrap_or(&empty);
                         let call = ToolCall::new(name, arguments, dialect);
                         facts.tool_calls.push((id, call));
                     }
@@ -628,7 +629,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
             let call_id = str_field(msg, "toolCallId")
                 .filter(|s| !s.is_empty())
                 .map(str::to_owned);
-            let tool_name = match msg.get("toolName") {
+            let tool_name = match msg.field("toolName") {
                 None | Some(Value::Null) => "tool".to_owned(),
                 other => js::to_js_string(other),
             };
@@ -637,7 +638,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
             return;
         }
         "bashExecution" => {
-            let cmd = match msg.get("command") {
+            let cmd = match msg.field("command") {
                 None | Some(Value::Null) => String::new(),
                 other => js::to_js_string(other),
             };
@@ -648,7 +649,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
                 omp_user_initiator(str_field(msg, "customType"), str_field(msg, "attribution"));
             format!("[{role_str}]")
         }
-        _ => format!("[{}]", js::to_js_string(msg.get("role"))),
+        _ => format!("[{}]", js::to_js_string(msg.field("role"))),
     };
     facts.role = role;
     facts.text = RowText::Ready(text);
@@ -669,7 +670,7 @@ pub(crate) fn entry_facts(value: &Value, dialect: Dialect) -> EntryFacts {
 
 fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let mut facts = EntryFacts {
-        kind: crate::names::name(value.get("type").and_then(Value::as_str).unwrap_or("")),
+        kind: crate::names::name(value.field("type").and_then(Value::as_str).unwrap_or("")),
         role: None,
         text: RowText::Ready(String::new()),
         search_parts: Vec::new(),
@@ -681,12 +682,12 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let empty = Map::new();
     let obj = value.as_object().unwrap_or(&empty);
     let kind = str_field(obj, "type").unwrap_or("");
-    let field = |k: &str| obj.get(k);
-    let tpl = |k: &str| js::to_js_string(obj.get(k));
+    let field = |k: &str| obj.field(k);
+    let tpl = |k: &str| js::to_js_string(obj.field(k));
     let parts = &mut facts.search_parts;
     let text: String = match kind {
         "message" => {
-            if let Some(msg) = obj.get("message").and_then(Value::as_object) {
+            if let Some(msg) = obj.field("message").and_then(Value::as_object) {
                 message_facts(msg, dialect, &mut facts);
             }
             if dialect == Dialect::Omp {
@@ -887,15 +888,15 @@ pub fn is_settings(kind: &str, dialect: Dialect) -> bool {
 
 /// The text a user or custom message puts back in the editor (`None` for other entries).
 pub fn editor_text(value: &Value) -> Option<String> {
-    match value.get("type").and_then(Value::as_str) {
+    match value.field("type").and_then(Value::as_str) {
         Some("message") => {
-            let msg = value.get("message")?;
-            match msg.get("role").and_then(Value::as_str) {
-                Some("user") | Some("custom") => Some(join_text(msg.get("content"))),
+            let msg = value.field("message")?;
+            match msg.field("role").and_then(Value::as_str) {
+                Some("user") | Some("custom") => Some(join_text(msg.field("content"))),
                 _ => None,
             }
         }
-        Some("custom_message") => Some(join_text(value.get("content"))),
+        Some("custom_message") => Some(join_text(value.field("content"))),
         _ => None,
     }
 }
