@@ -67,6 +67,31 @@ where
     Value::Object(map)
 }
 
+/// A key looked up in an object by comparing keys when the object is small: serde_json's map
+/// hashes every key looked up (with SipHash), which costs more than comparing a few short keys,
+/// and reading an entry's fields at open does it a dozen times per line. Keys are unique in a
+/// map, so the answer is the one `get` gives.
+pub(crate) trait Field {
+    /// The value under `key`, when this is an object that has it.
+    fn field(&self, key: &str) -> Option<&Value>;
+}
+
+impl Field for serde_json::Map<String, Value> {
+    fn field(&self, key: &str) -> Option<&Value> {
+        if self.len() <= 8 {
+            self.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
+        } else {
+            self.get(key)
+        }
+    }
+}
+
+impl Field for Value {
+    fn field(&self, key: &str) -> Option<&Value> {
+        self.as_object().and_then(|map| map.field(key))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -91,30 +116,5 @@ mod tests {
             to_line(&v),
             "{\"type\":\"x\",\"b\":1,\"a\":\"é\\u001b\\n\",\"n\":null}"
         );
-    }
-}
-
-/// A key looked up in an object by comparing keys when the object is small: serde_json's map
-/// hashes every key looked up (with SipHash), which costs more than comparing a few short keys,
-/// and reading an entry's fields at open does it a dozen times per line. Keys are unique in a
-/// map, so the answer is the one `get` gives.
-pub(crate) trait Field {
-    /// The value under `key`, when this is an object that has it.
-    fn field(&self, key: &str) -> Option<&Value>;
-}
-
-impl Field for serde_json::Map<String, Value> {
-    fn field(&self, key: &str) -> Option<&Value> {
-        if self.len() <= 8 {
-            self.iter().find(|(k, _)| k.as_str() == key).map(|(_, v)| v)
-        } else {
-            self.get(key)
-        }
-    }
-}
-
-impl Field for Value {
-    fn field(&self, key: &str) -> Option<&Value> {
-        self.as_object().and_then(|map| map.field(key))
     }
 }

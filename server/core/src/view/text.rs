@@ -231,7 +231,10 @@ pub(crate) fn omp_is_user_request(obj: &Map<String, Value>) -> bool {
             }
         }
         Some("custom_message") => {
-            let content_ok = matches!(obj.field("content"), Some(Value::String(_) | Value::Array(_)));
+            let content_ok = matches!(
+                obj.field("content"),
+                Some(Value::String(_) | Value::Array(_))
+            );
             let custom_type = match str_field(obj, "customType") {
                 Some(t) if !t.is_empty() => Some(t),
                 _ => Some("custom-message"),
