@@ -184,11 +184,11 @@ fn decode_prefix(raw: &str, limit: usize) -> Option<String> {
     // Cut after a whole character or escape, then close the string.
     let mut i = 1;
     while i < limit {
-        i += match bytes[i] {
-            b'\\' if bytes.get(i + 1) == Some(&b'u') => 6,
-            b'\\' => 2,
-            _ => 1,
-        };
+        match memchr::memchr(b'\\', &bytes[i..limit]) {
+            None => i = limit,
+            Some(k) if bytes.get(i + k + 1) == Some(&b'u') => i += k + 6,
+            Some(k) => i += k + 2,
+        }
     }
     while !raw.is_char_boundary(i) {
         i += 1;

@@ -82,7 +82,14 @@ pub fn normalize(s: &str) -> String {
     if !s.bytes().any(|b| b == b'\n' || b == b'\t') {
         return trim(s).to_owned();
     }
-    let replaced = s.replace(['\n', '\t'], " ");
+    let mut replaced = String::with_capacity(s.len());
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'\n', b'\t', s.as_bytes()) {
+        replaced.push_str(&s[from..at]);
+        replaced.push(' ');
+        from = at + 1;
+    }
+    replaced.push_str(&s[from..]);
     let trimmed = trim(&replaced);
     if trimmed.len() == replaced.len() {
         replaced
