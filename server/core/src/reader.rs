@@ -143,8 +143,9 @@ pub fn read_lines<R: Read>(input: R, options: &ReadOptions) -> std::io::Result<R
 
 /// Files smaller than this are read on one thread.
 const PARALLEL_FROM: u64 = 4 << 20;
-/// Bytes read at a time.
-const CHUNK: usize = 4 << 20;
+/// Bytes read at a time: small enough that a chunk is still in the core's cache when it is
+/// parsed (4 MiB chunks were 5% slower to open).
+const CHUNK: usize = 512 << 10;
 
 /// Reads the first `size` bytes of a whole session file (the rest, if it grows meanwhile, is for
 /// the next follow). Bodies stay in the file; `facts` as in [`ReadOptions`].
