@@ -466,7 +466,9 @@ impl Session {
 
     /// Records one entry in the index, in file order (load, live follow and appends all come here).
     pub(crate) fn insert(&mut self, entry: Entry) {
-        if self.index_entry(&entry, self.entries.len()) {
+        let previous = self.entries.last().and_then(|e| e.id.clone());
+        if self.index_entry(&entry, self.entries.len(), previous.as_deref()) {
+            self.leaf = entry.id.clone();
             self.entries.push(entry);
         }
     }
@@ -484,12 +486,19 @@ impl Session {
             0
         });
         let mut next = 0;
+        let mut previous: Option<&Entry> = None;
         for entry in &entries {
-            let keep = self.index_entry(entry, next);
-            next += usize::from(keep);
+            let keep = self.index_entry(entry, next, previous.and_then(|e| e.id.as_deref()));
+            if keep {
+                next += 1;
+                previous = Some(entry);
+            }
             if kept.capacity() > 0 {
                 kept.push(keep);
             }
+        }
+        if let Some(last) = previous {
+            self.leaf = last.id.clone();
         }
         if !kept.is_empty() {
             let mut keep = kept.into_iter();
@@ -498,8 +507,9 @@ impl Session {
         self.entries = entries;
     }
 
-    /// Indexes `entry` as it will stand at `index`; `false` when it is not kept (a second header).
-    fn index_entry(&mut self, entry: &Entry, index: usize) -> bool {
+    /// Indexes `entry` as it will stand at `index` (after the entry with id `previous`, if any);
+    /// `false` when it is not kept (a second header). The caller moves the leaf.
+    fn index_entry(&mut self, entry: &Entry, index: usize, previous: Option<&str>) -> bool {
         use crate::diagnostics::DiagnosticKind as K;
         if entry.kind() == "session" {
             self.diagnostics.push(Diagnostic::new(
@@ -515,18 +525,25 @@ impl Session {
                     // An earlier orphan may name this id.
                     self.parents_dirty = true;
                 }
-                if self.by_id.contains_key(&id) {
-                    self.parents_dirty = true;
-                    self.duplicate_ids = true;
-                    self.diagnostics.push(Diagnostic::new(
-                        K::DuplicateId,
-                        Some(entry.line).filter(|&l| l > 0),
-                        format!(
-                            "id {id} is used again; the agents keep only this later entry under it"
-                        ),
-                    ));
+                match self.by_id.entry(id) {
+                    indexmap::map::Entry::Occupied(mut slot) => {
+                        self.parents_dirty = true;
+                        self.duplicate_ids = true;
+                        self.diagnostics.push(Diagnostic::new(
+                            K::DuplicateId,
+                            Some(entry.line).filter(|&l| l > 0),
+                            format!(
+                                "id {} is used again; the agents keep only this later entry under it",
+                                slot.key()
+                            ),
+                        ));
+                        // The id keeps its first position in the map (pi's order), as `insert` does.
+                        *slot.get_mut() = index;
+                    }
+                    indexmap::map::Entry::Vacant(slot) => {
+                        slot.insert(index);
+                    }
                 }
-                self.by_id.insert(id, index);
             }
             None => {
                 self.last_idless = Some(index);
@@ -546,6 +563,11 @@ impl Session {
             }
         }
         let parent = match entry.parent.id() {
+            // Usually the entry just before: no lookup (unless the entry names itself, whose id
+            // now maps to it).
+            Some(p) if Some(p) == previous && entry.id() != Some(p) => {
+                u32::try_from(index - 1).unwrap_or(NO_PARENT)
+            }
             Some(p) => match self.by_id.get(p) {
                 Some(&i) => u32::try_from(i).unwrap_or(NO_PARENT),
                 None => {
@@ -556,7 +578,6 @@ impl Session {
             None => NO_PARENT,
         };
         self.parents.push(parent);
-        self.leaf = entry.id.clone();
         match entry.kind() {
             "label" => self.apply_label(entry),
             "session_info" => {
