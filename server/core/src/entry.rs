@@ -100,7 +100,7 @@ pub struct Entry {
     /// `timestamp`, when it is a string.
     pub timestamp: Option<Box<str>>,
     /// `timestamp` read as `Date.parse` reads it (NaN when it is not a date), once.
-    time_ms: f64,
+    pub(crate) time_ms: f64,
     /// Whether the line's JSON value is an object (non-object lines become id-less entries, as in the agents).
     pub is_object: bool,
     /// An assistant message whose `usage` has no `cost` (omp fails to open such a file).
@@ -175,12 +175,7 @@ impl Entry {
         facts_for: Option<Dialect>,
     ) -> Result<Entry, LineError> {
         let text = raw.trim_end_matches('\r');
-        let value = match crate::projection::parse_projected(text) {
-            Ok(Value::Null) => return Err(LineError::Null),
-            Ok(value) => value,
-            Err(err) => return Err(LineError::Invalid(err.to_string())),
-        };
-        let body = match at {
+        let body = |at: Option<FileSlice>| match at {
             Some(FileSlice { source, offset }) if u32::try_from(text.len()).is_ok() => Body::File {
                 source,
                 offset,
@@ -188,7 +183,22 @@ impl Entry {
             },
             _ => Body::Inline(text.into()),
         };
-        let entry = Entry::from_value_at(&value, body, line);
+        // The common message line, as agents write it, is read straight into its fields.
+        if text.starts_with(r#"{"type":"message","#) {
+            if let Some(fast) = crate::fast_line::scan(text, facts_for) {
+                let entry = Entry::from_fast(&fast, body(at), line);
+                if let (Some(dialect), Some(facts)) = (facts_for, fast.facts) {
+                    let _ = entry.facts.set((dialect, Arc::new(facts)));
+                }
+                return Ok(entry);
+            }
+        }
+        let value = match crate::projection::parse_projected(text) {
+            Ok(Value::Null) => return Err(LineError::Null),
+            Ok(value) => value,
+            Err(err) => return Err(LineError::Invalid(err.to_string())),
+        };
+        let entry = Entry::from_value_at(&value, body(at), line);
         if let Some(dialect) = facts_for {
             let facts = crate::view::text::entry_facts(&value, dialect);
             let _ = entry.facts.set((dialect, Arc::new(facts)));
@@ -200,6 +210,31 @@ impl Entry {
     pub fn from_value(value: &Value) -> Entry {
         let raw = crate::json::to_line(value);
         Entry::from_value_at(value, Body::Inline(raw.into_boxed_str()), 0)
+    }
+
+    /// An entry from a line read by [`crate::fast_line`].
+    fn from_fast(fast: &crate::fast_line::FastLine<'_>, body: Body, line: usize) -> Entry {
+        let timestamp: Option<Box<str>> = fast.timestamp.map(Into::into);
+        Entry {
+            body,
+            line,
+            kind: Some(Cow::Borrowed("message")),
+            id: fast.id.map(Arc::from),
+            parent: match fast.parent {
+                None => Parent::Missing,
+                Some(None) => Parent::Null,
+                Some(Some(p)) => Parent::Id(p.into()),
+            },
+            time_ms: timestamp
+                .as_deref()
+                .and_then(crate::time::parse_iso_ms)
+                .unwrap_or(f64::NAN),
+            timestamp,
+            is_object: true,
+            usage_without_cost: fast.usage_without_cost,
+            role: Some(crate::names::name(fast.role)),
+            facts: OnceLock::new(),
+        }
     }
 
     fn from_value_at(value: &Value, body: Body, line: usize) -> Entry {

@@ -10,6 +10,7 @@ pub mod diagnostics;
 pub mod dialect;
 pub mod entry;
 pub mod error;
+mod fast_line;
 pub mod ids;
 pub mod json;
 pub mod migrate;

@@ -140,6 +140,23 @@ impl<'de> DeserializeSeed<'de> for Shape {
     }
 }
 
+/// A content text cut as the projection cuts it.
+pub(crate) fn cut_content_text(text: &str) -> &str {
+    cut_text(text)
+}
+
+/// A content text given as raw JSON (a string token), cut as the projection cuts content text;
+/// `None` when the raw value is not a string.
+pub(crate) fn cut_raw_string(raw: &str) -> Option<String> {
+    if !raw.starts_with('"') {
+        return None;
+    }
+    match raw_text(raw, Shape::Text) {
+        Ok(Value::String(s)) => Some(s),
+        _ => None,
+    }
+}
+
 /// Raw bytes of a JSON string decoded for the first [`TEXT_UNITS`] units: an escape takes at most
 /// six of them per unit.
 const RAW_PREFIX: usize = TEXT_UNITS * 6 + 8;

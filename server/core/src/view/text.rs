@@ -179,13 +179,18 @@ fn extract_content(content: Option<&Value>) -> String {
     js::slice_utf16(&join_text(content), 200).to_owned()
 }
 
-fn has_text(content: Option<&Value>, dialect: Dialect) -> bool {
-    let blank = |t: &str| match dialect {
+/// Whether a text counts as no text for the dialect's "has it any text" test.
+fn is_blank(t: &str, dialect: Dialect) -> bool {
+    match dialect {
         Dialect::Pi => js::trim(t).is_empty(),
         Dialect::Omp => js::trim(t)
             .chars()
             .all(|c| matches!(c, '.' | '\u{2026}' | ' ' | '\t' | '\n' | '\r')),
-    };
+    }
+}
+
+fn has_text(content: Option<&Value>, dialect: Dialect) -> bool {
+    let blank = |t: &str| is_blank(t, dialect);
     match content {
         Some(Value::String(s)) => !blank(s),
         Some(Value::Array(blocks)) => blocks.iter().any(|b| {
@@ -524,11 +529,15 @@ fn omp_error_presentation(msg: &Map<String, Value>) -> Option<(bool, String)> {
         };
         return Some((true, js::truncate_to_width(&text, 80, "\u{2026}")));
     }
-    let error = str_field(msg, "errorMessage");
+    omp_stop_presentation(str_field(msg, "stopReason"), str_field(msg, "errorMessage"))
+}
+
+/// [`omp_error_presentation`] for a message without a retry recovery.
+fn omp_stop_presentation(stop: Option<&str>, error: Option<&str>) -> Option<(bool, String)> {
     let silent = error == Some("__omp.silent_abort__");
     let interrupt = error == Some("Interrupted by user");
     let render_reason = !silent && !interrupt;
-    match str_field(msg, "stopReason") {
+    match stop {
         Some("aborted") => {
             if !render_reason {
                 return None;
@@ -656,6 +665,147 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
     };
     facts.role = role;
     facts.text = RowText::Ready(text);
+}
+
+/// A message of the common shapes, read straight from its line (`crate::fast_line`): a `user`,
+/// `assistant` or `toolResult` role, string fields as strings, no retry recovery. Anything else
+/// goes through [`entry_facts`]; both give the same facts (checked by `fast_line`'s tests).
+pub(crate) struct PlainMessage<'a> {
+    pub role: &'a str,
+    pub content: PlainContent<'a>,
+    pub tool_call_id: Option<&'a str>,
+    pub tool_name: Option<&'a str>,
+    pub stop_reason: Option<&'a str>,
+    pub error_message: Option<&'a str>,
+}
+
+/// `message.content` of a [`PlainMessage`], texts already cut as the projection cuts them.
+pub(crate) enum PlainContent<'a> {
+    /// Absent or `null`.
+    Absent,
+    Text(String),
+    Blocks(Vec<PlainBlock<'a>>),
+}
+
+/// One content block of a [`PlainMessage`].
+pub(crate) enum PlainBlock<'a> {
+    /// `type: "text"` with a string `text`.
+    Text(String),
+    /// `type: "toolCall"` with string `id` and `name`; `arguments` as written (absent: `None`).
+    ToolCall {
+        id: &'a str,
+        name: &'a str,
+        arguments: Option<Value>,
+    },
+    /// Any other block (thinking, images, ...): no text.
+    Other,
+}
+
+/// The view facts of a [`PlainMessage`] entry: what [`entry_facts`] makes of the same line.
+pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> EntryFacts {
+    let joined: std::borrow::Cow<'_, str> = match &m.content {
+        PlainContent::Absent => "".into(),
+        PlainContent::Text(s) => s.as_str().into(),
+        PlainContent::Blocks(blocks) => {
+            let mut out = String::new();
+            for b in blocks {
+                if let PlainBlock::Text(t) = b {
+                    out.push_str(t);
+                }
+            }
+            out.into()
+        }
+    };
+    let extracted = js::slice_utf16(&joined, 200);
+    let truthy = match &m.content {
+        PlainContent::Absent => false,
+        PlainContent::Text(s) => !s.is_empty(),
+        PlainContent::Blocks(_) => true,
+    };
+    let mut search = String::with_capacity(m.role.len() + 1 + extracted.len());
+    search.push_str(m.role);
+    if truthy {
+        search.push(' ');
+        search.push_str(extracted);
+    }
+    let mut facts = EntryFacts {
+        kind: crate::names::name("message"),
+        role: Some(crate::names::name(m.role)),
+        text: RowText::Ready(String::new()),
+        search_parts: Vec::new(),
+        search: search.into_boxed_str(),
+        blank_assistant: false,
+        user_request: false,
+        tool_calls: Vec::new(),
+    };
+    let text = match m.role {
+        "user" => {
+            facts.user_request = true;
+            format!("user: {}", js::normalize(extracted))
+        }
+        "assistant" => {
+            let stop = m.stop_reason;
+            let error_or_abort = stop.is_some_and(|s| !s.is_empty())
+                && stop != Some("stop")
+                && stop != Some("toolUse");
+            let has_text = match &m.content {
+                PlainContent::Absent => false,
+                PlainContent::Text(s) => !is_blank(s, dialect),
+                PlainContent::Blocks(blocks) => blocks.iter().any(
+                    |b| matches!(b, PlainBlock::Text(t) if !t.is_empty() && !is_blank(t, dialect)),
+                ),
+            };
+            facts.blank_assistant = !has_text && !error_or_abort;
+            let text = js::normalize(extracted);
+            if let PlainContent::Blocks(blocks) = m.content {
+                for b in blocks {
+                    if let PlainBlock::ToolCall {
+                        id,
+                        name,
+                        arguments,
+                    } = b
+                    {
+                        let arguments = arguments.unwrap_or_else(|| Value::Object(Map::new()));
+                        let call = ToolCall::new(name.to_owned(), &arguments, dialect);
+                        facts.tool_calls.push((id.to_owned(), call));
+                    }
+                }
+            }
+            match dialect {
+                Dialect::Pi => {
+                    if !text.is_empty() {
+                        format!("assistant: {text}")
+                    } else if stop == Some("aborted") {
+                        "assistant: (aborted)".to_owned()
+                    } else if let Some(e) = m.error_message.filter(|e| !e.is_empty()) {
+                        format!("assistant: {}", js::slice_utf16(&js::normalize(e), 80))
+                    } else {
+                        "assistant: (no content)".to_owned()
+                    }
+                }
+                Dialect::Omp => match omp_stop_presentation(stop, m.error_message) {
+                    Some((true, note)) => format!("assistant: {note}"),
+                    _ if !text.is_empty() => format!("assistant: {text}"),
+                    Some((false, err)) => {
+                        format!("assistant: {}", js::slice_utf16(&js::normalize(&err), 80))
+                    }
+                    None if stop == Some("aborted") => "assistant: (aborted)".to_owned(),
+                    None => "assistant: (no content)".to_owned(),
+                },
+            }
+        }
+        _ => {
+            facts.text = RowText::ToolResult {
+                call_id: m.tool_call_id.filter(|s| !s.is_empty()).map(str::to_owned),
+                tool_name: m.tool_name.unwrap_or("tool").to_owned(),
+            };
+            facts.tool_calls.shrink_to_fit();
+            return facts;
+        }
+    };
+    facts.text = RowText::Ready(text);
+    facts.tool_calls.shrink_to_fit();
+    facts
 }
 
 /// Reads one entry's JSON into the facts the view needs (kept for the session's life, so held
