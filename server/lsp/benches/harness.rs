@@ -284,7 +284,7 @@ fn vm_kb(field: &str) -> Option<f64> {
 fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
     let base_hwm = vm_kb("VmHWM:").unwrap_or(0.0);
     let started = Instant::now();
-    let session = Session::open(file, OpenOptions::default())?;
+    let mut session = Session::open(file, OpenOptions::default())?;
     let opened = started.elapsed();
     let hwm_open = vm_kb("VmHWM:");
     let rss_open = vm_kb("VmRSS:");
@@ -306,7 +306,8 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
             out["rows"] = json!(view.rows.len());
         }
         // Loops for profilers (`perf record … --probe FILE --op rows`).
-        "rows" | "search" | "context" | "tree" | "branch" => {
+        "rows" | "search" | "context" | "tree" | "branch" | "create_branched" => {
+            let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
             let mut times = Vec::new();
             for _ in 0..repeat {
                 let t = Instant::now();
@@ -326,6 +327,14 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                     .len(),
                     "context" => session_context(&session, None).messages.len(),
                     "tree" => session.tree().roots.len(),
+                    // Writes a new file next to FILE (use a scratch copy), removed again.
+                    "create_branched" => {
+                        let fork = session.create_branched_session(&leaf, Box::new(RandomIds))?;
+                        if let Some(p) = fork.path() {
+                            std::fs::remove_file(p)?;
+                        }
+                        fork.entries().len()
+                    }
                     _ => session.branch_path(None).len(),
                 };
                 std::hint::black_box(n);
