@@ -31,7 +31,8 @@ impl Session {
             .filter(|e| e.kind() != "label")
             .cloned()
             .collect();
-        let kept_ids: std::collections::HashSet<&str> = kept.iter().filter_map(Entry::id).collect();
+        let kept_ids: std::collections::HashSet<&str, foldhash::fast::RandomState> =
+            kept.iter().filter_map(Entry::id).collect();
         let carried: Vec<(String, super::LabelState)> = self
             .labels
             .iter()
@@ -77,6 +78,7 @@ impl Session {
             now,
             options,
         );
+        fork.reserve(kept.len() + carried.len());
         for entry in kept {
             let mut entry = entry;
             entry.line = 0;

@@ -3,11 +3,13 @@
 //! at exactly 256 bytes. Nothing else existing is ever rewritten.
 
 use super::Session;
+use crate::entry::Entry;
 use crate::error::{Error, Result};
 use crate::title_slot::{TitleSlot, SLOT_BYTES};
 use std::fs::{File, OpenOptions};
 use std::io::{Seek, Write};
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 /// When appended data must reach the disk.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -147,6 +149,67 @@ impl Session {
         Ok(out)
     }
 
+    /// Writes [`Session::full_contents`] to a new file and returns its length. Lines that sit
+    /// back to back in the session file are copied from it as one byte range, by the kernel where
+    /// it can (`copy_file_range`), so a long path costs no reading and re-encoding of its bodies.
+    fn write_contents(&self, file: &mut File, path: &Path) -> Result<u64> {
+        let mut pending = Vec::with_capacity(64 << 10);
+        if let Some(slot) = self.slot_for_new_file() {
+            pending.extend_from_slice(slot.to_line().as_bytes());
+        }
+        pending.extend_from_slice(crate::json::to_line(&self.header).as_bytes());
+        pending.push(b'\n');
+        let mut len = 0u64;
+        let write_err = |e| Error::io("cannot write", path, e);
+        let flush = |pending: &mut Vec<u8>, file: &mut File, len: &mut u64| {
+            file.write_all(pending).map_err(write_err)?;
+            *len += pending.len() as u64;
+            pending.clear();
+            Ok::<(), Error>(())
+        };
+        let mut early = EarlySync::default();
+        let mut i = 0;
+        while i < self.entries.len() {
+            let Some((source, start, body_len)) = self.entries[i].file_range() else {
+                pending.extend_from_slice(self.entries[i].raw().as_bytes());
+                pending.push(b'\n');
+                if pending.len() >= 1 << 20 {
+                    flush(&mut pending, file, &mut len)?;
+                }
+                i += 1;
+                continue;
+            };
+            // A run of lines: each next body starts one byte (its line's `\n`) after the last.
+            let mut end = start + u64::from(body_len);
+            let mut j = i + 1;
+            while let Some((next, offset, next_len)) =
+                self.entries.get(j).and_then(Entry::file_range)
+            {
+                if !Arc::ptr_eq(next, source) || offset != end + 1 {
+                    break;
+                }
+                end = offset + u64::from(next_len);
+                j += 1;
+            }
+            flush(&mut pending, file, &mut len)?;
+            copy_range(source.file(), start, end - start, file)
+                .map_err(|e| Error::io("cannot read an entry of", source.path(), e))?;
+            len += end - start;
+            pending.push(b'\n');
+            if self.sync == SyncPolicy::Data {
+                early
+                    .kick(file, len)
+                    .map_err(|e| Error::io("cannot sync", path, e))?;
+            }
+            i = j;
+        }
+        flush(&mut pending, file, &mut len)?;
+        early
+            .finish()
+            .map_err(|e| Error::io("cannot sync", path, e))?;
+        Ok(len)
+    }
+
     fn slot_for_new_file(&self) -> Option<TitleSlot> {
         match self.dialect {
             crate::Dialect::Pi => None,
@@ -175,7 +238,6 @@ impl Session {
     }
 
     fn write_new_file(&mut self, path: &Path) -> Result<()> {
-        let contents = self.full_contents()?;
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io("cannot create the folder of", path, e))?;
@@ -185,12 +247,22 @@ impl Session {
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("cannot create", path, e))?;
-        file.write_all(contents.as_bytes())
-            .map_err(|e| Error::io("cannot write", path, e))?;
-        if self.sync == SyncPolicy::Data {
-            file.sync_data()
-                .map_err(|e| Error::io("cannot sync", path, e))?;
-        }
+        let written = self.write_contents(&mut file, path).and_then(|len| {
+            if self.sync == SyncPolicy::Data {
+                file.sync_data()
+                    .map_err(|e| Error::io("cannot sync", path, e))?;
+            }
+            Ok(len)
+        });
+        let len = match written {
+            Ok(len) => len,
+            Err(err) => {
+                // The file is ours (created just now): a half-written copy is not left behind.
+                drop(file);
+                let _ = std::fs::remove_file(path);
+                return Err(err);
+            }
+        };
         self.slot = self.slot_for_new_file();
         // Entry texts hold no newline: the slot, the header, then one line per entry.
         let lines = usize::from(self.slot.is_some()) + 1 + self.entries.len();
@@ -201,7 +273,7 @@ impl Session {
         }
         self.file = FileState::Written {
             path: path.to_path_buf(),
-            len: contents.len() as u64,
+            len,
             lines,
             pending: 0,
             identity: FileIdentity::of(&file),
@@ -346,6 +418,69 @@ fn try_lock(file: &File) -> bool {
 #[cfg(not(unix))]
 fn try_lock(_file: &File) -> bool {
     true
+}
+
+/// Writeback started while a big new file is still being written: every 16 MiB a thread syncs
+/// what is written so far (one at a time), so the disk works while we copy and the final
+/// `fdatasync` (still made, after the last byte) has little left to do.
+#[derive(Default)]
+struct EarlySync {
+    running: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+    kicked_at: u64,
+}
+
+impl EarlySync {
+    const EVERY: u64 = 16 << 20;
+
+    fn kick(&mut self, file: &File, written: u64) -> std::io::Result<()> {
+        if written - self.kicked_at < Self::EVERY {
+            return Ok(());
+        }
+        if self.running.as_ref().is_some_and(|t| !t.is_finished()) {
+            return Ok(());
+        }
+        self.finish()?;
+        let file = file.try_clone()?;
+        self.running = Some(std::thread::spawn(move || file.sync_data()));
+        self.kicked_at = written;
+        Ok(())
+    }
+
+    fn finish(&mut self) -> std::io::Result<()> {
+        match self.running.take().map(std::thread::JoinHandle::join) {
+            Some(Ok(done)) => done,
+            Some(Err(_)) => Err(std::io::Error::other("a sync thread failed")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Appends `len` bytes of `from` at `offset` to `to` (at its position): in the kernel where the
+/// platform can copy between files, through a buffer otherwise. Fewer bytes than asked (the file
+/// shrank under us) is an error.
+fn copy_range(from: &File, offset: u64, len: u64, to: &mut File) -> std::io::Result<()> {
+    let (mut offset, mut left) = (offset, len);
+    #[cfg(any(target_os = "linux", target_os = "android"))]
+    while left > 0 {
+        let chunk = usize::try_from(left.min(1 << 30)).unwrap_or(1 << 30);
+        match rustix::fs::copy_file_range(from, Some(&mut offset), &*to, None, chunk) {
+            Ok(0) => return Err(std::io::ErrorKind::UnexpectedEof.into()),
+            Ok(n) => left -= n as u64,
+            Err(rustix::io::Errno::INTR) => {}
+            // Not between these files (another file system, an old kernel): copy by hand.
+            Err(_) if left == len => break,
+            Err(e) => return Err(e.into()),
+        }
+    }
+    let mut buf = vec![0u8; usize::try_from(left.min(8 << 20)).unwrap_or(8 << 20)];
+    while left > 0 {
+        let n = usize::try_from(left.min(buf.len() as u64)).unwrap_or(buf.len());
+        crate::entry::read_exact_at(from, &mut buf[..n], offset)?;
+        to.write_all(&buf[..n])?;
+        offset += n as u64;
+        left -= n as u64;
+    }
+    Ok(())
 }
 
 #[cfg(unix)]
