@@ -431,13 +431,19 @@ where
 }
 
 /// The JSON of several entries, as [`Entry::json`] gives each (`null` for a body that cannot be
-/// read or parsed), reading neighbouring bodies together ([`for_each_body`]).
+/// read or parsed), reading neighbouring bodies together ([`for_each_body`]). Bodies are parsed
+/// from their bytes (serde checks the UTF-8 of the strings it reads); only a body that is not
+/// UTF-8 is decoded lossily first, as [`Entry::raw`] decodes it.
 pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
     let mut out = Vec::with_capacity(entries.len());
     let _ = for_each_body(entries, |_, body| {
         let value = body
             .ok()
-            .and_then(|bytes| serde_json::from_str(&String::from_utf8_lossy(bytes)).ok());
+            .and_then(|bytes| match serde_json::from_slice(bytes) {
+                Ok(value) => Some(value),
+                Err(_) if std::str::from_utf8(bytes).is_ok() => None,
+                Err(_) => serde_json::from_str(&String::from_utf8_lossy(bytes)).ok(),
+            });
         out.push(value.unwrap_or(Value::Null));
         Ok::<(), ()>(())
     });

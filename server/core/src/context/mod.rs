@@ -40,17 +40,88 @@ pub struct SessionContext {
 /// Builds the context for `path` (the entries from root to leaf, root first) under `dialect`'s
 /// rules. An empty path gives the agents' empty context.
 pub fn build_context(dialect: Dialect, path: &[Value]) -> SessionContext {
+    build(dialect, Path::Shared(path))
+}
+
+/// [`build_context`] on a path the caller no longer needs: the messages are moved out of their
+/// entries instead of copied.
+pub(crate) fn build_context_owned(dialect: Dialect, mut path: Vec<Value>) -> SessionContext {
+    build(dialect, Path::Owned(&mut path))
+}
+
+fn build(dialect: Dialect, mut path: Path<'_>) -> SessionContext {
     match dialect {
-        Dialect::Pi => SessionContext {
-            dialect,
-            state: ContextState::Pi(state::pi_state(path)),
-            messages: pi::messages(path),
-        },
-        Dialect::Omp => SessionContext {
-            dialect,
-            state: ContextState::Omp(state::omp_state(path)),
-            messages: omp::messages(path),
-        },
+        Dialect::Pi => {
+            let state = ContextState::Pi(state::pi_state(path.values()));
+            let emitted = pi::walk(path.values());
+            SessionContext {
+                dialect,
+                state,
+                messages: path.materialize(emitted),
+            }
+        }
+        Dialect::Omp => {
+            let state = ContextState::Omp(state::omp_state(path.values()));
+            let emitted = omp::walk(path.values());
+            let messages = path.materialize(emitted);
+            SessionContext {
+                dialect,
+                state,
+                messages: omp::finish(messages, path.values()),
+            }
+        }
+    }
+}
+
+/// A path as the message walks see it: borrowed (messages are copied) or owned (moved).
+enum Path<'a> {
+    Shared(&'a [Value]),
+    Owned(&'a mut [Value]),
+}
+
+/// One message the walk emits: the `message` of the path entry at an index (each index at most
+/// once per walk), or a message made for the context.
+pub(crate) enum Emitted {
+    Entry(usize),
+    Made(Value),
+}
+
+impl Path<'_> {
+    fn values(&self) -> &[Value] {
+        match self {
+            Path::Shared(path) => path,
+            Path::Owned(path) => path,
+        }
+    }
+
+    fn materialize(&mut self, emitted: Vec<Emitted>) -> Vec<Value> {
+        // An entry emitted twice (a replay range overlapping the re-emitted request) is copied
+        // for all but its last use.
+        let mut uses = vec![0u32; self.values().len()];
+        for e in &emitted {
+            if let Emitted::Entry(i) = e {
+                uses[*i] += 1;
+            }
+        }
+        emitted
+            .into_iter()
+            .map(|e| match (e, &mut *self) {
+                (Emitted::Made(value), _) => value,
+                (Emitted::Entry(i), Path::Owned(path)) if uses[i] == 1 => match &mut path[i] {
+                    Value::Object(entry) => entry
+                        .get_mut("message")
+                        .map(std::mem::take)
+                        .unwrap_or(Value::Null),
+                    _ => Value::Null,
+                },
+                (Emitted::Entry(i), path) => {
+                    uses[i] -= 1;
+                    js::get(&path.values()[i], "message")
+                        .cloned()
+                        .unwrap_or(Value::Null)
+                }
+            })
+            .collect()
     }
 }
 

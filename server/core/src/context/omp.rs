@@ -17,7 +17,7 @@
 //! - in the LLM conversion (`omp_llm`): the `meta` output notices on bash/python runs and the
 //!   `errorId` test for user interrupts.
 
-use super::{emit, js, template};
+use super::{emit, js, template, Emitted};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -28,7 +28,14 @@ const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
 const MAX_CONTEXT_NOTES_BYTES: usize = 16_384;
 
 /// The messages omp builds for `path` (root first).
+#[cfg(test)]
 pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
+    super::build_context(crate::Dialect::Omp, path).messages
+}
+
+/// The messages omp's walk emits for `path` (root first), each entry's message by its index;
+/// [`finish`] completes them.
+pub(crate) fn walk(path: &[Value]) -> Vec<Emitted> {
     let mut out = Vec::new();
     let compaction = path.iter().rev().find(|e| js::is_type(e, "compaction"));
     let compaction_idx = compaction.map(|c| {
@@ -42,14 +49,18 @@ pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
     match (reset_idx, compaction, compaction_idx) {
         // A `/clear` later than the last compaction (or with no compaction) starts emission after it.
         (Some(reset), _, idx) if idx.is_none_or(|c| reset > c) => {
-            path[reset + 1..].iter().for_each(|e| append(&mut out, e));
+            (reset + 1..path.len()).for_each(|i| append(&mut out, path, i));
         }
         (_, Some(compaction), Some(idx)) => {
             replay_compaction(&mut out, path, compaction, idx, reset_idx)
         }
-        _ => path.iter().for_each(|e| append(&mut out, e)),
+        _ => (0..path.len()).for_each(|i| append(&mut out, path, i)),
     }
+    out
+}
 
+/// The context notebook, dangling tool calls and failed turns, after the walk.
+pub(crate) fn finish(mut out: Vec<Value>, path: &[Value]) -> Vec<Value> {
     prepend_context_notes(&mut out, path);
     strip_dangling_tool_calls(&mut out);
     drop_failed_turns(&mut out);
@@ -59,7 +70,7 @@ pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
 /// The compaction branch: summary, then (rollover) the last user request, then the kept range or
 /// the remote-compaction replay range, then everything after the compaction.
 fn replay_compaction(
-    out: &mut Vec<Value>,
+    out: &mut Vec<Emitted>,
     path: &[Value],
     compaction: &Value,
     idx: usize,
@@ -67,7 +78,9 @@ fn replay_compaction(
 ) {
     let remote = openai_remote_payload(compaction);
     let has_remote = remote.is_some();
-    out.push(emit::omp_compaction_summary(compaction, remote));
+    out.push(Emitted::Made(emit::omp_compaction_summary(
+        compaction, remote,
+    )));
     let first_kept = js::get(compaction, "firstKeptEntryId");
 
     let details = js::get(compaction, "details");
@@ -84,7 +97,7 @@ fn replay_compaction(
             .find(|&i| is_user_request_entry(&path[i]))
         {
             if first_kept_idx.is_some_and(|k| i < k) {
-                append(out, &path[i]);
+                append(out, path, i);
             }
         }
     }
@@ -94,7 +107,7 @@ fn replay_compaction(
             .iter()
             .position(|e| js::strict_eq(js::get(e, "id"), first_kept))
         {
-            path[start..idx].iter().for_each(|e| append(out, e));
+            (start..idx).for_each(|i| append(out, path, i));
         }
     } else {
         let through = js::get(compaction, "providerReplayThroughEntryId");
@@ -104,16 +117,17 @@ fn replay_compaction(
                 .position(|e| js::strict_eq(js::get(e, "id"), through))
             {
                 if r < idx {
-                    path[r + 1..idx].iter().for_each(|e| append(out, e));
+                    (r + 1..idx).for_each(|i| append(out, path, i));
                 }
             }
         }
     }
-    path[idx + 1..].iter().for_each(|e| append(out, e));
+    (idx + 1..path.len()).for_each(|i| append(out, path, i));
 }
 
-/// omp's `appendMessage(entry)` in model-context mode.
-fn append(out: &mut Vec<Value>, entry: &Value) {
+/// omp's `appendMessage(entry)` in model-context mode, for the entry at `i`.
+fn append(out: &mut Vec<Emitted>, path: &[Value], i: usize) {
+    let entry = &path[i];
     if js::is_type(entry, "message") {
         let Some(message @ Value::Object(_)) = js::get(entry, "message") else {
             return;
@@ -123,17 +137,17 @@ fn append(out: &mut Vec<Value>, entry: &Value) {
         {
             return;
         }
-        out.push(message.clone());
+        out.push(Emitted::Entry(i));
     } else if js::is_type(entry, "custom_message") {
         let custom_type = js::str_of(js::get(entry, "customType"));
         if custom_type == Some(PREWALK_PLAN) || custom_type == Some(VIBE_MODE_CONTEXT) {
             return;
         }
         if let Some(message) = emit::omp_custom_message(entry) {
-            out.push(message);
+            out.push(Emitted::Made(message));
         }
     } else if emit::emits_branch_summary(entry) {
-        out.push(emit::branch_summary(entry));
+        out.push(Emitted::Made(emit::branch_summary(entry)));
     }
 }
 

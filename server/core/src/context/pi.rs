@@ -3,18 +3,18 @@
 //! the entries before it from `firstKeptEntryId` on, then everything after it. Failed turns and
 //! dangling tool calls are kept; pi filters nothing else.
 
-use super::{emit, js};
+use super::{emit, js, Emitted};
 use serde_json::Value;
 
-/// The messages pi builds for `path` (root first).
-pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
+/// The messages pi builds for `path` (root first), each entry's message by its index.
+pub(crate) fn walk(path: &[Value]) -> Vec<Emitted> {
     let mut out = Vec::new();
     let compaction = path.iter().rev().find(|e| js::is_type(e, "compaction"));
     let Some(compaction) = compaction else {
-        path.iter().for_each(|entry| append(&mut out, entry));
+        (0..path.len()).for_each(|i| append(&mut out, path, i));
         return out;
     };
-    out.push(emit::pi_compaction_summary(compaction));
+    out.push(Emitted::Made(emit::pi_compaction_summary(compaction)));
     let compaction_id = js::get(compaction, "id");
     let first_kept = js::get(compaction, "firstKeptEntryId");
     let index = path
@@ -24,28 +24,27 @@ pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
         })
         .unwrap_or(0);
     let mut found_first_kept = false;
-    for entry in &path[..index] {
+    for (i, entry) in path[..index].iter().enumerate() {
         found_first_kept |= js::strict_eq(js::get(entry, "id"), first_kept);
         if found_first_kept {
-            append(&mut out, entry);
+            append(&mut out, path, i);
         }
     }
-    for entry in path.iter().skip(index + 1) {
-        append(&mut out, entry);
-    }
+    (index + 1..path.len()).for_each(|i| append(&mut out, path, i));
     out
 }
 
-/// pi's `appendMessage(entry)`.
-fn append(out: &mut Vec<Value>, entry: &Value) {
+/// pi's `appendMessage(entry)` for the entry at `i`.
+fn append(out: &mut Vec<Emitted>, path: &[Value], i: usize) {
+    let entry = &path[i];
     if js::is_type(entry, "message") {
         // A message entry without an object message would crash or feed junk to pi; skip it.
-        if let Some(message @ Value::Object(_)) = js::get(entry, "message") {
-            out.push(message.clone());
+        if let Some(Value::Object(_)) = js::get(entry, "message") {
+            out.push(Emitted::Entry(i));
         }
     } else if js::is_type(entry, "custom_message") {
-        out.push(emit::pi_custom_message(entry));
+        out.push(Emitted::Made(emit::pi_custom_message(entry)));
     } else if emit::emits_branch_summary(entry) {
-        out.push(emit::branch_summary(entry));
+        out.push(Emitted::Made(emit::branch_summary(entry)));
     }
 }

@@ -2,12 +2,12 @@
 //! whose content cannot change it. With a compaction on the path only the last one's kept range and
 //! what follows are emitted, so of the entries before the kept range only the state-bearing ones are
 //! parsed (and of the assistant messages there, only those whose provider/model can still win), and
-//! [`build_context`] runs on that shorter path. The result equals `build_context` on the whole path
+//! [`build_context`](super::build_context) runs on that shorter path. The result equals `build_context` on the whole path
 //! (checked for every fixture leaf and for generated sessions by `tests/context_fast.rs`); the rare
 //! omp compactions whose replay looks further back (context rollover, provider payloads) take the
 //! whole path.
 
-use super::{build_context, js, state, SessionContext};
+use super::{build_context_owned, js, state, SessionContext};
 use crate::dialect::Dialect;
 use crate::entry::Entry;
 use crate::session::Session;
@@ -15,7 +15,7 @@ use serde_json::Value;
 
 const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
 
-/// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`] on the
+/// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`](super::build_context) on the
 /// parsed path from the root to `leaf` would give it.
 pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext {
     let entries: Vec<&Entry> = session
@@ -23,17 +23,14 @@ pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext 
         .into_iter()
         .filter_map(|i| session.entry_at(i))
         .collect();
-    build_context(
-        session.dialect(),
-        &reduced_path(session.dialect(), &entries),
-    )
+    build_context_owned(session.dialect(), reduced_path(session.dialect(), &entries))
 }
 
 /// The path `build_context` needs: every entry from the kept range of the last compaction on, and
 /// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
 /// id, which the id comparisons below rely on.
 fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
-    let whole = || crate::entry::json_of_all(path);
+    let whole = || json_of_all(path);
     let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
         return whole();
     };
@@ -42,8 +39,10 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
         return whole();
     }
     let first_kept = js::str_of(js::get(&compaction, "firstKeptEntryId"));
+    // Ids on a path are distinct, so the last entry holding the id is the first one; it is
+    // usually a little before the compaction.
     let k = first_kept
-        .and_then(|id| path[..c].iter().position(|e| e.id() == Some(id)))
+        .and_then(|id| path[..c].iter().rposition(|e| e.id() == Some(id)))
         .unwrap_or(c);
     let prefix = &path[..k];
     let mut keep: Vec<(usize, Value)> = match dialect {
@@ -53,8 +52,37 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
     keep.sort_by_key(|(i, _)| *i);
     keep.into_iter()
         .map(|(_, v)| v)
-        .chain(crate::entry::json_of_all(&path[k..]))
+        .chain(json_of_all(&path[k..]))
         .collect()
+}
+
+/// [`crate::entry::json_of_all`], on two threads when there is much to parse (each thread takes
+/// about half of the bytes; the halves are joined in order).
+fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
+    const TWO_THREADS_FROM: u64 = 256 << 10;
+    let size = |e: &&Entry| e.file_range().map_or(0, |(_, _, len)| u64::from(len));
+    let total: u64 = entries.iter().map(size).sum();
+    if total < TWO_THREADS_FROM {
+        return crate::entry::json_of_all(entries);
+    }
+    let mut half = 0;
+    let mid = entries
+        .iter()
+        .position(|e| {
+            half += size(e);
+            half * 2 >= total
+        })
+        .map_or(entries.len(), |i| i + 1);
+    let (first, second) = entries.split_at(mid);
+    std::thread::scope(|scope| {
+        let later = scope.spawn(|| crate::entry::json_of_all(second));
+        let mut values = crate::entry::json_of_all(first);
+        match later.join() {
+            Ok(rest) => values.extend(rest),
+            Err(_) => values.extend(crate::entry::json_of_all(second)),
+        }
+        values
+    })
 }
 
 /// omp compactions whose replay reads entries before the kept range: context rollover (the last
@@ -83,7 +111,7 @@ fn pi_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
                 keep.push((i, prefix[i].json()));
                 break;
             }
-            "message" => {
+            "message" if prefix[i].role() == Some("assistant") => {
                 let value = prefix[i].json();
                 if state::assistant_of(&value).is_some() {
                     keep.push((i, value));
@@ -151,7 +179,8 @@ fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
 }
 
 fn assistant_at(prefix: &[&Entry], i: usize) -> Option<(usize, Value)> {
-    if prefix[i].kind() != "message" {
+    // `role` is the `message.role` read at open: only assistant messages are parsed.
+    if prefix[i].kind() != "message" || prefix[i].role() != Some("assistant") {
         return None;
     }
     let value = prefix[i].json();
