@@ -130,18 +130,16 @@ fn pi_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
 /// assistant messages between model changes only the first (where `default` enters the models
 /// object) and the last (the value that stays) can matter.
 fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
-    let mut keep: Vec<(usize, Value)> = [
-        "thinking_level_change",
-        "service_tier_change",
-        "mode_change",
-    ]
-    .into_iter()
-    .filter_map(|kind| last_of(prefix, kind))
-    .collect();
+    let mut keep: Vec<(usize, Value)> = Vec::new();
+    // The last thinking, service tier and mode changes, found in the same walk.
+    let mut last_change: [Option<usize>; 3] = [None; 3];
     let mut explicit_default = None;
     let mut run_starts = vec![0];
     for (i, e) in prefix.iter().enumerate() {
         match e.kind() {
+            "thinking_level_change" => last_change[0] = Some(i),
+            "service_tier_change" => last_change[1] = Some(i),
+            "mode_change" => last_change[2] = Some(i),
             "model_change" => {
                 let value = e.json();
                 if explicit_default.is_none() && state::omp_sets_explicit_default(&value) {
@@ -163,6 +161,12 @@ fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
             _ => {}
         }
     }
+    keep.extend(
+        last_change
+            .into_iter()
+            .flatten()
+            .map(|i| (i, prefix[i].json())),
+    );
     // Assistant messages after the first explicit default never set the model again.
     let end = explicit_default.unwrap_or(prefix.len());
     run_starts.push(end + 1);
