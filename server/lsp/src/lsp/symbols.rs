@@ -490,28 +490,3 @@ mod tests {
         );
     }
 }
-
-#[cfg(test)]
-mod timing {
-    /// `SYMBOLS_FILE=… cargo test --release -p sessiontree --lib timing -- --ignored --nocapture`
-    #[test]
-    #[ignore]
-    fn time_search() {
-        let Ok(file) = std::env::var("SYMBOLS_FILE") else {
-            return;
-        };
-        let index = super::SymbolIndex::default();
-        let files = vec![std::path::PathBuf::from(file)];
-        for query in [
-            "parse config",
-            "parse config",
-            "config parse",
-            "write tests",
-            "e",
-        ] {
-            let t = std::time::Instant::now();
-            let n = index.search(&files, query, 200).len();
-            eprintln!("query {query:?}: {n} in {:?}", t.elapsed());
-        }
-    }
-}
