@@ -79,8 +79,8 @@ enum Path<'a> {
     Owned(&'a mut [Value]),
 }
 
-/// One message the walk emits: the `message` of the path entry at an index (each index at most
-/// once per walk), or a message made for the context.
+/// One message the walk emits: the `message` of the path entry at an index (omp may emit one twice:
+/// a rollover's request inside a remote replay range), or a message made for the context.
 pub(crate) enum Emitted {
     Entry(usize),
     Made(Value),
@@ -175,6 +175,42 @@ mod tests {
         assert_eq!(
             build_context(Dialect::Omp, &[]).state_json(),
             json!({"thinkingLevel":"off","models":{},"injectedTtsrRules":[],"mode":"none"})
+        );
+    }
+
+    #[test]
+    fn moving_messages_out_gives_the_same_context_even_for_a_message_emitted_twice() {
+        let msg = |id: &str, parent: Option<&str>, role: &str, text: &str| {
+            json!({"type":"message","id":id,"parentId":parent,"timestamp":"2026-01-01T00:00:00.000Z",
+                "message":{"role":role,"content":[{"type":"text","text":text}],"timestamp":1}})
+        };
+        let path = vec![
+            msg("a", None, "user", "first"),
+            msg("b", Some("a"), "assistant", "one"),
+            msg("c", Some("b"), "user", "the request"),
+            msg("d", Some("c"), "assistant", "two"),
+            json!({"type":"compaction","id":"e","parentId":"d","timestamp":"2026-01-01T00:00:01.000Z",
+                "summary":"s","firstKeptEntryId":"d","tokensBefore":10,
+                "details":{"kind":"experimental-context-rollover"},
+                "providerReplayThroughEntryId":"a",
+                "preserveData":{"openaiRemoteCompaction":{"provider":"openai","replacementHistory":[{"type":"message"}]}}}),
+            msg("f", Some("e"), "user", "after"),
+        ];
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let shared = build_context(dialect, &path);
+            let owned = build_context_owned(dialect, path.clone());
+            assert_eq!(owned, shared, "{dialect:?}");
+        }
+        let omp = build_context(Dialect::Omp, &path);
+        let requests = omp
+            .messages
+            .iter()
+            .filter(|m| m.to_string().contains("the request"))
+            .count();
+        assert_eq!(
+            requests, 2,
+            "the request is emitted twice: {:?}",
+            omp.messages
         );
     }
 
