@@ -464,15 +464,14 @@ impl Session {
         self.last_idless
     }
 
-    /// Records one entry in the index, in file order (load, live follow and appends all come here).
     /// Room for `more` entries (before inserting many at once).
     pub(crate) fn reserve(&mut self, more: usize) {
         self.entries.reserve(more);
         self.parents.reserve(more);
         self.by_id.reserve(more);
-        self.children.reserve(more);
     }
 
+    /// Records one entry in the index, in file order (load, live follow and appends all come here).
     pub(crate) fn insert(&mut self, entry: Entry) {
         let previous = self.entries.last().and_then(|e| e.id.clone());
         if self.index_entry(&entry, self.entries.len(), previous.as_deref()) {
