@@ -309,7 +309,10 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
             out["rows"] = json!(view.rows.len());
         }
         // Loops for profilers (`perf record … --probe FILE --op rows`).
-        "rows" | "search" | "context" | "tree" | "branch" | "create_branched" => {
+        // `window`: a fresh tree model and its first window; `model`: the model alone;
+        // `rows:<filter>`: every row in a filter mode.
+        "rows" | "search" | "context" | "tree" | "branch" | "window" | "model"
+        | "create_branched" => {
             let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
             let mut times = Vec::new();
             for _ in 0..repeat {
@@ -328,6 +331,11 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                     )
                     .rows
                     .len(),
+                    "window" => TreeModel::new(&session, None)
+                        .window(&ViewState::default())
+                        .rows
+                        .len(),
+                    "model" => TreeModel::new(&session, None).len(),
                     "context" => session_context(&session, None).messages.len(),
                     "tree" => session.tree().roots.len(),
                     // Writes a new file next to FILE (use a scratch copy), removed again.
@@ -345,6 +353,20 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
             }
             out["opMs"] = json!(times);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
+        }
+        other if other.starts_with("rows:") => {
+            let filter: FilterMode = other["rows:".len()..].parse()?;
+            let mut times = Vec::new();
+            for _ in 0..repeat {
+                let t = Instant::now();
+                let state = ViewState {
+                    filter,
+                    ..ViewState::default()
+                };
+                std::hint::black_box(compute_rows(&session, &state, None).rows.len());
+                times.push(t.elapsed().as_secs_f64() * 1e3);
+            }
+            out["opMs"] = json!(times);
         }
         other => return Err(format!("unknown probe op `{other}`").into()),
     }

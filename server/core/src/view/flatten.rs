@@ -3,33 +3,22 @@
 //! once, omp's structural depth / sibling data over the whole tree, and pi's visual structure
 //! (indent, connectors, gutters) re-derived over the visible rows only.
 
-use super::text::{EntryFacts, RowText, ToolCall};
+use super::text::{self, EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
 use crate::session::Session;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
-/// One entry of the flattened tree (positions are indices into [`Model::nodes`]). An entry whose
-/// id is duplicated sits in the tree more than once, as in the agents, so it can have several
-/// positions.
+/// One position of the flattened tree (positions are indices into [`Model::nodes`]). An entry
+/// whose id is duplicated sits in the tree more than once, as in the agents, so it can have several
+/// positions; what belongs to the entry itself (facts, id, label, flags) is kept once per key.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
     pub entry: usize,
-    /// The entry id: the key of every map the selectors keep (`None` = JavaScript `undefined`).
-    pub id: Option<Arc<str>>,
     /// Parent position in the walk.
     pub parent: Option<usize>,
-    /// The entry's view facts (shared with the session's entry).
-    pub facts: Arc<EntryFacts>,
-    /// A tool result's row text, made from its tool call once the walk has seen every call.
-    pub tool_text: Option<Arc<str>>,
-    /// `type` is missing or not a string (omp's row text throws on it).
-    pub kind_missing: bool,
-    pub label: Option<String>,
-    pub on_active_path: bool,
-    pub is_leaf: bool,
     /// omp: display depth over the whole tree.
     pub depth: usize,
     /// omp: how many children the parent has (roots: how many roots).
@@ -41,57 +30,66 @@ pub(crate) struct Node {
     pub pi: PiRow,
 }
 
-impl Node {
-    /// The entry `type` (`""` when missing).
-    pub fn kind(&self) -> &str {
-        &self.facts.kind
-    }
-
-    /// `message.role`.
-    pub fn role(&self) -> Option<&str> {
-        self.facts.role.as_deref()
-    }
-
-    /// The row text after the label.
-    pub fn text(&self) -> &str {
-        match (&self.facts.text, &self.tool_text) {
-            (RowText::Ready(text), _) => text,
-            (RowText::ToolResult { .. }, Some(text)) => text,
-            (RowText::ToolResult { .. }, None) => "",
-        }
-    }
-
-    /// The searchable text, label first.
-    pub fn search(&self) -> Cow<'_, str> {
-        let rest = &*self.facts.search;
-        match &self.label {
-            Some(label) if rest.is_empty() => Cow::Borrowed(label),
-            Some(label) => Cow::Owned(format!("{label} {rest}")),
-            None => Cow::Borrowed(rest),
-        }
-    }
-
-    /// The entry id.
-    pub fn id(&self) -> Option<&str> {
-        self.id.as_deref()
-    }
+/// What the filters read of a key, one small integer each (so filtering never reads the facts).
+pub(crate) mod flag {
+    /// The entry's category (low three bits).
+    pub const CATEGORY: u16 = 0b111;
+    pub const OTHER: u16 = 0;
+    /// A bookkeeping type the dialect hides outside `all`.
+    pub const SETTINGS: u16 = 1;
+    pub const USER: u16 = 2;
+    pub const ASSISTANT: u16 = 3;
+    pub const TOOL_RESULT: u16 = 4;
+    /// Another `message` (other role or none).
+    pub const MESSAGE: u16 = 5;
+    /// An assistant message with no text that did not end in error/aborted/length.
+    pub const BLANK: u16 = 1 << 3;
+    /// omp: shown by `user-only`.
+    pub const USER_REQUEST: u16 = 1 << 4;
+    /// Has an id and lies on the path from the root to the leaf.
+    pub const ACTIVE: u16 = 1 << 5;
+    /// The session's leaf.
+    pub const LEAF: u16 = 1 << 6;
+    /// `type` is missing or not a string.
+    pub const KIND_MISSING: u16 = 1 << 7;
+    /// Carries a label.
+    pub const LABELED: u16 = 1 << 8;
+    /// An assistant message with tool calls.
+    pub const CALLS: u16 = 1 << 9;
 }
 
+/// No key / no entry.
+const NONE: u32 = u32::MAX;
+
 /// The flattened session.
-#[derive(Debug, Clone)]
+#[derive(Debug)]
 pub(crate) struct Model {
     pub dialect: Dialect,
     pub nodes: Vec<Node>,
-    /// Every position's key: its id interned (one key for all id-less entries, like
-    /// JavaScript's `undefined`).
+    /// Every position's key: the entry it shows, numbered by first position (one key for all
+    /// id-less entries, like JavaScript's `undefined`, since the tree has one node for them).
     pub key: Vec<usize>,
-    /// id → key.
-    pub key_by_id: HashMap<Arc<str>, usize, foldhash::fast::RandomState>,
     /// key → last position holding it (pi's `entryMap`, omp's `rowByKey`).
     pub key_last_pos: Vec<usize>,
     /// key → parent key: pi follows the entry's `parentId` (a missing parent ends the walk), omp
     /// the walk's parent of the last position.
     pub key_parent: Vec<Option<usize>>,
+    /// key → its [`flag`]s.
+    pub flags: Vec<u16>,
+    /// key → the entry's view facts (shared with the session's entry).
+    facts: Vec<Arc<EntryFacts>>,
+    /// key → the entry id (`None` = JavaScript `undefined`); shared with the rows views.
+    pub ids: Arc<[Option<Arc<str>>]>,
+    /// key → label in effect (only keys with [`flag::LABELED`]).
+    labels: HashMap<usize, Box<str>, foldhash::fast::RandomState>,
+    /// The leaf's key.
+    leaf_key: Option<usize>,
+    /// id → key, made on the first lookup of an id other than the leaf's.
+    key_by_id: OnceLock<HashMap<Arc<str>, usize, foldhash::fast::RandomState>>,
+    /// Tool call id (hashed) → the last (key, call) the walk saw it at, made for the first tool
+    /// result row built.
+    calls: OnceLock<HashMap<u64, (u32, u32), foldhash::fast::RandomState>>,
+    home: Option<String>,
     /// pi: gutter entries of `flattenTree`.
     pub gutters: Vec<Gutter>,
 }
@@ -111,15 +109,6 @@ enum Step {
     Exit(usize),
 }
 
-/// The entries on the path from the leaf up (pi `buildActivePath`, omp's parent map), by index.
-fn active_path(session: &Session) -> Vec<bool> {
-    let mut out = vec![false; session.entries().len()];
-    for i in session.branch_path(None) {
-        out[i] = true;
-    }
-    out
-}
-
 /// Children with the subtrees holding the leaf first, in order (a copy only when that reorders).
 fn leaf_first<'a>(list: &'a [usize], contains: &[bool]) -> Cow<'a, [usize]> {
     let holders = list.iter().filter(|&&c| contains[c]).count();
@@ -131,6 +120,76 @@ fn leaf_first<'a>(list: &'a [usize], contains: &[bool]) -> Cow<'a, [usize]> {
     Cow::Owned(out)
 }
 
+/// The flags of one entry from its facts.
+fn flags_of(entry: &crate::entry::Entry, facts: &EntryFacts, dialect: Dialect) -> u16 {
+    let kind = &*facts.kind;
+    let mut f = if kind == "message" {
+        match facts.role.as_deref() {
+            Some("user") => flag::USER,
+            Some("assistant") => flag::ASSISTANT,
+            Some("toolResult") => flag::TOOL_RESULT,
+            _ => flag::MESSAGE,
+        }
+    } else if text::is_settings(kind, dialect) {
+        flag::SETTINGS
+    } else {
+        flag::OTHER
+    };
+    if facts.blank_assistant {
+        f |= flag::BLANK;
+    }
+    if facts.user_request {
+        f |= flag::USER_REQUEST;
+    }
+    if entry.kind.is_none() {
+        f |= flag::KIND_MISSING;
+    }
+    if !facts.tool_calls.is_empty() {
+        f |= flag::CALLS;
+    }
+    f
+}
+
+/// What [`Model::build`] reads of each key's entry.
+type KeyData = (Vec<Arc<EntryFacts>>, Vec<Option<Arc<str>>>, Vec<u16>);
+
+/// Facts, ids and flags of the entries `keys` names, on two threads for big sessions.
+fn key_data(session: &Session, keys: &[u32]) -> KeyData {
+    let dialect = session.dialect();
+    let entries = session.entries();
+    let read = |keys: &[u32]| -> KeyData {
+        let mut facts = Vec::with_capacity(keys.len());
+        let mut ids = Vec::with_capacity(keys.len());
+        let mut flags = Vec::with_capacity(keys.len());
+        for &e in keys {
+            let entry = &entries[e as usize];
+            let f = entry.facts(dialect);
+            flags.push(flags_of(entry, &f, dialect));
+            facts.push(f);
+            ids.push(entry.id.clone());
+        }
+        (facts, ids, flags)
+    };
+    if keys.len() < 4096 {
+        return read(keys);
+    }
+    let (a, b) = keys.split_at(keys.len() / 2);
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| read(b));
+        let mut first = read(a);
+        let rest = second.join().unwrap_or_else(|_| read(b));
+        first.0.extend(rest.0);
+        first.1.extend(rest.1);
+        first.2.extend(rest.2);
+        first
+    })
+}
+
+fn hash_call(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(id)
+}
+
 impl Model {
     /// Flattens a session; `home` shortens tool-call paths.
     pub fn build(session: &Session, home: Option<&Path>) -> Model {
@@ -138,7 +197,6 @@ impl Model {
         let tree = session.tree();
         let entries = session.entries();
         let leaf = session.leaf_id().and_then(|id| session.index_of(id));
-        let active = active_path(session);
 
         // Which subtrees hold the leaf: a plain pre-order, then children before parents.
         let order = tree.preorder();
@@ -153,18 +211,17 @@ impl Model {
                 *slot = has;
             }
         }
+        drop(order);
         let ordered = |list| leaf_first(list, &contains);
-        // Labels by the entry that holds their target id.
-        let labels: HashMap<usize, &str, foldhash::fast::RandomState> = session
-            .labels()
-            .filter_map(|(target, state)| {
-                session.index_of(target).map(|i| (i, state.label.as_str()))
-            })
-            .collect();
 
         let roots = ordered(&tree.roots);
         let multiple_roots = tree.roots.len() > 1;
-        let mut nodes: Vec<Node> = Vec::with_capacity(order.len());
+        let mut nodes: Vec<Node> = Vec::with_capacity(entries.len());
+        let mut key: Vec<usize> = Vec::with_capacity(entries.len());
+        // entry → key, and key → entry / last position.
+        let mut key_of_entry: Vec<u32> = vec![NONE; entries.len()];
+        let mut key_entry: Vec<u32> = Vec::with_capacity(entries.len());
+        let mut key_last_pos: Vec<usize> = Vec::with_capacity(entries.len());
         let mut gutters: Vec<Gutter> = Vec::new();
         let mut on_path = vec![false; entries.len()];
         // Duplicated ids make the agents walk a subtree once per reference; a cap keeps a
@@ -203,14 +260,22 @@ impl Model {
             }
             on_path[p.node] = true;
             stack.push(Step::Exit(p.node));
-            let entry = &entries[p.node];
             let pos = nodes.len();
+            let k = match key_of_entry[p.node] {
+                NONE => {
+                    let k = key_entry.len();
+                    key_of_entry[p.node] = k as u32;
+                    key_entry.push(p.node as u32);
+                    key_last_pos.push(pos);
+                    k
+                }
+                k => {
+                    key_last_pos[k as usize] = pos;
+                    k as usize
+                }
+            };
+            key.push(k);
             let children = ordered(tree.children(p.node));
-            let id: Option<Arc<str>> = entry.id.clone();
-            let label = id
-                .as_ref()
-                .and_then(|_| labels.get(&p.node))
-                .map(|l| (*l).to_owned());
             let branch_up = p.parent.and_then(|parent: usize| {
                 let pn: &Node = &nodes[parent];
                 if pn.sibling_count > 1 && pn.depth > 0 {
@@ -221,14 +286,7 @@ impl Model {
             });
             nodes.push(Node {
                 entry: p.node,
-                on_active_path: id.is_some() && active[p.node],
-                id,
                 parent: p.parent,
-                facts: entry.facts(dialect),
-                tool_text: None,
-                kind_missing: entry.kind.is_none(),
-                label,
-                is_leaf: Some(p.node) == leaf,
                 depth: p.depth,
                 sibling_count: p.sibling_count,
                 is_last: p.sibling_index + 1 == p.sibling_count,
@@ -285,60 +343,40 @@ impl Model {
                 }));
             }
         }
+        drop((on_path, contains, stack));
 
-        // A tool result shows its call as the walk last saw it.
-        let home = home.map(|h| h.to_string_lossy().into_owned());
-        let tool_texts: Vec<(usize, Arc<str>)> = {
-            let mut calls: HashMap<&str, &ToolCall, foldhash::fast::RandomState> =
-                HashMap::default();
-            for node in &nodes {
-                for (id, call) in &node.facts.tool_calls {
-                    calls.insert(id, call);
+        let (facts, ids, mut flags) = key_data(session, &key_entry);
+        let key_at = |entry: usize| match key_of_entry[entry] {
+            NONE => None,
+            k => Some(k as usize),
+        };
+        // The path from the leaf up (pi `buildActivePath`, omp's parent map).
+        for i in session.branch_path(None) {
+            if let Some(k) = key_at(i) {
+                if ids[k].is_some() {
+                    flags[k] |= flag::ACTIVE;
                 }
             }
-            nodes
-                .iter()
-                .enumerate()
-                .filter_map(|(pos, node)| match &node.facts.text {
-                    RowText::ToolResult { call_id, tool_name } => {
-                        let text = match call_id.as_deref().and_then(|c| calls.get(c)) {
-                            Some(call) => call.row_text(home.as_deref(), dialect),
-                            None => format!("[{tool_name}]").into(),
-                        };
-                        Some((pos, text))
-                    }
-                    RowText::Ready(_) => None,
-                })
-                .collect()
-        };
-        for (pos, text) in tool_texts {
-            nodes[pos].tool_text = Some(text);
         }
-        let mut key_by_id: HashMap<Arc<str>, usize, foldhash::fast::RandomState> =
-            HashMap::with_capacity_and_hasher(nodes.len(), Default::default());
-        let mut undefined_key: Option<usize> = None;
-        let mut key = Vec::with_capacity(nodes.len());
-        let mut key_last_pos: Vec<usize> = Vec::new();
-        for (pos, node) in nodes.iter().enumerate() {
-            let next = key_last_pos.len();
-            let k = match &node.id {
-                Some(id) => *key_by_id.entry(id.clone()).or_insert(next),
-                None => *undefined_key.get_or_insert(next),
-            };
-            if k == next {
-                key_last_pos.push(pos);
-            } else {
-                key_last_pos[k] = pos;
+        let leaf_key = leaf.and_then(key_at);
+        if let Some(k) = leaf_key {
+            flags[k] |= flag::LEAF;
+        }
+        // Labels by the entry that holds their target id.
+        let mut labels: HashMap<usize, Box<str>, foldhash::fast::RandomState> = HashMap::default();
+        for (target, state) in session.labels() {
+            if let Some(k) = session.index_of(target).and_then(key_at) {
+                if ids[k].is_some() {
+                    labels.insert(k, state.label.as_str().into());
+                    flags[k] |= flag::LABELED;
+                }
             }
-            key.push(k);
         }
         let key_parent: Vec<Option<usize>> = key_last_pos
             .iter()
-            .map(|&pos| match dialect {
-                Dialect::Pi => session
-                    .entry_at(nodes[pos].entry)
-                    .and_then(|e| e.parent.id())
-                    .and_then(|p| key_by_id.get(p).copied()),
+            .zip(&key_entry)
+            .map(|(&pos, &entry)| match dialect {
+                Dialect::Pi => session.parent_index(entry as usize).and_then(key_at),
                 Dialect::Omp => nodes[pos].parent.map(|p| key[p]),
             })
             .collect();
@@ -346,11 +384,150 @@ impl Model {
             dialect,
             nodes,
             key,
-            key_by_id,
             key_last_pos,
             key_parent,
+            flags,
+            facts,
+            ids: ids.into(),
+            labels,
+            leaf_key,
+            key_by_id: OnceLock::new(),
+            calls: OnceLock::new(),
+            home: home.map(|h| h.to_string_lossy().into_owned()),
             gutters,
         }
+    }
+
+    /// The flags of a position's entry.
+    pub fn flags_at(&self, pos: usize) -> u16 {
+        self.flags[self.key[pos]]
+    }
+
+    /// The facts of a position's entry.
+    pub fn facts_at(&self, pos: usize) -> &EntryFacts {
+        &self.facts[self.key[pos]]
+    }
+
+    /// The entry `type` (`""` when missing).
+    pub fn kind(&self, pos: usize) -> &str {
+        &self.facts_at(pos).kind
+    }
+
+    /// `message.role`.
+    pub fn role(&self, pos: usize) -> Option<&str> {
+        self.facts_at(pos).role.as_deref()
+    }
+
+    /// The entry id.
+    pub fn id(&self, pos: usize) -> Option<&str> {
+        self.ids[self.key[pos]].as_deref()
+    }
+
+    /// The label in effect.
+    pub fn label(&self, pos: usize) -> Option<&str> {
+        let k = self.key[pos];
+        if self.flags[k] & flag::LABELED == 0 {
+            return None;
+        }
+        self.labels.get(&k).map(|l| &**l)
+    }
+
+    /// On the path from the root to the leaf.
+    pub fn on_active_path(&self, pos: usize) -> bool {
+        self.flags_at(pos) & flag::ACTIVE != 0
+    }
+
+    /// The session's leaf.
+    pub fn is_leaf(&self, pos: usize) -> bool {
+        self.flags_at(pos) & flag::LEAF != 0
+    }
+
+    /// `type` is missing or not a string (omp's row text throws on it).
+    pub fn kind_missing(&self, pos: usize) -> bool {
+        self.flags_at(pos) & flag::KIND_MISSING != 0
+    }
+
+    /// The searchable text, label first.
+    pub fn search(&self, pos: usize) -> Cow<'_, str> {
+        let rest = &*self.facts_at(pos).search;
+        match self.label(pos) {
+            Some(label) if rest.is_empty() => Cow::Borrowed(label),
+            Some(label) => Cow::Owned(format!("{label} {rest}")),
+            None => Cow::Borrowed(rest),
+        }
+    }
+
+    /// The row text after the label. A tool result shows its call as the walk last saw it.
+    pub fn text(&self, pos: usize) -> Cow<'_, str> {
+        match &self.facts_at(pos).text {
+            RowText::Ready(text) => Cow::Borrowed(text),
+            RowText::ToolResult { call_id, tool_name } => {
+                match call_id.as_deref().and_then(|c| self.call(c)) {
+                    Some(call) => Cow::Owned(
+                        call.row_text(self.home.as_deref(), self.dialect)
+                            .as_ref()
+                            .to_owned(),
+                    ),
+                    None => Cow::Owned(format!("[{tool_name}]")),
+                }
+            }
+        }
+    }
+
+    /// The tool call with this id that the walk saw last.
+    fn call(&self, id: &str) -> Option<&ToolCall> {
+        let calls = self.calls.get_or_init(|| {
+            let mut calls: HashMap<u64, (u32, u32), foldhash::fast::RandomState> =
+                HashMap::default();
+            for &k in &self.key {
+                if self.flags[k] & flag::CALLS == 0 {
+                    continue;
+                }
+                for (i, (call_id, _)) in self.facts[k].tool_calls.iter().enumerate() {
+                    calls.insert(hash_call(call_id), (k as u32, i as u32));
+                }
+            }
+            calls
+        });
+        let hit = calls.get(&hash_call(id)).and_then(|&(k, i)| {
+            let (call_id, call) = &self.facts[k as usize].tool_calls[i as usize];
+            (call_id == id).then_some(call)
+        });
+        if hit.is_some() {
+            return hit;
+        }
+        // Two call ids with one hash (or none at all): walk every call, the last one wins.
+        let mut found = None;
+        for &k in &self.key {
+            for (call_id, call) in &self.facts[k].tool_calls {
+                if call_id == id {
+                    found = Some(call);
+                }
+            }
+        }
+        found
+    }
+
+    /// The key of an entry id.
+    pub fn key_of(&self, id: &str) -> Option<usize> {
+        if let Some(k) = self.leaf_key {
+            if self.ids[k].as_deref() == Some(id) {
+                return Some(k);
+            }
+        }
+        self.key_by_id
+            .get_or_init(|| {
+                let mut map: HashMap<Arc<str>, usize, foldhash::fast::RandomState> =
+                    HashMap::with_capacity_and_hasher(self.ids.len(), Default::default());
+                for (k, id) in self.ids.iter().enumerate() {
+                    if let Some(id) = id {
+                        map.insert(id.clone(), k);
+                    }
+                }
+                map
+            })
+            .get(id)
+            .copied()
     }
 
     /// The row to select for an anchor id: the anchor or its nearest visible ancestor (pi walks
@@ -365,7 +542,7 @@ impl Model {
         if visible_count == 0 {
             return None;
         }
-        let mut cursor = anchor.and_then(|a| self.key_by_id.get(a).copied());
+        let mut cursor = anchor.and_then(|a| self.key_of(a));
         let mut steps = 0;
         while let Some(k) = cursor {
             if let Some(row) = row_of_key[k] {

@@ -140,7 +140,23 @@ pub struct RowsView {
     pub agent_error: Option<String>,
     lines: Vec<String>,
     #[serde(skip)]
-    ids: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
+    ids: RowIds,
+}
+
+/// The id of every visible row: the model's ids by key, and each row's key.
+#[derive(Debug, Clone, Default)]
+struct RowIds {
+    by_key: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
+    row_keys: std::sync::Arc<[u32]>,
+}
+
+impl RowIds {
+    fn get(&self, row: usize) -> Option<&str> {
+        self.row_keys
+            .get(row)
+            .and_then(|&k| self.by_key.get(k as usize))
+            .and_then(Option::as_deref)
+    }
 }
 
 impl RowsView {
@@ -151,16 +167,13 @@ impl RowsView {
 
     /// The selected entry id.
     pub fn selected_id(&self) -> Option<&str> {
-        self.selected
-            .and_then(|s| self.ids.get(s))
-            .and_then(Option::as_deref)
+        self.selected.and_then(|s| self.ids.get(s))
     }
 
     /// The entry id selected after a move (Up/Down wrap; page moves stop at the ends).
     pub fn moved(&self, how: Move) -> Option<&str> {
         window::move_selection(self.selected, self.visible_count, self.window.max_rows, how)
             .and_then(|s| self.ids.get(s))
-            .and_then(Option::as_deref)
     }
 
     /// The built row for a visible row number, if it was built.
@@ -316,7 +329,7 @@ struct Layout {
     pi: Option<flatten::PiStructure>,
     parent_rows: Vec<Option<usize>>,
     child_rows: Vec<usize>,
-    ids: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
+    ids: RowIds,
 }
 
 impl Layout {
@@ -328,7 +341,7 @@ impl Layout {
         let mut folded_key = vec![false; model.key_last_pos.len()];
         if dialect == Dialect::Pi && !folded.is_empty() {
             for id in folded {
-                if let Some(&k) = model.key_by_id.get(id.as_str()) {
+                if let Some(k) = model.key_of(id) {
                     folded_key[k] = true;
                 }
             }
@@ -363,7 +376,10 @@ impl Layout {
                 counts
             }
         };
-        let ids = visible.iter().map(|&p| model.nodes[p].id.clone()).collect();
+        let ids = RowIds {
+            by_key: model.ids.clone(),
+            row_keys: visible.iter().map(|&p| model.key[p] as u32).collect(),
+        };
         Layout {
             filter,
             search: search.to_owned(),
@@ -434,6 +450,7 @@ fn compute_in(
         .take(built.len())
     {
         let node = &model.nodes[pos];
+        let text = model.text(pos);
         let in_window = row >= win.start && row < win.end;
         let (depth, connector, foldable) = match &pi {
             Some(s) => {
@@ -465,11 +482,12 @@ fn compute_in(
             Some(s) => render::pi_prefix(s, row, folded_key[model.key[pos]]),
             None => render::omp_prefix(model, pos, state.width, deepest),
         });
+        let matched = highlighter.ranges(&query, &text);
         rows.push(Row {
-            id: node.id().map(str::to_owned),
+            id: model.id(pos).map(str::to_owned),
             entry_index: node.entry,
-            kind: node.kind().to_owned(),
-            role: node.role().map(str::to_owned),
+            kind: model.kind(pos).to_owned(),
+            role: model.role(pos).map(str::to_owned),
             depth,
             parent_row: parent_rows[row],
             connector,
@@ -477,11 +495,11 @@ fn compute_in(
             folded: folded_key[model.key[pos]],
             gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
             prefix,
-            on_active_path: node.on_active_path,
-            is_leaf: node.is_leaf,
-            label: node.label.clone(),
-            text: node.text().to_owned(),
-            matched: highlighter.ranges(&query, node.text()),
+            on_active_path: model.on_active_path(pos),
+            is_leaf: model.is_leaf(pos),
+            label: model.label(pos).map(str::to_owned),
+            text: text.into_owned(),
+            matched,
             has_children: child_rows[row] > 0,
             selected: match dialect {
                 Dialect::Pi => Some(row) == selected,
@@ -524,13 +542,13 @@ fn compute_in(
     drop(line_rows);
     let mut resolved = state.clone();
     resolved.selected = selected
-        .and_then(|s| model.nodes[visible[s]].id().map(str::to_owned))
+        .and_then(|s| model.id(visible[s]).map(str::to_owned))
         .or(resolved.selected);
     let ids = layout.ids.clone();
     let agent_error = (dialect == Dialect::Omp
         && visible[win.start..win.end]
             .iter()
-            .any(|&p| model.nodes[p].kind_missing))
+            .any(|&p| model.kind_missing(p)))
     .then(|| "undefined is not an object (evaluating 'entry.type.replaceAll')".to_owned());
     RowsView {
         agent_error,

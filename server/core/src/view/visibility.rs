@@ -3,9 +3,8 @@
 //! and thinking-only) in every mode unless they are the leaf or ended in error/aborted/length, and
 //! the search test on top.
 
-use super::flatten::{Model, Node};
+use super::flatten::{flag, Model};
 use super::search::Query;
-use super::text;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -90,53 +89,62 @@ impl FromStr for FilterMode {
     }
 }
 
-/// Whether a node passes the mode (search aside).
-pub(crate) fn passes(node: &Node, mode: FilterMode, model: &Model) -> bool {
-    if node.kind() == "message"
-        && node.role() == Some("assistant")
-        && !node.is_leaf
-        && node.facts.blank_assistant
-    {
+/// Whether an entry with these [`flag`]s passes the mode (search aside).
+pub(crate) fn passes(flags: u16, mode: FilterMode, dialect: crate::Dialect) -> bool {
+    let category = flags & flag::CATEGORY;
+    if category == flag::ASSISTANT && flags & flag::LEAF == 0 && flags & flag::BLANK != 0 {
         return false;
     }
-    let settings = text::is_settings(node.kind(), model.dialect);
+    let settings = category == flag::SETTINGS;
     match mode {
-        FilterMode::UserOnly => match model.dialect {
-            crate::Dialect::Pi => node.kind() == "message" && node.role() == Some("user"),
-            crate::Dialect::Omp => node.facts.user_request,
+        FilterMode::UserOnly => match dialect {
+            crate::Dialect::Pi => category == flag::USER,
+            crate::Dialect::Omp => flags & flag::USER_REQUEST != 0,
         },
-        FilterMode::NoTools => {
-            !(settings || (node.kind() == "message" && node.role() == Some("toolResult")))
-        }
-        FilterMode::LabeledOnly => node.label.is_some(),
+        FilterMode::NoTools => !(settings || category == flag::TOOL_RESULT),
+        FilterMode::LabeledOnly => flags & flag::LABELED != 0,
         FilterMode::All => true,
         FilterMode::Default => !settings,
     }
 }
 
 /// Positions of the visible nodes, in row order. A search (omp's fuzzy rule costs microseconds a
-/// text) runs on two threads over halves of the tree.
+/// text) runs on two threads over halves of the tree, after the filter (integers only).
 pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usize> {
-    let shown = |range: std::ops::Range<usize>| -> Vec<usize> {
-        range
-            .filter(|&pos| {
-                let n = &model.nodes[pos];
-                passes(n, mode, model) && query.matches(&n.search())
-            })
+    let dialect = model.dialect;
+    // Which keys pass the mode: computed once per key, read per position.
+    let pass: Vec<bool> = model
+        .flags
+        .iter()
+        .map(|&f| passes(f, mode, dialect))
+        .collect();
+    let shown: Vec<usize> = model
+        .key
+        .iter()
+        .enumerate()
+        .filter(|&(_, &k)| pass[k])
+        .map(|(pos, _)| pos)
+        .collect();
+    if query.is_empty() {
+        return shown;
+    }
+    let matching = |list: &[usize]| -> Vec<usize> {
+        list.iter()
+            .copied()
+            .filter(|&pos| query.matches(&model.search(pos)))
             .collect()
     };
-    let n = model.nodes.len();
-    if query.is_empty() || n < 2048 {
-        return shown(0..n);
+    if shown.len() < 2048 {
+        return matching(&shown);
     }
-    let mid = n / 2;
+    let (a, b) = shown.split_at(shown.len() / 2);
     std::thread::scope(|scope| {
-        let second = scope.spawn(|| shown(mid..n));
-        let mut first = shown(0..mid);
+        let second = scope.spawn(|| matching(b));
+        let mut first = matching(a);
         match second.join() {
             Ok(rest) => first.extend(rest),
             // A panic in the matcher would be a bug; finish the work here rather than lose rows.
-            Err(_) => first.extend(shown(mid..n)),
+            Err(_) => first.extend(matching(b)),
         }
         first
     })
