@@ -3,6 +3,7 @@
 //! once, omp's structural depth / sibling data over the whole tree, and pi's visual structure
 //! (indent, connectors, gutters) re-derived over the visible rows only.
 
+use super::shared_text::SharedText;
 use super::text::{self, EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
 use crate::session::Session;
@@ -58,6 +59,10 @@ pub(crate) mod flag {
     pub const CALLS: u16 = 1 << 9;
 }
 
+/// Tool call id (hashed) → (key, index of the call in its facts): the call at the greatest last
+/// position among the keys of one half.
+type CallMap = HashMap<u64, (u32, u32), foldhash::fast::RandomState>;
+
 /// No key / no entry.
 const NONE: u32 = u32::MAX;
 
@@ -81,14 +86,14 @@ pub(crate) struct Model {
     /// key → the entry id (`None` = JavaScript `undefined`); shared with the rows views.
     pub ids: Arc<[Option<Arc<str>>]>,
     /// key → label in effect (only keys with [`flag::LABELED`]).
-    labels: HashMap<usize, Box<str>, foldhash::fast::RandomState>,
+    labels: HashMap<usize, Arc<str>, foldhash::fast::RandomState>,
     /// The leaf's key.
     leaf_key: Option<usize>,
     /// id → key, made on the first lookup of an id other than the leaf's.
     key_by_id: OnceLock<HashMap<Arc<str>, usize, foldhash::fast::RandomState>>,
     /// Tool call id (hashed) → the last (key, call) the walk saw it at, made for the first tool
     /// result row built.
-    calls: OnceLock<HashMap<u64, (u32, u32), foldhash::fast::RandomState>>,
+    calls: OnceLock<[CallMap; 2]>,
     home: Option<String>,
     /// pi: gutter entries of `flattenTree`.
     pub gutters: Vec<Gutter>,
@@ -363,7 +368,7 @@ impl Model {
             flags[k] |= flag::LEAF;
         }
         // Labels by the entry that holds their target id.
-        let mut labels: HashMap<usize, Box<str>, foldhash::fast::RandomState> = HashMap::default();
+        let mut labels: HashMap<usize, Arc<str>, foldhash::fast::RandomState> = HashMap::default();
         for (target, state) in session.labels() {
             if let Some(k) = session.index_of(target).and_then(key_at) {
                 if ids[k].is_some() {
@@ -408,16 +413,6 @@ impl Model {
         &self.facts[self.key[pos]]
     }
 
-    /// The entry `type` (`""` when missing).
-    pub fn kind(&self, pos: usize) -> &str {
-        &self.facts_at(pos).kind
-    }
-
-    /// `message.role`.
-    pub fn role(&self, pos: usize) -> Option<&str> {
-        self.facts_at(pos).role.as_deref()
-    }
-
     /// The entry id.
     pub fn id(&self, pos: usize) -> Option<&str> {
         self.ids[self.key[pos]].as_deref()
@@ -457,46 +452,97 @@ impl Model {
         }
     }
 
-    /// The row text after the label. A tool result shows its call as the walk last saw it.
-    pub fn text(&self, pos: usize) -> Cow<'_, str> {
-        match &self.facts_at(pos).text {
-            RowText::Ready(text) => Cow::Borrowed(text),
+    /// [`Model::text`] for a row, shared rather than copied.
+    pub fn row_text(&self, pos: usize) -> SharedText {
+        let facts = &self.facts[self.key[pos]];
+        match &facts.text {
+            RowText::Ready(_) => SharedText::row_of(facts),
             RowText::ToolResult { call_id, tool_name } => {
                 match call_id.as_deref().and_then(|c| self.call(c)) {
-                    Some(call) => Cow::Owned(
-                        call.row_text(self.home.as_deref(), self.dialect)
-                            .as_ref()
-                            .to_owned(),
-                    ),
-                    None => Cow::Owned(format!("[{tool_name}]")),
+                    Some(call) => call.row_text(self.home.as_deref(), self.dialect).into(),
+                    None => format!("[{tool_name}]").into(),
                 }
             }
         }
     }
 
-    /// The tool call with this id that the walk saw last.
+    /// The entry `type` for a row.
+    pub fn kind_text(&self, pos: usize) -> SharedText {
+        SharedText::kind_of(&self.facts[self.key[pos]])
+    }
+
+    /// `message.role` for a row.
+    pub fn role_text(&self, pos: usize) -> Option<SharedText> {
+        SharedText::role_of(&self.facts[self.key[pos]])
+    }
+
+    /// The label for a row.
+    pub fn label_text(&self, pos: usize) -> Option<SharedText> {
+        let k = self.key[pos];
+        if self.flags[k] & flag::LABELED == 0 {
+            return None;
+        }
+        self.labels.get(&k).map(|l| l.clone().into())
+    }
+
+    /// Makes the map of tool calls now (before rows are built on several threads).
+    pub fn prepare_tool_texts(&self) {
+        let _ = self.call("");
+    }
+
+    /// The tool call with this id that the walk saw last (pi and omp keep a map of every call
+    /// they walk past: the last one wins). The map is made on first use, over two halves of the
+    /// keys on two threads; a key's place is its last position.
     fn call(&self, id: &str) -> Option<&ToolCall> {
         let calls = self.calls.get_or_init(|| {
-            let mut calls: HashMap<u64, (u32, u32), foldhash::fast::RandomState> =
-                HashMap::default();
-            for &k in &self.key {
-                if self.flags[k] & flag::CALLS == 0 {
-                    continue;
+            let scan = |keys: std::ops::Range<usize>| {
+                let mut calls = CallMap::default();
+                for k in keys {
+                    if self.flags[k] & flag::CALLS == 0 {
+                        continue;
+                    }
+                    for (i, (call_id, _)) in self.facts[k].tool_calls.iter().enumerate() {
+                        let slot = calls.entry(hash_call(call_id)).or_insert((k as u32, 0));
+                        let held = slot.0 as usize;
+                        if held == k || self.key_last_pos[k] > self.key_last_pos[held] {
+                            *slot = (k as u32, i as u32);
+                        }
+                    }
                 }
-                for (i, (call_id, _)) in self.facts[k].tool_calls.iter().enumerate() {
-                    calls.insert(hash_call(call_id), (k as u32, i as u32));
-                }
+                calls
+            };
+            let n = self.facts.len();
+            if n < 4096 {
+                return [scan(0..n), CallMap::default()];
             }
-            calls
+            let mid = n / 2;
+            std::thread::scope(|scope| {
+                let second = scope.spawn(|| scan(mid..n));
+                let first = scan(0..mid);
+                let second = second.join().unwrap_or_else(|_| scan(mid..n));
+                [first, second]
+            })
         });
-        let hit = calls.get(&hash_call(id)).and_then(|&(k, i)| {
+        let hash = hash_call(id);
+        let mut best: Option<(usize, &ToolCall)> = None;
+        for map in calls {
+            let Some(&(k, i)) = map.get(&hash) else {
+                continue;
+            };
             let (call_id, call) = &self.facts[k as usize].tool_calls[i as usize];
-            (call_id == id).then_some(call)
-        });
-        if hit.is_some() {
-            return hit;
+            if call_id != id {
+                // Two call ids with one hash: walk every call, the last one wins.
+                return self.call_by_scan(id);
+            }
+            let at = self.key_last_pos[k as usize];
+            if best.is_none_or(|(b, _)| at > b) {
+                best = Some((at, call));
+            }
         }
-        // Two call ids with one hash (or none at all): walk every call, the last one wins.
+        best.map(|(_, call)| call)
+    }
+
+    fn call_by_scan(&self, id: &str) -> Option<&ToolCall> {
         let mut found = None;
         for &k in &self.key {
             for (call_id, call) in &self.facts[k].tool_calls {
@@ -644,7 +690,9 @@ pub(crate) fn pi_structure(
     // Nearest visible ancestor key of every hidden key walked (None = null), memoized.
     let mut memo: Vec<Option<Option<usize>>> = vec![None; keys];
     let mut visible_parent: Vec<Option<usize>> = vec![None; keys];
-    let mut children: Vec<Vec<usize>> = vec![Vec::new(); keys];
+    // Each visible row's parent key (as found when the row was met), then the children of every
+    // key in row order as flat lists.
+    let mut found_of: Vec<Option<usize>> = Vec::with_capacity(visible.len());
     let mut roots: Vec<usize> = Vec::new();
     let mut walked: Vec<usize> = Vec::new();
     for &pos in visible {
@@ -670,11 +718,28 @@ pub(crate) fn pi_structure(
             memo[w] = Some(found);
         }
         visible_parent[k] = found;
-        match found {
-            Some(p) => children[p].push(k),
-            None => roots.push(k),
+        found_of.push(found);
+        if found.is_none() {
+            roots.push(k);
         }
     }
+    let mut child_start = vec![0u32; keys + 1];
+    for p in found_of.iter().flatten() {
+        child_start[p + 1] += 1;
+    }
+    for i in 0..keys {
+        child_start[i + 1] += child_start[i];
+    }
+    let mut fill = child_start.clone();
+    let mut child_list = vec![0u32; child_start[keys] as usize];
+    for (&pos, found) in visible.iter().zip(&found_of) {
+        if let Some(p) = *found {
+            child_list[fill[p] as usize] = model.key[pos] as u32;
+            fill[p] += 1;
+        }
+    }
+    drop((fill, found_of));
+    let children = |k: usize| &child_list[child_start[k] as usize..child_start[k + 1] as usize];
     let multiple_roots = roots.len() > 1;
     let mut updated: Vec<Option<PiRow>> = vec![None; model.nodes.len()];
     let mut gutters = model.gutters.clone();
@@ -716,7 +781,7 @@ pub(crate) fn pi_structure(
             gutters: row_gutters,
             foldable: false,
         });
-        let kids = &children[k];
+        let kids = children(k);
         let multiple = kids.len() > 1;
         let child_indent = if multiple || (just_branched && indent > 0) {
             indent + 1
@@ -741,7 +806,7 @@ pub(crate) fn pi_structure(
         };
         for (i, &c) in kids.iter().enumerate().rev() {
             stack.push((
-                c,
+                c as usize,
                 child_indent,
                 multiple,
                 multiple,
@@ -757,12 +822,12 @@ pub(crate) fn pi_structure(
         let k = model.key[pos];
         let mut row = updated[pos].unwrap_or(model.nodes[pos].pi);
         let parent = visible_parent[k];
-        let kids = children[k].len();
+        let kids = children(k).len();
         // Drawn as pi draws it (a self-parented entry counts itself as a child there).
         row.foldable = kids > 0
             && match parent {
                 None => true,
-                Some(p) => children[p].len() > 1,
+                Some(p) => children(p).len() > 1,
             };
         rows.push(row);
         parent_row.push(
@@ -796,5 +861,100 @@ pub(crate) fn pi_structure(
         multiple_roots,
         parent_row,
         child_rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::OpenOptions;
+    use crate::synth::{self, SynthOptions};
+    use crate::view::FilterMode;
+
+    /// The filters as they read an entry's facts directly.
+    fn passes_by_facts(model: &Model, pos: usize, mode: FilterMode) -> bool {
+        let f = model.facts_at(pos);
+        let (kind, role) = (&*f.kind, f.role.as_deref());
+        if kind == "message" && role == Some("assistant") && !model.is_leaf(pos) && f.blank_assistant
+        {
+            return false;
+        }
+        let settings = text::is_settings(kind, model.dialect);
+        match mode {
+            FilterMode::UserOnly => match model.dialect {
+                Dialect::Pi => kind == "message" && role == Some("user"),
+                Dialect::Omp => f.user_request,
+            },
+            FilterMode::NoTools => !(settings || (kind == "message" && role == Some("toolResult"))),
+            FilterMode::LabeledOnly => model.label(pos).is_some(),
+            FilterMode::All => true,
+            FilterMode::Default => !settings,
+        }
+    }
+
+    /// Flags, tool-result texts, ids and parents kept per key equal what each position's entry
+    /// says, on generated sessions of both dialects (duplicated references included).
+    #[test]
+    fn per_key_facts_equal_the_entries() {
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            for (entries, seed) in [(300, 1), (2500, 7)] {
+                let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+                let path = dir.path().join("s.jsonl");
+                let options = SynthOptions {
+                    dialect,
+                    entries,
+                    seed,
+                };
+                synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
+                let session = Session::open(&path, OpenOptions::with_dialect(dialect))
+                    .unwrap_or_else(|e| panic!("{e}"));
+                let model = Model::build(&session, Some(Path::new("/home/me")));
+                let active: std::collections::HashSet<usize> =
+                    session.branch_path(None).into_iter().collect();
+                let leaf = session.leaf_id().and_then(|id| session.index_of(id));
+                for pos in 0..model.nodes.len() {
+                    let entry = &session.entries()[model.nodes[pos].entry];
+                    assert_eq!(model.id(pos), entry.id());
+                    assert_eq!(
+                        model.label(pos),
+                        entry.id().and_then(|id| session.label(id))
+                    );
+                    assert_eq!(
+                        model.on_active_path(pos),
+                        entry.id().is_some() && active.contains(&model.nodes[pos].entry)
+                    );
+                    assert_eq!(model.is_leaf(pos), Some(model.nodes[pos].entry) == leaf);
+                    for mode in FilterMode::ALL {
+                        assert_eq!(
+                            crate::view::visibility::passes(model.flags_at(pos), mode, dialect),
+                            passes_by_facts(&model, pos, mode),
+                            "{dialect:?} {mode:?} at {pos}"
+                        );
+                    }
+                    if let Some(id) = entry.id() {
+                        assert_eq!(model.key_of(id), Some(model.key[pos]));
+                    }
+                    let text = model.row_text(pos);
+                    if let RowText::ToolResult { call_id, tool_name } = &model.facts_at(pos).text {
+                        let expected = match call_id.as_deref().and_then(|c| model.call_by_scan(c))
+                        {
+                            Some(call) => call.row_text(model.home.as_deref(), dialect).to_string(),
+                            None => format!("[{tool_name}]"),
+                        };
+                        assert_eq!(text.as_str(), expected);
+                    }
+                }
+                for (k, &pos) in model.key_last_pos.iter().enumerate() {
+                    let expected = match dialect {
+                        Dialect::Pi => session.entries()[model.nodes[pos].entry]
+                            .parent
+                            .id()
+                            .and_then(|p| model.key_of(p)),
+                        Dialect::Omp => model.nodes[pos].parent.map(|p| model.key[p]),
+                    };
+                    assert_eq!(model.key_parent[k], expected);
+                }
+            }
+        }
     }
 }

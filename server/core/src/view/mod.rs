@@ -13,12 +13,14 @@ pub mod js;
 pub mod navigate;
 mod render;
 pub mod search;
+mod shared_text;
 #[cfg(test)]
 mod testkit;
 pub mod text;
 mod visibility;
 pub mod window;
 
+pub use shared_text::SharedText;
 pub use visibility::FilterMode;
 pub use window::{Move, Window};
 
@@ -80,9 +82,9 @@ pub struct Row {
     /// Index of the entry in the session.
     pub entry_index: usize,
     /// Entry `type`.
-    pub kind: String,
+    pub kind: SharedText,
     /// `message.role` for messages.
-    pub role: Option<String>,
+    pub role: Option<SharedText>,
     /// Indentation level as the agent draws it.
     pub depth: usize,
     /// Row index of the nearest visible ancestor.
@@ -103,9 +105,9 @@ pub struct Row {
     /// The session's leaf.
     pub is_leaf: bool,
     /// The label in effect.
-    pub label: Option<String>,
+    pub label: Option<SharedText>,
     /// The row text after the label.
-    pub text: String,
+    pub text: SharedText,
     /// Character ranges of `text` hit by the search.
     pub matched: Vec<(usize, usize)>,
     /// Has visible children.
@@ -436,75 +438,93 @@ fn compute_in(
         .max()
         .unwrap_or(0);
 
-    let mut highlighter = search::Highlighter::new();
-    let mut rows = Vec::with_capacity(visible.len());
     let built = if all_rows {
         0..visible.len()
     } else {
         win.start..win.end
     };
-    for (row, &pos) in visible
-        .iter()
-        .enumerate()
-        .skip(built.start)
-        .take(built.len())
-    {
-        let node = &model.nodes[pos];
-        let text = model.text(pos);
-        let in_window = row >= win.start && row < win.end;
-        let (depth, connector, foldable) = match &pi {
-            Some(s) => {
-                let r = s.rows[row];
-                let depth = if s.multiple_roots {
-                    r.indent.saturating_sub(1)
-                } else {
-                    r.indent
-                };
-                let connector =
-                    (r.show_connector && !r.is_virtual_root_child).then_some(if r.is_last {
-                        GutterCell::Last
+    let build = |range: std::ops::Range<usize>, rows: &mut Vec<Row>| {
+        let mut highlighter = search::Highlighter::new();
+        for (row, &pos) in visible.iter().enumerate().skip(range.start).take(range.len()) {
+            let node = &model.nodes[pos];
+            let text = model.row_text(pos);
+            let in_window = row >= win.start && row < win.end;
+            let (depth, connector, foldable) = match &pi {
+                Some(s) => {
+                    let r = s.rows[row];
+                    let depth = if s.multiple_roots {
+                        r.indent.saturating_sub(1)
                     } else {
-                        GutterCell::Branch
-                    });
-                (depth, connector, r.foldable)
+                        r.indent
+                    };
+                    let connector = (r.show_connector && !r.is_virtual_root_child).then_some(
+                        if r.is_last {
+                            GutterCell::Last
+                        } else {
+                            GutterCell::Branch
+                        },
+                    );
+                    (depth, connector, r.foldable)
+                }
+                None => {
+                    let connector = (node.parent.is_some() && node.sibling_count > 1).then_some(
+                        if node.is_last {
+                            GutterCell::Last
+                        } else {
+                            GutterCell::Branch
+                        },
+                    );
+                    (node.depth, connector, false)
+                }
+            };
+            let prefix = in_window.then(|| match &pi {
+                Some(s) => render::pi_prefix(s, row, folded_key[model.key[pos]]),
+                None => render::omp_prefix(model, pos, state.width, deepest),
+            });
+            let matched = highlighter.ranges(&query, &text);
+            rows.push(Row {
+                id: model.id(pos).map(str::to_owned),
+                entry_index: node.entry,
+                kind: model.kind_text(pos),
+                role: model.role_text(pos),
+                depth,
+                parent_row: parent_rows[row],
+                connector,
+                foldable,
+                folded: folded_key[model.key[pos]],
+                gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
+                prefix,
+                on_active_path: model.on_active_path(pos),
+                is_leaf: model.is_leaf(pos),
+                label: model.label_text(pos),
+                text,
+                matched,
+                has_children: child_rows[row] > 0,
+                selected: match dialect {
+                    Dialect::Pi => Some(row) == selected,
+                    Dialect::Omp => selected_key == Some(model.key[pos]),
+                },
+            });
+        }
+    };
+    let mut rows = Vec::with_capacity(built.len());
+    if built.len() < 4096 {
+        build(built.clone(), &mut rows);
+    } else {
+        // Every row of a big view: two halves on two threads (the tool calls' map made first).
+        model.prepare_tool_texts();
+        let mid = built.start + built.len() / 2;
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| {
+                let mut part = Vec::with_capacity(built.end - mid);
+                build(mid..built.end, &mut part);
+                part
+            });
+            build(built.start..mid, &mut rows);
+            match second.join() {
+                Ok(part) => rows.extend(part),
+                Err(_) => build(mid..built.end, &mut rows),
             }
-            None => {
-                let connector =
-                    (node.parent.is_some() && node.sibling_count > 1).then_some(if node.is_last {
-                        GutterCell::Last
-                    } else {
-                        GutterCell::Branch
-                    });
-                (node.depth, connector, false)
-            }
-        };
-        let prefix = in_window.then(|| match &pi {
-            Some(s) => render::pi_prefix(s, row, folded_key[model.key[pos]]),
-            None => render::omp_prefix(model, pos, state.width, deepest),
-        });
-        let matched = highlighter.ranges(&query, &text);
-        rows.push(Row {
-            id: model.id(pos).map(str::to_owned),
-            entry_index: node.entry,
-            kind: model.kind(pos).to_owned(),
-            role: model.role(pos).map(str::to_owned),
-            depth,
-            parent_row: parent_rows[row],
-            connector,
-            foldable,
-            folded: folded_key[model.key[pos]],
-            gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
-            prefix,
-            on_active_path: model.on_active_path(pos),
-            is_leaf: model.is_leaf(pos),
-            label: model.label(pos).map(str::to_owned),
-            text: text.into_owned(),
-            matched,
-            has_children: child_rows[row] > 0,
-            selected: match dialect {
-                Dialect::Pi => Some(row) == selected,
-                Dialect::Omp => selected_key == Some(model.key[pos]),
-            },
         });
     }
 

@@ -75,6 +75,20 @@ impl Query {
         }
         match self.dialect {
             Dialect::Pi => {
+                // ASCII text lower-cases byte by byte (into a buffer on the stack when it fits), and
+                // holds no token with other characters.
+                const STACK: usize = 1024;
+                if text.is_ascii() && text.len() <= STACK {
+                    let mut buf = [0u8; STACK];
+                    let lower = &mut buf[..text.len()];
+                    lower.copy_from_slice(text.as_bytes());
+                    lower.make_ascii_lowercase();
+                    let lower = &*lower;
+                    return self
+                        .tokens
+                        .iter()
+                        .all(|t| memchr::memmem::find(lower, t.as_bytes()).is_some());
+                }
                 let lower = text.to_lowercase();
                 self.tokens.iter().all(|t| lower.contains(t.as_str()))
             }
@@ -283,6 +297,29 @@ mod tests {
         let omp = Query::new("numbr 3", Dialect::Omp);
         assert!(omp.matches("question number 3"));
         assert!(Query::new("   ", Dialect::Pi).matches("anything"));
+    }
+
+    #[test]
+    fn pi_ascii_matching_equals_the_unicode_lower_casing() {
+        let texts = [
+            "User: Parse the CONFIG file",
+            "assistant: naïve Straße",
+            "İstanbul DOTTED",
+            "plain ascii text with Parse",
+            "",
+        ];
+        for query in ["parse config", "straße", "i̇stanbul", "DOTTED", "t w", "zz"] {
+            let q = Query::new(query, Dialect::Pi);
+            for text in texts {
+                let lower = text.to_lowercase();
+                let expected = q.tokens().iter().all(|t| lower.contains(t.as_str()));
+                assert_eq!(q.matches(text), expected, "{query:?} in {text:?}");
+                let long = format!("{} {text}", "x".repeat(2000));
+                let lower = long.to_lowercase();
+                let expected = q.tokens().iter().all(|t| lower.contains(t.as_str()));
+                assert_eq!(q.matches(&long), expected, "{query:?} in a long {text:?}");
+            }
+        }
     }
 
     #[test]

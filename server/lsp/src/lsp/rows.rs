@@ -67,8 +67,8 @@ pub fn compute_rows(
         .iter()
         .map(|r| proto::Row {
             id: r.id.clone(),
-            kind: r.kind.clone(),
-            role: r.role.clone(),
+            kind: r.kind.to_string(),
+            role: r.role.as_deref().map(str::to_owned),
             depth: u32_of(r.depth),
             prefix: drawable(r.prefix.as_deref().unwrap_or_default()),
             text: drawable(&r.text),
