@@ -431,6 +431,49 @@ pub fn may_match_word(token: &[char], stream: &[char]) -> bool {
     })
 }
 
+/// [`may_match_word`] over an ASCII text's stream as bytes (see [`ascii_word_stream`]): the same
+/// answer, without a `char` per byte.
+pub fn may_match_word_ascii(token: &[char], stream: &[u8]) -> bool {
+    let n = token.len();
+    let eligible = n >= 5
+        && token.iter().all(char::is_ascii_alphanumeric)
+        && !token
+            .windows(2)
+            .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit());
+    if !eligible {
+        return true;
+    }
+    // Eligible tokens are ASCII: compare as bytes.
+    let needle: Vec<u8> = token[..n - 2].iter().map(|&c| c as u8).collect();
+    let window = 2 * n + 2;
+    let mut from = 0;
+    while let Some(found) = memchr::memchr(needle[0], &stream[from..]) {
+        let start = from + found;
+        let end = (start + window).min(stream.len());
+        let mut qi = 0;
+        for &c in &stream[start..end] {
+            if c == needle[qi] {
+                qi += 1;
+                if qi == needle.len() {
+                    return true;
+                }
+            }
+        }
+        from = start + 1;
+    }
+    false
+}
+
+/// [`word_stream`] of an ASCII text, as bytes into `out` (cleared first).
+pub fn ascii_word_stream(text: &str, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend(
+        text.bytes()
+            .filter(u8::is_ascii_alphanumeric)
+            .map(|b| b.to_ascii_lowercase()),
+    );
+}
+
 /// A text's characters as [`may_match_word`] reads them: lower-cased, letters, digits and marks
 /// only (the normalized text without its separators).
 pub fn word_stream(text: &str) -> Vec<char> {
@@ -465,6 +508,36 @@ pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The byte variant of the quick test answers as the `char` one on ASCII texts.
+    #[test]
+    fn the_ascii_quick_test_equals_the_char_one() {
+        let texts = [
+            "user: The CSV importer drops rows with quoted commas. Can you find out why?",
+            "assistant: Let me look at the parser-config and configParser modules, then HTMLParser.",
+            "toolResult read src/reader.rs: fn parse_line(text: &str) -> Result<Entry, LineError>",
+            "p a r s e   c o n f i g",
+            "",
+        ];
+        let tokens = [
+            "parse", "config", "parser", "prsr", "configparser", "htmlparser", "readerrs", "abc12",
+            "quoted", "commas", "importer", "xyzzy", "p4rse",
+        ];
+        let mut buf = Vec::new();
+        for text in texts {
+            let stream = word_stream(text);
+            ascii_word_stream(text, &mut buf);
+            assert_eq!(buf.iter().map(|&b| b as char).collect::<Vec<_>>(), stream);
+            for token in tokens {
+                let t: Vec<char> = token.chars().collect();
+                assert_eq!(
+                    may_match_word_ascii(&t, &buf),
+                    may_match_word(&t, &stream),
+                    "{token} in {text}"
+                );
+            }
+        }
+    }
 
     /// Whenever the full matcher matches a token, the quick test lets it through (texts and tokens
     /// cut from each other: substrings, subsequences, prefixes, tokens longer than a word).
