@@ -875,7 +875,10 @@ mod tests {
     fn passes_by_facts(model: &Model, pos: usize, mode: FilterMode) -> bool {
         let f = model.facts_at(pos);
         let (kind, role) = (&*f.kind, f.role.as_deref());
-        if kind == "message" && role == Some("assistant") && !model.is_leaf(pos) && f.blank_assistant
+        if kind == "message"
+            && role == Some("assistant")
+            && !model.is_leaf(pos)
+            && f.blank_assistant
         {
             return false;
         }

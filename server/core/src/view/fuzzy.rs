@@ -520,8 +520,19 @@ mod tests {
             "",
         ];
         let tokens = [
-            "parse", "config", "parser", "prsr", "configparser", "htmlparser", "readerrs", "abc12",
-            "quoted", "commas", "importer", "xyzzy", "p4rse",
+            "parse",
+            "config",
+            "parser",
+            "prsr",
+            "configparser",
+            "htmlparser",
+            "readerrs",
+            "abc12",
+            "quoted",
+            "commas",
+            "importer",
+            "xyzzy",
+            "p4rse",
         ];
         let mut buf = Vec::new();
         for text in texts {

@@ -445,7 +445,12 @@ fn compute_in(
     };
     let build = |range: std::ops::Range<usize>, rows: &mut Vec<Row>| {
         let mut highlighter = search::Highlighter::new();
-        for (row, &pos) in visible.iter().enumerate().skip(range.start).take(range.len()) {
+        for (row, &pos) in visible
+            .iter()
+            .enumerate()
+            .skip(range.start)
+            .take(range.len())
+        {
             let node = &model.nodes[pos];
             let text = model.row_text(pos);
             let in_window = row >= win.start && row < win.end;
@@ -457,13 +462,12 @@ fn compute_in(
                     } else {
                         r.indent
                     };
-                    let connector = (r.show_connector && !r.is_virtual_root_child).then_some(
-                        if r.is_last {
+                    let connector =
+                        (r.show_connector && !r.is_virtual_root_child).then_some(if r.is_last {
                             GutterCell::Last
                         } else {
                             GutterCell::Branch
-                        },
-                    );
+                        });
                     (depth, connector, r.foldable)
                 }
                 None => {

@@ -124,6 +124,16 @@ pub(crate) struct LineRow<'a> {
     pub body: String,
 }
 
+/// A pi gutter prefix cut to what a line `width` cells wide can show. Its characters are one cell
+/// and one cluster each, so past `width + 1` of them the line is cut inside the prefix anyway and
+/// the rest (thousands of cells in deep trees) changes nothing.
+fn cut_gutter(prefix: &str, width: usize) -> &str {
+    match prefix.char_indices().nth(width + 1) {
+        Some((at, _)) => &prefix[..at],
+        None => prefix,
+    }
+}
+
 /// pi's list lines.
 pub(crate) fn pi_lines(
     rows: &[LineRow<'_>],
@@ -145,7 +155,7 @@ pub(crate) fn pi_lines(
     for row in rows {
         let cursor = if row.selected { "› " } else { "  " };
         lines.push(js::truncate_to_width(
-            &format!("{cursor}{}{}", row.prefix, row.body),
+            &format!("{cursor}{}{}", cut_gutter(row.prefix, width), row.body),
             width,
             "...",
         ));
@@ -249,4 +259,36 @@ pub(crate) fn omp_lines(
         lines.push(js::truncate_to_width(tag.trim(), width, ell));
     }
     lines
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Cutting a deep gutter before drawing gives the same line.
+    #[test]
+    fn a_deep_gutter_cut_draws_the_same_line() {
+        let deep: String = "│  ".repeat(400) + "├⊟ ";
+        for width in [0, 1, 2, 3, 10, 40, 120] {
+            for body in ["user: hi", "\u{301}combining first", ""] {
+                for selected in [true, false] {
+                    let rows = |prefix: &'static str| {
+                        vec![LineRow {
+                            selected,
+                            prefix,
+                            body: body.to_owned(),
+                        }]
+                    };
+                    let leaked: &'static str = Box::leak(deep.clone().into_boxed_str());
+                    let cut = pi_lines(&rows(leaked), Some(0), 1, FilterMode::Default, width);
+                    let full = js::truncate_to_width(
+                        &format!("{}{leaked}{body}", if selected { "› " } else { "  " }),
+                        width,
+                        "...",
+                    );
+                    assert_eq!(cut[0], full, "width {width}");
+                }
+            }
+        }
+    }
 }
