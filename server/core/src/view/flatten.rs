@@ -468,12 +468,24 @@ impl Model {
 
     /// The entry `type` for a row.
     pub fn kind_text(&self, pos: usize) -> SharedText {
-        SharedText::kind_of(&self.facts[self.key[pos]])
+        let k = self.key[pos];
+        match self.flags[k] & flag::CATEGORY {
+            flag::USER | flag::ASSISTANT | flag::TOOL_RESULT | flag::MESSAGE => {
+                SharedText::from_static("message")
+            }
+            _ => SharedText::kind_of(&self.facts[k]),
+        }
     }
 
     /// `message.role` for a row.
     pub fn role_text(&self, pos: usize) -> Option<SharedText> {
-        SharedText::role_of(&self.facts[self.key[pos]])
+        let k = self.key[pos];
+        match self.flags[k] & flag::CATEGORY {
+            flag::USER => Some(SharedText::from_static("user")),
+            flag::ASSISTANT => Some(SharedText::from_static("assistant")),
+            flag::TOOL_RESULT => Some(SharedText::from_static("toolResult")),
+            _ => SharedText::role_of(&self.facts[k]),
+        }
     }
 
     /// The label for a row.
@@ -937,6 +949,11 @@ mod tests {
                     if let Some(id) = entry.id() {
                         assert_eq!(model.key_of(id), Some(model.key[pos]));
                     }
+                    assert_eq!(model.kind_text(pos).as_str(), &*model.facts_at(pos).kind);
+                    assert_eq!(
+                        model.role_text(pos).as_deref(),
+                        model.facts_at(pos).role.as_deref()
+                    );
                     let text = model.row_text(pos);
                     if let RowText::ToolResult { call_id, tool_name } = &model.facts_at(pos).text {
                         let expected = match call_id.as_deref().and_then(|c| model.call_by_scan(c))

@@ -61,6 +61,11 @@ impl SharedText {
         }
     }
 
+    /// A static text.
+    pub(crate) fn from_static(text: &'static str) -> SharedText {
+        SharedText(Repr::Static(text))
+    }
+
     /// A ready row text of some facts (the facts are shared, the text is not copied).
     pub(crate) fn row_of(facts: &Arc<EntryFacts>) -> SharedText {
         SharedText(Repr::Row(facts.clone()))
