@@ -431,9 +431,29 @@ pub fn may_match_word(token: &[char], stream: &[char]) -> bool {
     })
 }
 
-/// [`may_match_word`] over an ASCII text's stream as bytes (see [`ascii_word_stream`]): the same
-/// answer, without a `char` per byte.
-pub fn may_match_word_ascii(token: &[char], stream: &[u8]) -> bool {
+/// [`may_match_word`] with the presence test of the word's characters, over an ASCII text read in
+/// place: the stream's characters are the text's letters and digits, lower-cased, so each is
+/// looked for in both cases and the closeness window counts letters and digits only. The same
+/// answer as building the stream, without building it.
+pub fn may_match_ascii_text(token: &[char], text: &[u8]) -> bool {
+    let find = |c: u8, from: usize| -> Option<usize> {
+        let hay = &text[from..];
+        let at = if c.is_ascii_lowercase() {
+            memchr::memchr2(c, c.to_ascii_uppercase(), hay)
+        } else {
+            memchr::memchr(c, hay)
+        };
+        at.map(|i| from + i)
+    };
+    // Every ASCII character of the word is in the stream (letters and digits only can be).
+    for &c in token {
+        if !c.is_ascii() {
+            continue;
+        }
+        if !(c.is_ascii_lowercase() || c.is_ascii_digit()) || find(c as u8, 0).is_none() {
+            return false;
+        }
+    }
     let n = token.len();
     let eligible = n >= 5
         && token.iter().all(char::is_ascii_alphanumeric)
@@ -443,16 +463,21 @@ pub fn may_match_word_ascii(token: &[char], stream: &[u8]) -> bool {
     if !eligible {
         return true;
     }
-    // Eligible tokens are ASCII: compare as bytes.
     let needle: Vec<u8> = token[..n - 2].iter().map(|&c| c as u8).collect();
     let window = 2 * n + 2;
     let mut from = 0;
-    while let Some(found) = memchr::memchr(needle[0], &stream[from..]) {
-        let start = from + found;
-        let end = (start + window).min(stream.len());
+    while let Some(start) = find(needle[0], from) {
         let mut qi = 0;
-        for &c in &stream[start..end] {
-            if c == needle[qi] {
+        let mut seen = 0;
+        for &b in &text[start..] {
+            if !b.is_ascii_alphanumeric() {
+                continue;
+            }
+            seen += 1;
+            if seen > window {
+                break;
+            }
+            if b.to_ascii_lowercase() == needle[qi] {
                 qi += 1;
                 if qi == needle.len() {
                     return true;
@@ -462,16 +487,6 @@ pub fn may_match_word_ascii(token: &[char], stream: &[u8]) -> bool {
         from = start + 1;
     }
     false
-}
-
-/// [`word_stream`] of an ASCII text, as bytes into `out` (cleared first).
-pub fn ascii_word_stream(text: &str, out: &mut Vec<u8>) {
-    out.clear();
-    out.extend(
-        text.bytes()
-            .filter(u8::is_ascii_alphanumeric)
-            .map(|b| b.to_ascii_lowercase()),
-    );
 }
 
 /// A text's characters as [`may_match_word`] reads them: lower-cased, letters, digits and marks
@@ -509,44 +524,42 @@ pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
 mod tests {
     use super::*;
 
-    /// The byte variant of the quick test answers as the `char` one on ASCII texts.
+    /// The in-place test answers as presence + [`may_match_word`] over the stream, on generated
+    /// ASCII texts and words (letters of a small alphabet, digits, separators, both cases).
     #[test]
-    fn the_ascii_quick_test_equals_the_char_one() {
-        let texts = [
-            "user: The CSV importer drops rows with quoted commas. Can you find out why?",
-            "assistant: Let me look at the parser-config and configParser modules, then HTMLParser.",
-            "toolResult read src/reader.rs: fn parse_line(text: &str) -> Result<Entry, LineError>",
-            "p a r s e   c o n f i g",
-            "",
-        ];
-        let tokens = [
-            "parse",
-            "config",
-            "parser",
-            "prsr",
-            "configparser",
-            "htmlparser",
-            "readerrs",
-            "abc12",
-            "quoted",
-            "commas",
-            "importer",
-            "xyzzy",
-            "p4rse",
-        ];
-        let mut buf = Vec::new();
-        for text in texts {
-            let stream = word_stream(text);
-            ascii_word_stream(text, &mut buf);
-            assert_eq!(buf.iter().map(|&b| b as char).collect::<Vec<_>>(), stream);
-            for token in tokens {
-                let t: Vec<char> = token.chars().collect();
-                assert_eq!(
-                    may_match_word_ascii(&t, &buf),
-                    may_match_word(&t, &stream),
-                    "{token} in {text}"
-                );
+    fn the_in_place_test_equals_the_stream_one() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        };
+        let alphabet = b"abcAB01 -_.";
+        let word_chars = b"abc01";
+        for _ in 0..20_000 {
+            let len = next(40);
+            let text: String = (0..len)
+                .map(|_| alphabet[next(alphabet.len())] as char)
+                .collect();
+            let wlen = 1 + next(8);
+            let word: Vec<char> = (0..wlen)
+                .map(|_| word_chars[next(word_chars.len())] as char)
+                .collect();
+            let stream = word_stream(&text);
+            let mut present = [false; 128];
+            for &c in &stream {
+                if let Some(slot) = present.get_mut(c as usize) {
+                    *slot = true;
+                }
             }
+            let expected = word.iter().all(|&c| !c.is_ascii() || present[c as usize])
+                && may_match_word(&word, &stream);
+            assert_eq!(
+                may_match_ascii_text(&word, text.as_bytes()),
+                expected,
+                "{word:?} in {text:?}"
+            );
         }
     }
 

@@ -104,23 +104,13 @@ impl Query {
                 // each character of the normalized word somewhere in the text (checked for ASCII
                 // characters), and long words need most of theirs close together.
                 if text.is_ascii() {
-                    // The same test over bytes, with the stream in a buffer kept per thread.
-                    thread_local! {
-                        static STREAM: std::cell::RefCell<Vec<u8>> = const { std::cell::RefCell::new(Vec::new()) };
-                    }
-                    let possible = STREAM.with(|cell| {
-                        let mut stream = cell.borrow_mut();
-                        fuzzy::ascii_word_stream(text, &mut stream);
-                        let mut present = [false; 128];
-                        for &b in stream.iter() {
-                            present[usize::from(b & 0x7f)] = true;
-                        }
-                        self.words.iter().all(|w| {
-                            w.iter().all(|&c| !c.is_ascii() || present[c as usize])
-                                && fuzzy::may_match_word_ascii(w, &stream)
-                        })
-                    });
-                    if !possible {
+                    // The same test read in place in the text.
+                    let bytes = text.as_bytes();
+                    if !self
+                        .words
+                        .iter()
+                        .all(|w| fuzzy::may_match_ascii_text(w, bytes))
+                    {
                         return false;
                     }
                     let index = fuzzy::SearchIndex::new(text);
