@@ -31,6 +31,27 @@ fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Optio
     T::deserialize(d).map(Some)
 }
 
+/// A struct read only from a JSON object: serde's derived structs also accept an array (fields
+/// by position), which the projection reads as no fields at all.
+struct Object<T>(T);
+
+impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
+    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
+        struct ObjectVisitor<T>(std::marker::PhantomData<T>);
+        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<T> {
+            type Value = T;
+            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                f.write_str("an object")
+            }
+            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
+                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
+            }
+        }
+        d.deserialize_map(ObjectVisitor(std::marker::PhantomData))
+            .map(Object)
+    }
+}
+
 #[derive(Deserialize)]
 struct Line<'a> {
     #[serde(rename = "type")]
@@ -42,7 +63,7 @@ struct Line<'a> {
     #[serde(default)]
     timestamp: Option<&'a str>,
     #[serde(borrow)]
-    message: Message<'a>,
+    message: Object<Message<'a>>,
 }
 
 #[derive(Deserialize)]
@@ -59,7 +80,7 @@ struct Message<'a> {
     #[serde(rename = "errorMessage", default)]
     error_message: Option<&'a str>,
     #[serde(default)]
-    usage: Option<Usage>,
+    usage: Option<Object<Usage>>,
     #[serde(rename = "retryRecovery", default, deserialize_with = "present")]
     retry_recovery: Option<IgnoredAny>,
 }
@@ -90,15 +111,18 @@ pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
     let mut de = serde_json::Deserializer::from_str(text);
     let line = Line::deserialize(&mut de).ok()?;
     de.end().ok()?;
-    let message = line.message;
+    let Object(message) = line.message;
     if line.kind != "message"
         || !matches!(message.role, "user" | "assistant" | "toolResult")
         || message.retry_recovery.is_some()
     {
         return None;
     }
-    let usage_without_cost =
-        message.role == "assistant" && message.usage.as_ref().is_some_and(|u| u.cost.is_none());
+    let usage_without_cost = message.role == "assistant"
+        && message
+            .usage
+            .as_ref()
+            .is_some_and(|Object(u)| u.cost.is_none());
     let facts = match facts_for {
         Some(dialect) => {
             let content = match message.content {
@@ -135,7 +159,7 @@ struct Content<'a>(RawContent<'a>);
 
 enum RawContent<'a> {
     Text(String),
-    Blocks(Vec<Block<'a>>),
+    Blocks(Vec<Object<Block<'a>>>),
     Other,
 }
 
@@ -194,7 +218,7 @@ fn content_of(content: RawContent<'_>) -> Option<PlainContent<'_>> {
         RawContent::Other => return None,
     };
     let mut out = Vec::with_capacity(blocks.len());
-    for b in blocks {
+    for Object(b) in blocks {
         out.push(match b.kind {
             Some("text") => match b.text {
                 Some(t) => PlainBlock::Text(crate::projection::cut_raw_string(t.get())?),
@@ -329,6 +353,9 @@ mod tests {
             r#"{"type":"message","id":"a","message":{"role":"user","content":"x"}} x"#,
             r#"{"type":"message","id":"a","message":{"role":"user","content":"x","content":"y"}}"#,
             r#"{"type":"message","id":"a","parentId":7,"message":{"role":"user"}}"#,
+            r#"{"type":"message","id":"a","message":["user","x"]}"#,
+            r#"{"type":"message","id":"a","message":{"role":"assistant","usage":[]}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":[["text","x"]]}}"#,
         ] {
             assert!(scan(line, Some(Dialect::Omp)).is_none(), "{line}");
         }
