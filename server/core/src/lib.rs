@@ -10,7 +10,8 @@ pub mod diagnostics;
 pub mod dialect;
 pub mod entry;
 pub mod error;
-mod fast_line;
+#[doc(hidden)]
+pub mod fast_line;
 pub mod ids;
 pub mod json;
 pub mod migrate;

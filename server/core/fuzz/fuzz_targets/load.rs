@@ -1,6 +1,7 @@
 //! Arbitrary bytes as a session file: the reader (title slot, torn tails, non-UTF-8, junk lines),
 //! the in-memory migrations, the index, context building and the row renderer under a view state
-//! taken from the first bytes. Nothing may panic, hang or write.
+//! taken from the first bytes, and the typed read of common message lines against the projection.
+//! Nothing may panic, hang or write.
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
@@ -11,6 +12,12 @@ use std::io::Write;
 
 fuzz_target!(|data: &[u8]| {
     let (state, file) = data.split_at(data.len().min(4));
+    // The typed read of common message lines answers as the projection does.
+    for line in String::from_utf8_lossy(file).split('\n') {
+        if let Err(diff) = sessiontree_core::fast_line::check_against_projection(line) {
+            panic!("{line}\n{diff}");
+        }
+    }
     let pick = |i: usize| state.get(i).copied().unwrap_or(0) as usize;
     let mut tmp = tempfile_in_shm();
     let cleanup = Cleanup(tmp.0.clone());
