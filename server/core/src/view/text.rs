@@ -566,6 +566,39 @@ fn omp_stop_presentation(stop: Option<&str>, error: Option<&str>) -> Option<(boo
     }
 }
 
+/// An assistant row's text from its normalized content text, stop reason and error message;
+/// `omp_presentation` (omp's error presentation) is asked for only in omp's dialect.
+fn assistant_row_text(
+    dialect: Dialect,
+    text: &str,
+    stop: Option<&str>,
+    error: Option<&str>,
+    omp_presentation: impl FnOnce() -> Option<(bool, String)>,
+) -> String {
+    match dialect {
+        Dialect::Pi => {
+            if !text.is_empty() {
+                format!("assistant: {text}")
+            } else if stop == Some("aborted") {
+                "assistant: (aborted)".to_owned()
+            } else if let Some(e) = error.filter(|e| !e.is_empty()) {
+                format!("assistant: {}", js::slice_utf16(&js::normalize(e), 80))
+            } else {
+                "assistant: (no content)".to_owned()
+            }
+        }
+        Dialect::Omp => match omp_presentation() {
+            Some((true, note)) => format!("assistant: {note}"),
+            _ if !text.is_empty() => format!("assistant: {text}"),
+            Some((false, err)) => {
+                format!("assistant: {}", js::slice_utf16(&js::normalize(&err), 80))
+            }
+            None if stop == Some("aborted") => "assistant: (aborted)".to_owned(),
+            None => "assistant: (no content)".to_owned(),
+        },
+    }
+}
+
 fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFacts) {
     let role = str_field(msg, "role").map(crate::names::name);
     let role_str = role.as_deref().unwrap_or("");
@@ -609,33 +642,13 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
                     }
                 }
             }
-            let text = js::normalize(extracted());
-            match dialect {
-                Dialect::Pi => {
-                    if !text.is_empty() {
-                        format!("assistant: {text}")
-                    } else if stop == Some("aborted") {
-                        "assistant: (aborted)".to_owned()
-                    } else if let Some(e) = str_field(msg, "errorMessage").filter(|e| !e.is_empty())
-                    {
-                        format!("assistant: {}", js::slice_utf16(&js::normalize(e), 80))
-                    } else {
-                        "assistant: (no content)".to_owned()
-                    }
-                }
-                Dialect::Omp => {
-                    let presentation = omp_error_presentation(msg);
-                    match presentation {
-                        Some((true, note)) => format!("assistant: {note}"),
-                        _ if !text.is_empty() => format!("assistant: {text}"),
-                        Some((false, err)) => {
-                            format!("assistant: {}", js::slice_utf16(&js::normalize(&err), 80))
-                        }
-                        None if stop == Some("aborted") => "assistant: (aborted)".to_owned(),
-                        None => "assistant: (no content)".to_owned(),
-                    }
-                }
-            }
+            assistant_row_text(
+                dialect,
+                &js::normalize(extracted()),
+                stop,
+                str_field(msg, "errorMessage"),
+                || omp_error_presentation(msg),
+            )
         }
         "toolResult" => {
             let call_id = str_field(msg, "toolCallId")
@@ -771,28 +784,9 @@ pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> Entr
                     }
                 }
             }
-            match dialect {
-                Dialect::Pi => {
-                    if !text.is_empty() {
-                        format!("assistant: {text}")
-                    } else if stop == Some("aborted") {
-                        "assistant: (aborted)".to_owned()
-                    } else if let Some(e) = m.error_message.filter(|e| !e.is_empty()) {
-                        format!("assistant: {}", js::slice_utf16(&js::normalize(e), 80))
-                    } else {
-                        "assistant: (no content)".to_owned()
-                    }
-                }
-                Dialect::Omp => match omp_stop_presentation(stop, m.error_message) {
-                    Some((true, note)) => format!("assistant: {note}"),
-                    _ if !text.is_empty() => format!("assistant: {text}"),
-                    Some((false, err)) => {
-                        format!("assistant: {}", js::slice_utf16(&js::normalize(&err), 80))
-                    }
-                    None if stop == Some("aborted") => "assistant: (aborted)".to_owned(),
-                    None => "assistant: (no content)".to_owned(),
-                },
-            }
+            assistant_row_text(dialect, &text, stop, m.error_message, || {
+                omp_stop_presentation(stop, m.error_message)
+            })
         }
         _ => {
             facts.text = RowText::ToolResult {
