@@ -394,6 +394,16 @@ fn swap_variants(token: &[char]) -> Vec<Vec<char>> {
     out
 }
 
+/// Whether [`may_match_word`]'s closeness rule applies to a token: five or more ASCII letters or
+/// digits, with no letter–digit pair.
+fn closeness_test_applies(token: &[char]) -> bool {
+    token.len() >= 5
+        && token.iter().all(char::is_ascii_alphanumeric)
+        && !token
+            .windows(2)
+            .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit())
+}
+
 /// A quick test that can only say "cannot match": for a normalized token word of five or more
 /// ASCII letters or digits (no letter–digit pair, so no swapped variants; too long for an acronym)
 /// every rule that can match it — the word itself, a prefix, a word it extends by up to two
@@ -403,12 +413,7 @@ fn swap_variants(token: &[char]) -> Vec<Vec<char>> {
 /// once separators are dropped, as here). `true` when the rule does not apply.
 pub fn may_match_word(token: &[char], stream: &[char]) -> bool {
     let n = token.len();
-    let eligible = n >= 5
-        && token.iter().all(char::is_ascii_alphanumeric)
-        && !token
-            .windows(2)
-            .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit());
-    if !eligible {
+    if !closeness_test_applies(token) {
         return true;
     }
     let needle = &token[..n - 2];
@@ -455,12 +460,7 @@ pub fn may_match_ascii_text(token: &[char], text: &[u8]) -> bool {
         }
     }
     let n = token.len();
-    let eligible = n >= 5
-        && token.iter().all(char::is_ascii_alphanumeric)
-        && !token
-            .windows(2)
-            .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit());
-    if !eligible {
+    if !closeness_test_applies(token) {
         return true;
     }
     let needle: Vec<u8> = token[..n - 2].iter().map(|&c| c as u8).collect();
