@@ -107,8 +107,9 @@ pub struct Entry {
     pub(crate) usage_without_cost: bool,
     /// `message.role`, for messages.
     pub(crate) role: Option<Cow<'static, str>>,
-    /// The view's facts, computed for one dialect (in the scan, or on first use).
-    pub(crate) facts: OnceLock<(Dialect, Arc<EntryFacts>)>,
+    /// The view's facts and their filter flags, made for one dialect in the scan; the session
+    /// moves them into its view columns.
+    pub(crate) facts: OnceLock<crate::view::columns::Scanned>,
 }
 
 impl PartialEq for Entry {
@@ -188,7 +189,7 @@ impl Entry {
             if let Some(fast) = crate::fast_line::scan(text, facts_for) {
                 let entry = Entry::from_fast(&fast, body(at), line);
                 if let (Some(dialect), Some(facts)) = (facts_for, fast.facts) {
-                    let _ = entry.facts.set((dialect, Arc::new(facts)));
+                    entry.keep_facts(facts, dialect);
                 }
                 return Ok(entry);
             }
@@ -200,8 +201,7 @@ impl Entry {
         };
         let entry = Entry::from_value_at(&value, body(at), line);
         if let Some(dialect) = facts_for {
-            let facts = crate::view::text::entry_facts(&value, dialect);
-            let _ = entry.facts.set((dialect, Arc::new(facts)));
+            entry.keep_facts(crate::view::text::entry_facts(&value, dialect), dialect);
         }
         Ok(entry)
     }
@@ -352,17 +352,10 @@ impl Entry {
         self.role.as_deref()
     }
 
-    /// The view's facts for a dialect: kept from the scan, or computed now (and kept).
-    pub(crate) fn facts(&self, dialect: Dialect) -> Arc<EntryFacts> {
-        if let Some((d, facts)) = self.facts.get() {
-            if *d == dialect {
-                return facts.clone();
-            }
-            return Arc::new(crate::view::text::entry_facts(&self.json(), dialect));
-        }
-        let facts = Arc::new(crate::view::text::entry_facts(&self.json(), dialect));
-        let _ = self.facts.set((dialect, facts.clone()));
-        facts
+    /// Keeps the view's facts made in the scan, with their filter flags.
+    fn keep_facts(&self, facts: EntryFacts, dialect: Dialect) {
+        let scanned = crate::view::columns::Scanned::new(facts, self.kind.is_none(), dialect);
+        let _ = self.facts.set(scanned);
     }
 
     /// The timestamp as epoch milliseconds, as JavaScript's `Date.parse` would read it (`None` = NaN).

@@ -262,7 +262,11 @@ pub fn check_against_projection(line: &str) -> Result<(), String> {
             continue;
         }
         let fast = Entry::scan(line, 0, None, Some(dialect)).map_err(|e| format!("{e:?}"))?;
-        let fast_facts = fast.facts.get().map(|(_, f)| f.clone()).ok_or("no facts")?;
+        let fast_facts = fast
+            .facts
+            .get()
+            .map(|s| s.facts.clone())
+            .ok_or("no facts")?;
         let value = crate::projection::parse_projected(line).map_err(|e| e.to_string())?;
         let slow = Entry::from_value(&value);
         let slow_facts = crate::view::text::entry_facts(&value, dialect);
@@ -376,7 +380,7 @@ mod tests {
         assert_eq!(fast.parent, Some(None));
         assert!(!fast.usage_without_cost, "a null cost is a cost key");
         let entry = Entry::scan(line, 1, None, Some(Dialect::Pi)).unwrap();
-        assert_eq!(entry.facts.get().unwrap().1.tool_calls.len(), 1);
+        assert_eq!(entry.facts.get().unwrap().facts.tool_calls.len(), 1);
         check_against_projection(line).unwrap();
     }
 }

@@ -23,6 +23,8 @@ pub mod session;
 pub mod snapshot;
 pub mod summary;
 pub mod synth;
+#[cfg(test)]
+mod test_sessions;
 pub mod time;
 pub mod title_slot;
 pub mod tree;

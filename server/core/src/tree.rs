@@ -6,7 +6,7 @@
 //! recursion anywhere.
 
 use crate::entry::Parent;
-use crate::session::Session;
+use crate::session::{Session, NO_PARENT};
 use std::cmp::Ordering;
 
 /// A forest over a session's entries. Nodes are entry indices.
@@ -22,6 +22,15 @@ pub struct Tree {
 impl Tree {
     /// Builds the tree of a session.
     pub fn build(session: &Session) -> Tree {
+        let n = session.entries().len();
+        if let Some(parents) = session.plain_parents().filter(|p| p.len() == n) {
+            return Tree::from_parents(parents, session.times());
+        }
+        Tree::build_general(session)
+    }
+
+    /// [`Tree::build`] for any session: each entry's node and parent looked up by id.
+    fn build_general(session: &Session) -> Tree {
         let entries = session.entries();
         let n = entries.len();
         let mut tree = Tree::default();
@@ -46,6 +55,70 @@ impl Tree {
                 Some(p) => links.push((p, node)),
             }
         }
+        tree.with_links(links, session)
+    }
+
+    /// The tree when every entry is its own node and its resolved parent is the tree's parent
+    /// (no duplicated or missing ids): read from the parent indices alone. An entry naming
+    /// itself is a root, as in [`Tree::build`].
+    fn from_parents(parents: &[u32], times: &[f64]) -> Tree {
+        let n = parents.len();
+        let parent_of = |i: usize| {
+            let p = parents[i];
+            (p != NO_PARENT && p as usize != i).then_some(p as usize)
+        };
+        let mut roots = Vec::new();
+        let mut start = vec![0usize; n + 1];
+        for i in 0..n {
+            match parent_of(i) {
+                Some(p) => start[p + 1] += 1,
+                None => roots.push(i),
+            }
+        }
+        for i in 0..n {
+            start[i + 1] += start[i];
+        }
+        let mut fill = start[..n].to_vec();
+        let mut list = vec![0usize; start[n]];
+        for i in 0..n {
+            if let Some(p) = parent_of(i) {
+                list[fill[p]] = i;
+                fill[p] += 1;
+            }
+        }
+        drop(fill);
+        let stamp = |i: usize| Some(times[i]).filter(|t| !t.is_nan());
+        for p in 0..n {
+            let kids = &mut list[start[p]..start[p + 1]];
+            if kids.len() < 2 {
+                continue;
+            }
+            if kids.len() <= 16 && kids.iter().all(|&k| !times[k].is_nan()) {
+                // Dates only: a total order, so any stable sort gives the same list; insertion
+                // sort needs no buffer.
+                for i in 1..kids.len() {
+                    let mut j = i;
+                    while j > 0 && times[kids[j]] < times[kids[j - 1]] {
+                        kids.swap(j, j - 1);
+                        j -= 1;
+                    }
+                }
+            } else {
+                stable_sort(kids, |a, b| compare_stamps(stamp(*a), stamp(*b)));
+            }
+        }
+        Tree {
+            roots,
+            child_start: start,
+            child_list: list,
+        }
+    }
+
+    /// Fills the child lists from (parent, child) links in file order.
+    fn with_links(self, links: Vec<(usize, usize)>, session: &Session) -> Tree {
+        let entries = session.entries();
+        let n = entries.len();
+        let mut tree = self;
         // Counting sort by parent keeps each list in file order.
         let mut start = vec![0usize; n + 1];
         for &(p, _) in &links {
@@ -145,6 +218,34 @@ fn stable_sort<T: Copy>(items: &mut [T], cmp: impl Fn(&T, &T) -> Ordering) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The tree read from parent indices equals the one looked up by id, wherever it is taken.
+    #[test]
+    fn the_tree_from_parent_indices_equals_the_general_build() {
+        use crate::session::{OpenOptions, Session};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (mut short, mut general) = (0, 0);
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            if session.plain_parents().is_none() {
+                general += 1;
+                continue;
+            }
+            short += 1;
+            assert_eq!(
+                Tree::build(&session),
+                Tree::build_general(&session),
+                "{}",
+                path.display()
+            );
+        }
+        assert!(
+            short >= 20 && general >= 1,
+            "{short} sessions took the short path, {general} the general one"
+        );
+    }
 
     #[test]
     fn merge_sort_is_stable() {

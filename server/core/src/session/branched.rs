@@ -25,11 +25,17 @@ impl Session {
         if path.is_empty() {
             return Err(Error::EntryNotFound(leaf_id.to_owned()));
         }
+        // Each kept entry carries its view facts along, so the new session need not make them.
         let kept: Vec<Entry> = path
             .iter()
-            .map(|&i| &self.entries[i])
-            .filter(|e| e.kind() != "label")
-            .cloned()
+            .filter(|&&i| self.entries[i].kind() != "label")
+            .map(|&i| {
+                let entry = self.entries[i].clone();
+                if let Some(scanned) = self.view_columns.scanned(i) {
+                    let _ = entry.facts.set(scanned.clone());
+                }
+                entry
+            })
             .collect();
         let kept_ids: std::collections::HashSet<&str, foldhash::fast::RandomState> =
             kept.iter().filter_map(Entry::id).collect();

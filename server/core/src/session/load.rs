@@ -181,6 +181,7 @@ impl Session {
             }
         }
         session.parents.reserve(rest.len());
+        session.times.reserve(rest.len());
         session.by_id.reserve(rest.len());
         session.insert_all(rest);
         session.settle_parents();
@@ -261,7 +262,9 @@ impl Session {
             ids: options.ids,
             source: None,
             parents: Vec::new(),
+            times: Vec::new(),
             parents_dirty: false,
+            view_columns: Default::default(),
             unresolved_parents: 0,
             duplicate_ids: false,
         }

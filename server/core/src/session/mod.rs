@@ -75,15 +75,20 @@ pub struct Session {
     /// without hashing ids. Exact unless `parents_dirty` (a duplicated id, or an id arriving that
     /// an earlier orphan points at), which the next `settle_parents` repairs.
     parents: Vec<u32>,
+    /// Each entry's timestamp as `Date.parse` reads it (NaN: not a date), beside `parents` so
+    /// sorting children reads no entry.
+    times: Vec<f64>,
     parents_dirty: bool,
     /// Entries whose `parentId` named no entry when they were indexed.
     unresolved_parents: usize,
     /// Some id is held by more than one entry.
     duplicate_ids: bool,
+    /// What the `/tree` view reads of each entry, shared with the tree models built from it.
+    view_columns: crate::view::columns::ViewColumns,
 }
 
 /// No resolved parent.
-const NO_PARENT: u32 = u32::MAX;
+pub(crate) const NO_PARENT: u32 = u32::MAX;
 
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -349,6 +354,18 @@ impl Session {
         }
     }
 
+    /// Every entry's parent index ([`NO_PARENT`]: none, or the entry itself when it names its own
+    /// id) when the tree is that simple: ids unique, every entry with an id, parents resolved.
+    pub(crate) fn plain_parents(&self) -> Option<&[u32]> {
+        (!self.duplicate_ids && !self.parents_dirty && self.last_idless.is_none())
+            .then_some(&self.parents[..])
+    }
+
+    /// Each entry's timestamp in epoch milliseconds (NaN: not a date), in entry order.
+    pub(crate) fn times(&self) -> &[f64] {
+        &self.times
+    }
+
     /// The index that holds an entry's id (the later entry of a duplicated id; the entry itself
     /// for id-less entries).
     pub fn canonical_index(&self, index: usize) -> usize {
@@ -468,16 +485,23 @@ impl Session {
     pub(crate) fn reserve(&mut self, more: usize) {
         self.entries.reserve(more);
         self.parents.reserve(more);
+        self.times.reserve(more);
         self.by_id.reserve(more);
     }
 
     /// Records one entry in the index, in file order (load, live follow and appends all come here).
-    pub(crate) fn insert(&mut self, entry: Entry) {
+    pub(crate) fn insert(&mut self, mut entry: Entry) {
         let previous = self.entries.last().and_then(|e| e.id.clone());
         if self.index_entry(&entry, self.entries.len(), previous.as_deref()) {
             self.leaf = entry.id.clone();
+            self.view_columns.push(&mut entry, self.dialect, true);
             self.entries.push(entry);
         }
+    }
+
+    /// What the `/tree` view reads of each entry.
+    pub(crate) fn view_columns(&self) -> &crate::view::columns::ViewColumns {
+        &self.view_columns
     }
 
     /// [`Session::insert`] for many entries at once: the list becomes the session's entries
@@ -493,19 +517,21 @@ impl Session {
             0
         });
         let mut next = 0;
-        let mut previous: Option<&Entry> = None;
-        for entry in &entries {
-            let keep = self.index_entry(entry, next, previous.and_then(|e| e.id.as_deref()));
+        let mut previous: Option<usize> = None;
+        for i in 0..entries.len() {
+            let previous_id = previous.and_then(|p| entries[p].id.as_deref());
+            let keep = self.index_entry(&entries[i], next, previous_id);
             if keep {
                 next += 1;
-                previous = Some(entry);
+                previous = Some(i);
+                self.view_columns.push(&mut entries[i], self.dialect, false);
             }
             if kept.capacity() > 0 {
                 kept.push(keep);
             }
         }
         if let Some(last) = previous {
-            self.leaf = last.id.clone();
+            self.leaf = entries[last].id.clone();
         }
         if !kept.is_empty() {
             let mut keep = kept.into_iter();
@@ -585,6 +611,7 @@ impl Session {
             None => NO_PARENT,
         };
         self.parents.push(parent);
+        self.times.push(entry.time_ms);
         match entry.kind() {
             "label" => self.apply_label(entry),
             "session_info" => {

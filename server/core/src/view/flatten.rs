@@ -3,10 +3,12 @@
 //! once, omp's structural depth / sibling data over the whole tree, and pi's visual structure
 //! (indent, connectors, gutters) re-derived over the visible rows only.
 
+use super::columns::{call_hash, CallRecord, Chunked, ViewColumns};
 use super::shared_text::SharedText;
 use super::text::{self, EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
-use crate::session::Session;
+use crate::session::{Session, NO_PARENT};
+use crate::tree::Tree;
 use std::borrow::Cow;
 use std::collections::HashMap;
 use std::path::Path;
@@ -81,10 +83,12 @@ pub(crate) struct Model {
     pub key_parent: Vec<Option<usize>>,
     /// key → its [`flag`]s.
     pub flags: Vec<u16>,
-    /// key → the entry's view facts (shared with the session's entry).
-    facts: Vec<Arc<EntryFacts>>,
-    /// key → the entry id (`None` = JavaScript `undefined`); shared with the rows views.
-    pub ids: Arc<[Option<Arc<str>>]>,
+    /// key → the entry it shows.
+    pub key_entry: Vec<u32>,
+    /// entry → its key ([`NONE`]: not in the tree).
+    key_of_entry: Vec<u32>,
+    /// The session's facts and ids by entry (shared with the session, not copied).
+    pub columns: ViewColumns,
     /// key → label in effect (only keys with [`flag::LABELED`]).
     labels: HashMap<usize, Arc<str>, foldhash::fast::RandomState>,
     /// The leaf's key.
@@ -125,8 +129,48 @@ fn leaf_first<'a>(list: &'a [usize], contains: &[bool]) -> Cow<'a, [usize]> {
     Cow::Owned(out)
 }
 
-/// The flags of one entry from its facts.
-fn flags_of(entry: &crate::entry::Entry, facts: &EntryFacts, dialect: Dialect) -> u16 {
+/// Which nodes' subtrees hold the leaf.
+fn holds_leaf(session: &Session, tree: &Tree, leaf: Option<usize>) -> Vec<bool> {
+    let n = session.entries().len();
+    if let Some(parents) = session.plain_parents().filter(|p| p.len() == n) {
+        let mut contains = vec![false; n];
+        // One parent per node: the leaf's ancestors, unless they run into a cycle (then none of
+        // them is reachable from a root, and the walk from the roots marks nothing).
+        let mut cursor = leaf;
+        while let Some(node) = cursor {
+            if contains[node] {
+                contains.iter_mut().for_each(|c| *c = false);
+                break;
+            }
+            contains[node] = true;
+            let p = parents[node];
+            cursor = (p != NO_PARENT && p as usize != node).then_some(p as usize);
+        }
+        return contains;
+    }
+    holds_leaf_general(n, tree, leaf)
+}
+
+/// [`holds_leaf`] for any tree: a plain pre-order, then children before parents.
+fn holds_leaf_general(n: usize, tree: &Tree, leaf: Option<usize>) -> Vec<bool> {
+    let mut contains = vec![false; n];
+    let order = tree.preorder();
+    for &(node, _) in order.iter().rev() {
+        let has = Some(node) == leaf
+            || tree
+                .children(node)
+                .iter()
+                .any(|&c| contains.get(c).copied().unwrap_or(false));
+        if let Some(slot) = contains.get_mut(node) {
+            *slot = has;
+        }
+    }
+    contains
+}
+
+/// The flags that follow from an entry's facts alone (kept with the facts; a model adds the
+/// active path, the leaf and labels).
+pub(crate) fn static_flags(kind_missing: bool, facts: &EntryFacts, dialect: Dialect) -> u16 {
     let kind = &*facts.kind;
     let mut f = if kind == "message" {
         match facts.role.as_deref() {
@@ -146,7 +190,7 @@ fn flags_of(entry: &crate::entry::Entry, facts: &EntryFacts, dialect: Dialect) -
     if facts.user_request {
         f |= flag::USER_REQUEST;
     }
-    if entry.kind.is_none() {
+    if kind_missing {
         f |= flag::KIND_MISSING;
     }
     if !facts.tool_calls.is_empty() {
@@ -155,44 +199,17 @@ fn flags_of(entry: &crate::entry::Entry, facts: &EntryFacts, dialect: Dialect) -
     f
 }
 
-/// What [`Model::build`] reads of each key's entry.
-type KeyData = (Vec<Arc<EntryFacts>>, Vec<Option<Arc<str>>>, Vec<u16>);
-
-/// Facts, ids and flags of the entries `keys` names, on two threads for big sessions.
-fn key_data(session: &Session, keys: &[u32]) -> KeyData {
+/// The flags of the entries `keys` names, their facts made where the scan did not make them.
+fn key_flags(session: &Session, columns: &ViewColumns, keys: &[u32]) -> Vec<u16> {
     let dialect = session.dialect();
     let entries = session.entries();
-    let read = |keys: &[u32]| -> KeyData {
-        let mut facts = Vec::with_capacity(keys.len());
-        let mut ids = Vec::with_capacity(keys.len());
-        let mut flags = Vec::with_capacity(keys.len());
-        for &e in keys {
-            let entry = &entries[e as usize];
-            let f = entry.facts(dialect);
-            flags.push(flags_of(entry, &f, dialect));
-            facts.push(f);
-            ids.push(entry.id.clone());
-        }
-        (facts, ids, flags)
-    };
-    if keys.len() < 4096 {
-        return read(keys);
-    }
-    let (a, b) = keys.split_at(keys.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| read(b));
-        let mut first = read(a);
-        let rest = second.join().unwrap_or_else(|_| read(b));
-        first.0.extend(rest.0);
-        first.1.extend(rest.1);
-        first.2.extend(rest.2);
-        first
-    })
-}
-
-fn hash_call(id: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(id)
+    keys.iter()
+        .map(|&e| {
+            columns
+                .facts_or_make(e as usize, &entries[e as usize], dialect)
+                .flags
+        })
+        .collect()
 }
 
 impl Model {
@@ -203,20 +220,7 @@ impl Model {
         let entries = session.entries();
         let leaf = session.leaf_id().and_then(|id| session.index_of(id));
 
-        // Which subtrees hold the leaf: a plain pre-order, then children before parents.
-        let order = tree.preorder();
-        let mut contains = vec![false; entries.len()];
-        for &(node, _) in order.iter().rev() {
-            let has = Some(node) == leaf
-                || tree
-                    .children(node)
-                    .iter()
-                    .any(|&c| contains.get(c).copied().unwrap_or(false));
-            if let Some(slot) = contains.get_mut(node) {
-                *slot = has;
-            }
-        }
-        drop(order);
+        let contains = holds_leaf(session, &tree, leaf);
         let ordered = |list| leaf_first(list, &contains);
 
         let roots = ordered(&tree.roots);
@@ -350,7 +354,9 @@ impl Model {
         }
         drop((on_path, contains, stack));
 
-        let (facts, ids, mut flags) = key_data(session, &key_entry);
+        let columns = session.view_columns().clone();
+        let mut flags = key_flags(session, &columns, &key_entry);
+        let has_id = |k: usize| columns.id(key_entry[k] as usize).is_some();
         let key_at = |entry: usize| match key_of_entry[entry] {
             NONE => None,
             k => Some(k as usize),
@@ -358,7 +364,7 @@ impl Model {
         // The path from the leaf up (pi `buildActivePath`, omp's parent map).
         for i in session.branch_path(None) {
             if let Some(k) = key_at(i) {
-                if ids[k].is_some() {
+                if has_id(k) {
                     flags[k] |= flag::ACTIVE;
                 }
             }
@@ -371,7 +377,7 @@ impl Model {
         let mut labels: HashMap<usize, Arc<str>, foldhash::fast::RandomState> = HashMap::default();
         for (target, state) in session.labels() {
             if let Some(k) = session.index_of(target).and_then(key_at) {
-                if ids[k].is_some() {
+                if has_id(k) {
                     labels.insert(k, state.label.as_str().into());
                     flags[k] |= flag::LABELED;
                 }
@@ -392,8 +398,9 @@ impl Model {
             key_last_pos,
             key_parent,
             flags,
-            facts,
-            ids: ids.into(),
+            key_entry,
+            key_of_entry,
+            columns,
             labels,
             leaf_key,
             key_by_id: OnceLock::new(),
@@ -410,12 +417,22 @@ impl Model {
 
     /// The facts of a position's entry.
     pub fn facts_at(&self, pos: usize) -> &EntryFacts {
-        &self.facts[self.key[pos]]
+        self.key_facts(self.key[pos])
+    }
+
+    /// The facts of a key's entry.
+    fn key_facts(&self, k: usize) -> &Arc<EntryFacts> {
+        self.columns.facts(self.key_entry[k] as usize)
     }
 
     /// The entry id.
     pub fn id(&self, pos: usize) -> Option<&str> {
-        self.ids[self.key[pos]].as_deref()
+        self.key_id(self.key[pos])
+    }
+
+    /// The id of a key's entry.
+    pub fn key_id(&self, k: usize) -> Option<&str> {
+        self.columns.id(self.key_entry[k] as usize).map(|id| &**id)
     }
 
     /// The label in effect.
@@ -454,7 +471,7 @@ impl Model {
 
     /// [`Model::text`] for a row, shared rather than copied.
     pub fn row_text(&self, pos: usize) -> SharedText {
-        let facts = &self.facts[self.key[pos]];
+        let facts = self.key_facts(self.key[pos]);
         match &facts.text {
             RowText::Ready(_) => SharedText::row_of(facts),
             RowText::ToolResult { call_id, tool_name } => {
@@ -473,7 +490,7 @@ impl Model {
             flag::USER | flag::ASSISTANT | flag::TOOL_RESULT | flag::MESSAGE => {
                 SharedText::from_static("message")
             }
-            _ => SharedText::kind_of(&self.facts[k]),
+            _ => SharedText::kind_of(self.key_facts(k)),
         }
     }
 
@@ -484,7 +501,7 @@ impl Model {
             flag::USER => Some(SharedText::from_static("user")),
             flag::ASSISTANT => Some(SharedText::from_static("assistant")),
             flag::TOOL_RESULT => Some(SharedText::from_static("toolResult")),
-            _ => SharedText::role_of(&self.facts[k]),
+            _ => SharedText::role_of(self.key_facts(k)),
         }
     }
 
@@ -506,42 +523,17 @@ impl Model {
     /// they walk past: the last one wins). The map is made on first use, over two halves of the
     /// keys on two threads; a key's place is its last position.
     fn call(&self, id: &str) -> Option<&ToolCall> {
-        let calls = self.calls.get_or_init(|| {
-            let scan = |keys: std::ops::Range<usize>| {
-                let mut calls = CallMap::default();
-                for k in keys {
-                    if self.flags[k] & flag::CALLS == 0 {
-                        continue;
-                    }
-                    for (i, (call_id, _)) in self.facts[k].tool_calls.iter().enumerate() {
-                        let slot = calls.entry(hash_call(call_id)).or_insert((k as u32, 0));
-                        let held = slot.0 as usize;
-                        if held == k || self.key_last_pos[k] > self.key_last_pos[held] {
-                            *slot = (k as u32, i as u32);
-                        }
-                    }
-                }
-                calls
-            };
-            let n = self.facts.len();
-            if n < 4096 {
-                return [scan(0..n), CallMap::default()];
-            }
-            let mid = n / 2;
-            std::thread::scope(|scope| {
-                let second = scope.spawn(|| scan(mid..n));
-                let first = scan(0..mid);
-                let second = second.join().unwrap_or_else(|_| scan(mid..n));
-                [first, second]
-            })
+        let calls = self.calls.get_or_init(|| match self.columns.calls() {
+            Some(records) => self.call_map_from_records(records),
+            None => self.call_map_from_facts(),
         });
-        let hash = hash_call(id);
+        let hash = call_hash(id);
         let mut best: Option<(usize, &ToolCall)> = None;
         for map in calls {
             let Some(&(k, i)) = map.get(&hash) else {
                 continue;
             };
-            let (call_id, call) = &self.facts[k as usize].tool_calls[i as usize];
+            let (call_id, call) = &self.key_facts(k as usize).tool_calls[i as usize];
             if call_id != id {
                 // Two call ids with one hash: walk every call, the last one wins.
                 return self.call_by_scan(id);
@@ -554,10 +546,74 @@ impl Model {
         best.map(|(_, call)| call)
     }
 
+    /// The map from the session's call records (hashes made in the scan): no entry's facts read.
+    fn call_map_from_records(&self, records: &Chunked<CallRecord>) -> [CallMap; 2] {
+        let scan = |chunks: &[&[CallRecord]]| {
+            let mut calls = CallMap::default();
+            for record in chunks.iter().flat_map(|c| c.iter()) {
+                let k = match self.key_of_entry.get(record.entry as usize) {
+                    Some(&k) if k != NONE => k as usize,
+                    _ => continue,
+                };
+                self.keep_call(&mut calls, record.hash, k, record.call);
+            }
+            calls
+        };
+        let chunks: Vec<&[CallRecord]> = records.chunks().collect();
+        if records.len() < 4096 {
+            return [scan(&chunks), CallMap::default()];
+        }
+        let (a, b) = chunks.split_at(chunks.len() / 2);
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| scan(b));
+            let first = scan(a);
+            let second = second.join().unwrap_or_else(|_| scan(b));
+            [first, second]
+        })
+    }
+
+    /// The map made by hashing every call id of the keys (when some entry's calls are not
+    /// recorded): over two halves of the keys on two threads.
+    fn call_map_from_facts(&self) -> [CallMap; 2] {
+        let scan = |keys: std::ops::Range<usize>| {
+            let mut calls = CallMap::default();
+            for k in keys {
+                if self.flags[k] & flag::CALLS == 0 {
+                    continue;
+                }
+                for (i, (call_id, _)) in self.key_facts(k).tool_calls.iter().enumerate() {
+                    self.keep_call(&mut calls, call_hash(call_id), k, i as u32);
+                }
+            }
+            calls
+        };
+        let n = self.key_entry.len();
+        if n < 4096 {
+            return [scan(0..n), CallMap::default()];
+        }
+        let mid = n / 2;
+        std::thread::scope(|scope| {
+            let second = scope.spawn(|| scan(mid..n));
+            let first = scan(0..mid);
+            let second = second.join().unwrap_or_else(|_| scan(mid..n));
+            [first, second]
+        })
+    }
+
+    /// Records call `i` of key `k` unless the map holds a call with that hash at a later place
+    /// (a key's place is its last position; within a key the later call wins).
+    fn keep_call(&self, calls: &mut CallMap, hash: u64, k: usize, i: u32) {
+        let slot = calls.entry(hash).or_insert((k as u32, i));
+        let held = slot.0 as usize;
+        if held == k || self.key_last_pos[k] > self.key_last_pos[held] {
+            *slot = (k as u32, i);
+        }
+    }
+
     fn call_by_scan(&self, id: &str) -> Option<&ToolCall> {
         let mut found = None;
         for &k in &self.key {
-            for (call_id, call) in &self.facts[k].tool_calls {
+            for (call_id, call) in &self.key_facts(k).tool_calls {
                 if call_id == id {
                     found = Some(call);
                 }
@@ -569,16 +625,16 @@ impl Model {
     /// The key of an entry id.
     pub fn key_of(&self, id: &str) -> Option<usize> {
         if let Some(k) = self.leaf_key {
-            if self.ids[k].as_deref() == Some(id) {
+            if self.key_id(k) == Some(id) {
                 return Some(k);
             }
         }
         self.key_by_id
             .get_or_init(|| {
                 let mut map: HashMap<Arc<str>, usize, foldhash::fast::RandomState> =
-                    HashMap::with_capacity_and_hasher(self.ids.len(), Default::default());
-                for (k, id) in self.ids.iter().enumerate() {
-                    if let Some(id) = id {
+                    HashMap::with_capacity_and_hasher(self.key_entry.len(), Default::default());
+                for (k, &e) in self.key_entry.iter().enumerate() {
+                    if let Some(id) = self.columns.id(e as usize) {
                         map.insert(id.clone(), k);
                     }
                 }
@@ -905,6 +961,35 @@ mod tests {
             FilterMode::All => true,
             FilterMode::Default => !settings,
         }
+    }
+
+    /// Walking up from the leaf marks the subtrees that hold it exactly as the general walk does,
+    /// for the leaf and for other entries taken as the leaf.
+    #[test]
+    fn the_leaf_holders_from_parent_indices_equal_the_general_walk() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut checked = 0;
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            let n = session.entries().len();
+            if session.plain_parents().is_none() || n == 0 {
+                continue;
+            }
+            let tree = session.tree();
+            let leaf = session.leaf_id().and_then(|id| session.index_of(id));
+            for at in [leaf, Some(0), Some(n / 2), Some(n - 1), None] {
+                assert_eq!(
+                    holds_leaf(&session, &tree, at),
+                    holds_leaf_general(n, &tree, at),
+                    "{} at {at:?}",
+                    path.display()
+                );
+            }
+            checked += 1;
+        }
+        assert!(checked >= 20, "{checked}");
     }
 
     /// Flags, tool-result texts, ids and parents kept per key equal what each position's entry

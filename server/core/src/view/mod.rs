@@ -7,6 +7,7 @@
 //! `navigate` and `branch_pick` decide what picking a row does.
 
 pub mod branch_pick;
+pub(crate) mod columns;
 mod flatten;
 pub mod fuzzy;
 pub mod js;
@@ -145,19 +146,19 @@ pub struct RowsView {
     ids: RowIds,
 }
 
-/// The id of every visible row: the model's ids by key, and each row's key.
+/// The id of every visible row: the session's ids by entry, and each row's entry.
 #[derive(Debug, Clone, Default)]
 struct RowIds {
-    by_key: std::sync::Arc<[Option<std::sync::Arc<str>>]>,
-    row_keys: std::sync::Arc<[u32]>,
+    columns: columns::ViewColumns,
+    row_entries: std::sync::Arc<[u32]>,
 }
 
 impl RowIds {
     fn get(&self, row: usize) -> Option<&str> {
-        self.row_keys
+        self.row_entries
             .get(row)
-            .and_then(|&k| self.by_key.get(k as usize))
-            .and_then(Option::as_deref)
+            .and_then(|&e| self.columns.id(e as usize))
+            .map(|id| &**id)
     }
 }
 
@@ -379,8 +380,11 @@ impl Layout {
             }
         };
         let ids = RowIds {
-            by_key: model.ids.clone(),
-            row_keys: visible.iter().map(|&p| model.key[p] as u32).collect(),
+            columns: model.columns.clone(),
+            row_entries: visible
+                .iter()
+                .map(|&p| model.key_entry[model.key[p]])
+                .collect(),
         };
         Layout {
             filter,

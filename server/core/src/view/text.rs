@@ -121,6 +121,22 @@ pub(crate) struct EntryFacts {
     pub tool_calls: Vec<(String, ToolCall)>,
 }
 
+impl EntryFacts {
+    /// The facts of an entry with nothing to show.
+    pub fn empty() -> EntryFacts {
+        EntryFacts {
+            kind: std::borrow::Cow::Borrowed(""),
+            role: None,
+            text: RowText::Ready(String::new()),
+            search_parts: Vec::new(),
+            search: Box::default(),
+            blank_assistant: false,
+            user_request: false,
+            tool_calls: Vec::new(),
+        }
+    }
+}
+
 const SETTINGS_PI: &[&str] = &[
     "label",
     "custom",
@@ -818,13 +834,7 @@ pub(crate) fn entry_facts(value: &Value, dialect: Dialect) -> EntryFacts {
 fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let mut facts = EntryFacts {
         kind: crate::names::name(value.field("type").and_then(Value::as_str).unwrap_or("")),
-        role: None,
-        text: RowText::Ready(String::new()),
-        search_parts: Vec::new(),
-        search: Box::default(),
-        blank_assistant: false,
-        user_request: false,
-        tool_calls: Vec::new(),
+        ..EntryFacts::empty()
     };
     let empty = Map::new();
     let obj = value.as_object().unwrap_or(&empty);

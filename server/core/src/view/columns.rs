@@ -1,0 +1,207 @@
+//! What the `/tree` view reads of each entry (its facts with their filter flags, and its id),
+//! kept by the session in chunks that tree models share instead of copying. A model of a
+//! 100k-entry session takes one reference per 4096 entries, where copying took two reference
+//! counts per entry, each a cache miss on memory the open touched long before.
+
+use super::text::EntryFacts;
+use crate::dialect::Dialect;
+use crate::entry::Entry;
+use std::sync::{Arc, OnceLock};
+
+/// Entries per chunk.
+const CHUNK: usize = 4096;
+
+/// An append-only list whose chunks are shared between clones: a clone costs one reference count
+/// per chunk; pushing onto a shared last chunk copies that chunk once.
+#[derive(Debug, Clone)]
+pub(crate) struct Chunked<T> {
+    chunks: Vec<Arc<Vec<T>>>,
+}
+
+impl<T> Default for Chunked<T> {
+    fn default() -> Self {
+        Chunked { chunks: Vec::new() }
+    }
+}
+
+impl<T: Clone> Chunked<T> {
+    pub fn push(&mut self, value: T) {
+        match self.chunks.last_mut() {
+            Some(last) if last.len() < CHUNK => Arc::make_mut(last).push(value),
+            _ => {
+                let mut chunk = Vec::with_capacity(CHUNK);
+                chunk.push(value);
+                self.chunks.push(Arc::new(chunk));
+            }
+        }
+    }
+}
+
+impl<T> Chunked<T> {
+    pub fn get(&self, index: usize) -> Option<&T> {
+        self.chunks.get(index / CHUNK)?.get(index % CHUNK)
+    }
+
+    /// The chunks, in order.
+    pub fn chunks(&self) -> impl ExactSizeIterator<Item = &[T]> {
+        self.chunks.iter().map(|c| &c[..])
+    }
+
+    pub fn len(&self) -> usize {
+        match self.chunks.last() {
+            Some(last) => (self.chunks.len() - 1) * CHUNK + last.len(),
+            None => 0,
+        }
+    }
+}
+
+/// The view's facts of an entry, with what follows from them alone.
+#[derive(Debug, Clone)]
+pub(crate) struct Scanned {
+    pub dialect: Dialect,
+    pub facts: Arc<EntryFacts>,
+    /// The filter flags that follow from the facts (a model adds the path, leaf and labels).
+    pub flags: u16,
+    /// [`call_hash`] of each tool call id, in order.
+    pub call_hashes: Box<[u64]>,
+}
+
+impl Scanned {
+    pub fn new(facts: EntryFacts, kind_missing: bool, dialect: Dialect) -> Scanned {
+        Scanned {
+            dialect,
+            flags: super::flatten::static_flags(kind_missing, &facts, dialect),
+            call_hashes: facts
+                .tool_calls
+                .iter()
+                .map(|(id, _)| call_hash(id))
+                .collect(),
+            facts: Arc::new(facts),
+        }
+    }
+}
+
+/// The hash tool call ids are looked up by.
+pub(crate) fn call_hash(id: &str) -> u64 {
+    use std::hash::BuildHasher;
+    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(id)
+}
+
+/// One tool call of an entry: its id's [`call_hash`], the entry, its place among the entry's calls.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct CallRecord {
+    pub hash: u64,
+    pub entry: u32,
+    pub call: u32,
+}
+
+/// The view's columns of a session, one item per entry, in entry order.
+#[derive(Debug, Clone, Default)]
+pub(crate) struct ViewColumns {
+    /// Set from the scan when it made facts for the session's dialect, else on first use.
+    facts: Chunked<OnceLock<Scanned>>,
+    ids: Chunked<Option<Arc<str>>>,
+    /// Every tool call of the entries, so a call is found by its id's hash without reading any
+    /// entry's facts; complete unless `calls_unknown`.
+    calls: Chunked<CallRecord>,
+    /// Some entry came without facts, so its calls are not in `calls`.
+    calls_unknown: bool,
+}
+
+impl ViewColumns {
+    /// Adds the next entry, taking the facts its scan made (when made for `dialect`); facts it
+    /// lacks are made now when `make` (one appended entry), else on first use.
+    pub fn push(&mut self, entry: &mut Entry, dialect: Dialect, make: bool) {
+        let index = self.ids.len() as u32;
+        let scanned = match entry.facts.take().filter(|s| s.dialect == dialect) {
+            Some(scanned) => Some(scanned),
+            None if make => Some(self::make(entry, dialect)),
+            None => None,
+        };
+        let slot = OnceLock::new();
+        match scanned {
+            Some(s) => {
+                for (call, &hash) in s.call_hashes.iter().enumerate() {
+                    self.calls.push(CallRecord {
+                        hash,
+                        entry: index,
+                        call: call as u32,
+                    });
+                }
+                let _ = slot.set(s);
+            }
+            None => self.calls_unknown = true,
+        }
+        self.facts.push(slot);
+        self.ids.push(entry.id.clone());
+    }
+
+    /// Every tool call, when every entry's calls are known.
+    pub fn calls(&self) -> Option<&Chunked<CallRecord>> {
+        (!self.calls_unknown).then_some(&self.calls)
+    }
+
+    /// The facts of entry `index`, made now from `entry` (and kept) when the scan did not make them.
+    pub fn facts_or_make(&self, index: usize, entry: &Entry, dialect: Dialect) -> &Scanned {
+        match self.facts.get(index) {
+            Some(slot) => slot.get_or_init(|| make(entry, dialect)),
+            None => empty(),
+        }
+    }
+
+    /// The facts of entry `index`, as made so far (a model makes those of every entry it holds
+    /// while it is built).
+    pub fn facts(&self, index: usize) -> &Arc<EntryFacts> {
+        match self.facts.get(index).and_then(OnceLock::get) {
+            Some(scanned) => &scanned.facts,
+            None => &empty().facts,
+        }
+    }
+
+    /// The facts of entry `index` when they are made (to carry into a new session's entry).
+    pub fn scanned(&self, index: usize) -> Option<&Scanned> {
+        self.facts.get(index).and_then(OnceLock::get)
+    }
+
+    /// The id of entry `index`.
+    pub fn id(&self, index: usize) -> Option<&Arc<str>> {
+        self.ids.get(index).and_then(Option::as_ref)
+    }
+}
+
+/// The facts of an entry, made from its JSON.
+fn make(entry: &Entry, dialect: Dialect) -> Scanned {
+    let facts = super::text::entry_facts(&entry.json(), dialect);
+    Scanned::new(facts, entry.kind.is_none(), dialect)
+}
+
+/// What an index outside the columns reads (a session's columns hold every entry, so this only
+/// turns a mismatch into an empty row rather than a panic).
+fn empty() -> &'static Scanned {
+    static EMPTY: OnceLock<Scanned> = OnceLock::new();
+    EMPTY.get_or_init(|| Scanned::new(EntryFacts::empty(), false, Dialect::Pi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_are_shared_until_a_clone_pushes() {
+        let mut list: Chunked<u32> = Chunked::default();
+        for i in 0..(CHUNK as u32 * 2 + 5) {
+            list.push(i);
+        }
+        let snapshot = list.clone();
+        assert!(Arc::ptr_eq(&list.chunks[0], &snapshot.chunks[0]));
+        list.push(7);
+        // Full chunks stay shared; the last one was copied before the push.
+        assert!(Arc::ptr_eq(&list.chunks[1], &snapshot.chunks[1]));
+        assert!(!Arc::ptr_eq(&list.chunks[2], &snapshot.chunks[2]));
+        assert_eq!(snapshot.len(), CHUNK * 2 + 5);
+        assert_eq!(list.len(), CHUNK * 2 + 6);
+        assert_eq!(snapshot.get(CHUNK * 2 + 5), None);
+        assert_eq!(list.get(CHUNK * 2 + 5), Some(&7));
+        assert_eq!(list.get(CHUNK + 3), Some(&(CHUNK as u32 + 3)));
+    }
+}
