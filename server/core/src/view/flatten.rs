@@ -232,9 +232,11 @@ impl Model {
         let mut key_entry: Vec<u32> = Vec::with_capacity(entries.len());
         let mut key_last_pos: Vec<usize> = Vec::with_capacity(entries.len());
         let mut gutters: Vec<Gutter> = Vec::new();
-        let mut on_path = vec![false; entries.len()];
-        // Duplicated ids make the agents walk a subtree once per reference; a cap keeps a
-        // pathological file from exploding.
+        // Duplicated ids make the agents walk a subtree once per reference, and can make a node
+        // its own descendant: the path being walked is tracked then, and a cap keeps a
+        // pathological file from exploding. A tree read from parent indices has neither.
+        let guarded = session.plain_parents().is_none();
+        let mut on_path = vec![false; if guarded { entries.len() } else { 0 }];
         let cap = entries.len().saturating_mul(4).saturating_add(1024);
         let mut stack: Vec<Step> = Vec::new();
         for (i, &node) in roots.iter().enumerate().rev() {
@@ -264,11 +266,13 @@ impl Model {
                 }
                 Step::Enter(p) => p,
             };
-            if on_path[p.node] || nodes.len() >= cap {
-                continue;
+            if guarded {
+                if on_path[p.node] || nodes.len() >= cap {
+                    continue;
+                }
+                on_path[p.node] = true;
+                stack.push(Step::Exit(p.node));
             }
-            on_path[p.node] = true;
-            stack.push(Step::Exit(p.node));
             let pos = nodes.len();
             let k = match key_of_entry[p.node] {
                 NONE => {
@@ -698,9 +702,9 @@ pub(crate) struct PiStructure {
     pub rows: Vec<PiRow>,
     pub gutters: Vec<Gutter>,
     pub multiple_roots: bool,
-    /// Visible parent row of each row.
+    /// Visible parent row of each row (taken by the layout).
     pub parent_row: Vec<Option<usize>>,
-    /// How many visible children each row has.
+    /// How many visible children each row has (taken by the layout).
     pub child_rows: Vec<usize>,
 }
 
@@ -735,123 +739,136 @@ pub(crate) fn visible_parents(
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
 
-/// A pending row of pi's walk: (key, indent, just branched, shows a connector, is last, gutters,
-/// child of the virtual root).
-type Frame = (usize, usize, bool, bool, bool, Option<usize>, bool);
+/// A pending row of pi's walk: key, indent, gutter list head ([`NONE`]: none) and [`frame`] bits.
+type Frame = (u32, u32, u32, u8);
+
+/// The bits of a [`Frame`].
+mod frame {
+    pub const JUST_BRANCHED: u8 = 1;
+    pub const SHOW_CONNECTOR: u8 = 2;
+    pub const IS_LAST: u8 = 4;
+    pub const VIRTUAL_CHILD: u8 = 8;
+}
+
+/// No parent found (a root of the visible tree), in [`pi_structure`]'s memo.
+const NULL: u32 = u32::MAX - 1;
 
 /// pi's `recalculateVisualStructure` over the visible rows. Like pi it keys everything by entry
 /// id: with duplicated ids only the last visible copy is re-laid out, the others keep their
-/// `flattenTree` values.
+/// `flattenTree` values. Kept in `u32`s: it runs over every visible row of a 100k-entry session.
 pub(crate) fn pi_structure(
     model: &Model,
     visible: &[usize],
     row_of: &[Option<usize>],
 ) -> PiStructure {
     let keys = model.key_last_pos.len();
-    let mut visible_key = vec![false; keys];
-    let mut filtered: Vec<Option<usize>> = vec![None; keys];
+    // key → its last visible position (NONE: hidden).
+    let mut filtered: Vec<u32> = vec![NONE; keys];
     for &pos in visible {
-        let k = model.key[pos];
-        visible_key[k] = true;
-        filtered[k] = Some(pos);
+        filtered[model.key[pos]] = pos as u32;
     }
-    // Nearest visible ancestor key of every hidden key walked (None = null), memoized.
-    let mut memo: Vec<Option<Option<usize>>> = vec![None; keys];
-    let mut visible_parent: Vec<Option<usize>> = vec![None; keys];
-    // Each visible row's parent key (as found when the row was met), then the children of every
-    // key in row order as flat lists.
-    let mut found_of: Vec<Option<usize>> = Vec::with_capacity(visible.len());
-    let mut roots: Vec<usize> = Vec::new();
+    // Nearest visible ancestor key of every hidden key walked (NULL: none; NONE: not known yet).
+    let mut memo: Vec<u32> = vec![NONE; keys];
+    // Each visible row's parent key (as found when the row was met, NULL: none), then the
+    // children of every key in row order as flat lists.
+    let mut found_of: Vec<u32> = Vec::with_capacity(visible.len());
+    let mut roots: Vec<u32> = Vec::new();
     let mut walked: Vec<usize> = Vec::new();
     for &pos in visible {
         let k = model.key[pos];
         walked.clear();
         let mut cursor = model.key_parent[k];
         let found = loop {
-            let Some(cur) = cursor else { break None };
-            if visible_key[cur] {
-                break Some(cur);
+            let Some(cur) = cursor else { break NULL };
+            if filtered[cur] != NONE {
+                break cur as u32;
             }
-            if let Some(hit) = memo[cur] {
-                break hit;
+            if memo[cur] != NONE {
+                break memo[cur];
             }
             // A parent cycle among hidden entries (pi would spin forever): give up after a lap.
             if walked.len() > keys {
-                break None;
+                break NULL;
             }
             walked.push(cur);
             cursor = model.key_parent[cur];
         };
         for &w in &walked {
-            memo[w] = Some(found);
+            memo[w] = found;
         }
-        visible_parent[k] = found;
         found_of.push(found);
-        if found.is_none() {
-            roots.push(k);
+        if found == NULL {
+            roots.push(k as u32);
         }
     }
+    drop((memo, walked));
     let mut child_start = vec![0u32; keys + 1];
-    for p in found_of.iter().flatten() {
-        child_start[p + 1] += 1;
+    for &p in found_of.iter().filter(|&&p| p != NULL) {
+        child_start[p as usize + 1] += 1;
     }
     for i in 0..keys {
         child_start[i + 1] += child_start[i];
     }
     let mut fill = child_start.clone();
     let mut child_list = vec![0u32; child_start[keys] as usize];
-    for (&pos, found) in visible.iter().zip(&found_of) {
-        if let Some(p) = *found {
+    for (&pos, &found) in visible.iter().zip(&found_of) {
+        if found != NULL {
+            let p = found as usize;
             child_list[fill[p] as usize] = model.key[pos] as u32;
             fill[p] += 1;
         }
     }
-    drop((fill, found_of));
+    drop(fill);
     let children = |k: usize| &child_list[child_start[k] as usize..child_start[k + 1] as usize];
     let multiple_roots = roots.len() > 1;
-    let mut updated: Vec<Option<PiRow>> = vec![None; model.nodes.len()];
+    // Rows keep their `flattenTree` values unless the walk reaches their key's last copy.
+    let mut rows: Vec<PiRow> = visible.iter().map(|&pos| model.nodes[pos].pi).collect();
     let mut gutters = model.gutters.clone();
     let mut stack: Vec<Frame> = Vec::new();
-    let start = usize::from(multiple_roots);
+    let start = u32::from(multiple_roots);
+    let root_bits = if multiple_roots {
+        frame::JUST_BRANCHED | frame::SHOW_CONNECTOR | frame::VIRTUAL_CHILD
+    } else {
+        0
+    };
     for (i, &r) in roots.iter().enumerate().rev() {
-        stack.push((
-            r,
-            start,
-            multiple_roots,
-            multiple_roots,
-            i + 1 == roots.len(),
-            None,
-            multiple_roots,
-        ));
+        let last = if i + 1 == roots.len() {
+            frame::IS_LAST
+        } else {
+            0
+        };
+        stack.push((r, start, NONE, root_bits | last));
     }
     let cap = visible.len().saturating_mul(4).saturating_add(1024);
     let mut steps = 0;
-    while let Some((
-        k,
-        indent,
-        just_branched,
-        show_connector,
-        is_last,
-        row_gutters,
-        virtual_child,
-    )) = stack.pop()
-    {
+    while let Some((k, indent, row_gutters, bits)) = stack.pop() {
         steps += 1;
         if steps > cap {
             break;
         }
-        let Some(pos) = filtered[k] else { continue };
-        updated[pos] = Some(PiRow {
+        let k = k as usize;
+        let Some(row) = Some(filtered[k])
+            .filter(|&p| p != NONE)
+            .and_then(|p| row_of[p as usize])
+        else {
+            continue;
+        };
+        let indent = indent as usize;
+        let row_gutters = (row_gutters != NONE).then_some(row_gutters as usize);
+        let show_connector = bits & frame::SHOW_CONNECTOR != 0;
+        let is_last = bits & frame::IS_LAST != 0;
+        let virtual_child = bits & frame::VIRTUAL_CHILD != 0;
+        rows[row] = PiRow {
             indent,
             show_connector,
             is_last,
             is_virtual_root_child: virtual_child,
             gutters: row_gutters,
             foldable: false,
-        });
+        };
         let kids = children(k);
         let multiple = kids.len() > 1;
-        let child_indent = if multiple || (just_branched && indent > 0) {
+        let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
             indent + 1
         } else {
             indent
@@ -872,36 +889,37 @@ pub(crate) fn pi_structure(
         } else {
             row_gutters
         };
+        let child_bits = if multiple {
+            frame::JUST_BRANCHED | frame::SHOW_CONNECTOR
+        } else {
+            0
+        };
+        let child_gutters = child_gutters.map_or(NONE, |g| g as u32);
         for (i, &c) in kids.iter().enumerate().rev() {
-            stack.push((
-                c as usize,
-                child_indent,
-                multiple,
-                multiple,
-                i + 1 == kids.len(),
-                child_gutters,
-                false,
-            ));
+            let last = if i + 1 == kids.len() {
+                frame::IS_LAST
+            } else {
+                0
+            };
+            stack.push((c, child_indent as u32, child_gutters, child_bits | last));
         }
     }
-    let mut rows = Vec::with_capacity(visible.len());
     let mut parent_row = Vec::with_capacity(visible.len());
-    for (own, &pos) in visible.iter().enumerate() {
-        let k = model.key[pos];
-        let mut row = updated[pos].unwrap_or(model.nodes[pos].pi);
-        let parent = visible_parent[k];
+    for (own, (&found, row)) in found_of.iter().zip(rows.iter_mut()).enumerate() {
+        let k = model.key[visible[own]];
         let kids = children(k).len();
         // Drawn as pi draws it (a self-parented entry counts itself as a child there).
         row.foldable = kids > 0
-            && match parent {
-                None => true,
-                Some(p) => children(p).len() > 1,
+            && match found {
+                NULL => true,
+                p => children(p as usize).len() > 1,
             };
-        rows.push(row);
         parent_row.push(
-            parent
-                .and_then(|p| filtered[p])
-                .and_then(|pp| row_of[pp])
+            Some(found)
+                .filter(|&p| p != NULL)
+                .map(|p| filtered[p as usize])
+                .filter(|&pp| pp != NONE)
+                .and_then(|pp| row_of[pp as usize])
                 .filter(|&r| r != own),
         );
     }

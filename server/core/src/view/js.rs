@@ -145,59 +145,88 @@ fn is_wide(cp: u32) -> bool {
 /// selectors, skin-tone modifiers, zero-width-joined followers, or a regional-indicator pair),
 /// each with its cell width: an approximation of the grapheme clusters the agents measure.
 pub fn clusters(s: &str) -> Vec<(&str, usize)> {
-    let mut out: Vec<(&str, usize)> = Vec::new();
-    let mut start = 0;
-    let mut width = 0;
-    let mut prev: Option<char> = None;
-    let mut regional_open = false;
-    let mut has_vs16 = false;
-    let mut base: Option<char> = None;
-    fn close<'a>(
-        out: &mut Vec<(&'a str, usize)>,
-        text: &'a str,
-        span: (usize, usize),
-        width: usize,
-        base: Option<char>,
-        vs16: bool,
-    ) {
-        let (start, end) = span;
-        if end > start {
-            let w = if vs16 && width == 1 && base.is_some_and(|b| b as u32 >= 0x2000) {
-                2
-            } else {
-                width
-            };
-            out.push((&text[start..end], w));
+    Clusters::new(s).collect()
+}
+
+/// [`clusters`] one at a time, so that a measure can stop once it knows enough (a row's text
+/// can be kilobytes long; the terminal shows a line of it).
+struct Clusters<'a> {
+    text: &'a str,
+    chars: std::str::CharIndices<'a>,
+    start: usize,
+    width: usize,
+    prev: Option<char>,
+    regional_open: bool,
+    has_vs16: bool,
+    base: Option<char>,
+    done: bool,
+}
+
+impl<'a> Clusters<'a> {
+    fn new(text: &'a str) -> Clusters<'a> {
+        Clusters {
+            text,
+            chars: text.char_indices(),
+            start: 0,
+            width: 0,
+            prev: None,
+            regional_open: false,
+            has_vs16: false,
+            base: None,
+            done: false,
         }
     }
-    for (i, c) in s.char_indices() {
-        let cp = c as u32;
-        let regional = (0x1f1e6..=0x1f1ff).contains(&cp);
-        let joins = i > 0
-            && (is_zero_width(cp)
-                || (0x1f3fb..=0x1f3ff).contains(&cp)
-                || prev == Some('\u{200d}')
-                || (regional && regional_open));
-        if joins {
-            if cp == 0xfe0f {
-                has_vs16 = true;
-            }
-            if regional {
-                regional_open = false;
-            }
-            prev = Some(c);
-            continue;
-        }
-        close(&mut out, s, (start, i), width, base, has_vs16);
-        start = i;
-        width = if regional { 2 } else { char_width(c) };
-        regional_open = regional;
-        has_vs16 = false;
-        base = Some(c);
-        prev = Some(c);
+
+    /// The cluster `start..end` with the width it gets, if it is not empty.
+    fn close(&self, end: usize) -> Option<(&'a str, usize)> {
+        (end > self.start).then(|| {
+            let vs16_wide =
+                self.has_vs16 && self.width == 1 && self.base.is_some_and(|b| b as u32 >= 0x2000);
+            let w = if vs16_wide { 2 } else { self.width };
+            (&self.text[self.start..end], w)
+        })
     }
-    close(&mut out, s, (start, s.len()), width, base, has_vs16);
-    out
+}
+
+impl<'a> Iterator for Clusters<'a> {
+    type Item = (&'a str, usize);
+
+    fn next(&mut self) -> Option<(&'a str, usize)> {
+        if self.done {
+            return None;
+        }
+        while let Some((i, c)) = self.chars.next() {
+            let cp = c as u32;
+            let regional = (0x1f1e6..=0x1f1ff).contains(&cp);
+            let joins = i > 0
+                && (is_zero_width(cp)
+                    || (0x1f3fb..=0x1f3ff).contains(&cp)
+                    || self.prev == Some('\u{200d}')
+                    || (regional && self.regional_open));
+            if joins {
+                if cp == 0xfe0f {
+                    self.has_vs16 = true;
+                }
+                if regional {
+                    self.regional_open = false;
+                }
+                self.prev = Some(c);
+                continue;
+            }
+            let closed = self.close(i);
+            self.start = i;
+            self.width = if regional { 2 } else { char_width(c) };
+            self.regional_open = regional;
+            self.has_vs16 = false;
+            self.base = Some(c);
+            self.prev = Some(c);
+            if closed.is_some() {
+                return closed;
+            }
+        }
+        self.done = true;
+        self.close(self.text.len())
+    }
 }
 
 /// Visible width of a plain (ANSI-free) string.
@@ -205,7 +234,19 @@ pub fn visible_width(s: &str) -> usize {
     if s.is_ascii() {
         return s.bytes().filter(|b| *b >= 0x20 && *b != 0x7f).count();
     }
-    clusters(s).iter().map(|(_, w)| w).sum()
+    Clusters::new(s).map(|(_, w)| w).sum()
+}
+
+/// Whether a plain string's visible width is at most `width`, reading no further than needed.
+fn fits_width(s: &str, width: usize) -> bool {
+    if s.is_ascii() {
+        return s.len() <= width || visible_width(s) <= width;
+    }
+    let mut used = 0;
+    Clusters::new(s).all(|(_, w)| {
+        used += w;
+        used <= width
+    })
 }
 
 /// `truncateToWidth(text, width, ellipsis)`: the text when it fits, otherwise the longest prefix
@@ -214,7 +255,7 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
     if width == 0 {
         return String::new();
     }
-    if visible_width(text) <= width {
+    if fits_width(text, width) {
         return text.to_owned();
     }
     let ellipsis_width = visible_width(ellipsis);
@@ -225,7 +266,7 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
     };
     let mut out = String::new();
     let mut used = 0;
-    for (cluster, w) in clusters(source) {
+    for (cluster, w) in Clusters::new(source) {
         if used + w > target {
             break;
         }
@@ -240,6 +281,43 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    /// Measuring and truncating that stop early answer as measuring the whole text does.
+    #[test]
+    fn early_stopping_measures_equal_whole_text_measures() {
+        let samples = [
+            "plain ascii text that goes on",
+            "├─ • café ✓ naïve e\u{301}e\u{301} 👨\u{200d}👩\u{200d}👧 🇫🇷🇩🇪 ❤\u{fe0f} 漢字かな",
+            "│  └─ \u{7}\u{1b}tab\there 👍🏽👍🏽 ok",
+            "",
+            "🇫",
+        ];
+        for text in samples {
+            let whole: usize = clusters(text).iter().map(|(_, w)| w).sum();
+            assert_eq!(visible_width(text), whole, "{text:?}");
+            for width in 0..=whole + 2 {
+                assert_eq!(fits_width(text, width), whole <= width, "{text:?} {width}");
+                let cut = truncate_to_width(text, width, "...");
+                if width > 0 && whole <= width {
+                    assert_eq!(cut, text);
+                } else if width > 3 {
+                    // The longest prefix of whole clusters that leaves room for the ellipsis.
+                    let mut used = 0;
+                    let prefix: String = clusters(text)
+                        .into_iter()
+                        .take_while(|(_, w)| {
+                            used += w;
+                            used <= width - 3
+                        })
+                        .map(|(c, _)| c)
+                        .collect();
+                    assert_eq!(cut, format!("{prefix}..."), "{text:?} {width}");
+                }
+            }
+        }
+        let rebuilt: String = clusters(samples[1]).into_iter().map(|(c, _)| c).collect();
+        assert_eq!(rebuilt, samples[1]);
+    }
 
     #[test]
     fn slicing_and_normalizing_match_their_char_by_char_definitions() {

@@ -364,13 +364,15 @@ impl Layout {
             row_of[pos] = Some(row);
             row_of_key[model.key[pos]] = Some(row);
         }
-        let pi = (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
-        let parent_rows = match &pi {
-            Some(s) => s.parent_row.clone(),
+        let mut pi =
+            (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
+        // pi's structure found the parents and child counts; the layout keeps them.
+        let parent_rows = match &mut pi {
+            Some(s) => std::mem::take(&mut s.parent_row),
             None => flatten::visible_parents(model, &visible, &row_of),
         };
-        let child_rows = match &pi {
-            Some(s) => s.child_rows.clone(),
+        let child_rows = match &mut pi {
+            Some(s) => std::mem::take(&mut s.child_rows),
             None => {
                 let mut counts = vec![0usize; visible.len()];
                 for p in parent_rows.iter().flatten() {
