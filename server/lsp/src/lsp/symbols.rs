@@ -4,8 +4,6 @@
 use crate::render;
 use crate::to_proto;
 use dashmap::DashMap;
-use nucleo_matcher::pattern::{CaseMatching, Normalization, Pattern};
-use nucleo_matcher::{Config, Matcher};
 use sessiontree_core::{OpenOptions, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -13,8 +11,11 @@ use std::time::SystemTime;
 use tower_lsp_server::ls_types as lsp;
 
 mod item;
+mod query;
+mod scan;
 
-use item::{haystack, may_match, needles, Item};
+use item::Item;
+use query::Query;
 
 /// The entries of one file, with the file state they were read at.
 #[derive(Debug)]
@@ -137,10 +138,6 @@ impl SymbolIndex {
         query: &str,
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
-        let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
-        let needles = needles(&pattern);
-        // Score everything (two threads, each over half of every file), then build answers for
-        // the best `limit` only.
         let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = files
             .iter()
             .filter_map(|path| {
@@ -157,48 +154,17 @@ impl SymbolIndex {
                 return last.answer.clone();
             }
         }
-        let score_half = |second: bool| -> Vec<(u32, usize, usize)> {
-            let mut matcher = Matcher::new(Config::DEFAULT);
-            let mut buf = Vec::new();
-            let mut out = Vec::new();
-            for (f, (_, _, items)) in indexed.iter().enumerate() {
-                let mid = items.len() / 2;
-                let range = if second { mid..items.len() } else { 0..mid };
-                for i in range {
-                    let score = if query.is_empty() {
-                        Some(0)
-                    } else if !may_match(&items[i], &needles) {
-                        None
-                    } else {
-                        pattern.score(haystack(&items[i], &mut buf), &mut matcher)
-                    };
-                    if let Some(score) = score {
-                        out.push((score, f, i));
-                    }
-                }
-            }
-            out
-        };
-        let mut scored = std::thread::scope(|scope| {
-            let second = scope.spawn(|| score_half(true));
-            let mut first = score_half(false);
-            match second.join() {
-                Ok(rest) => first.extend(rest),
-                Err(_) => first.extend(score_half(true)),
-            }
-            first
+        // Score (two threads, stopping once the best `limit` are known), then build answers
+        // for the best `limit` only.
+        let parsed = Query::new(query);
+        let items: Vec<Arc<Vec<Item>>> = indexed
+            .iter()
+            .map(|(_, _, items)| Arc::clone(items))
+            .collect();
+        let scored = scan::scan(&items, limit, parsed.best(), &|item, matcher, buf| {
+            parsed.score(item, matcher, buf)
         });
-        // Best first; ties keep file and entry order (a stable sort, as before).
-        let rank = |a: &(u32, usize, usize), b: &(u32, usize, usize)| {
-            b.0.cmp(&a.0).then(a.1.cmp(&b.1)).then(a.2.cmp(&b.2))
-        };
-        if scored.len() > limit && limit > 0 {
-            scored.select_nth_unstable_by(limit - 1, rank);
-            scored.truncate(limit);
-        }
-        scored.sort_by(rank);
-        scored.truncate(limit);
-        let answer: Vec<lsp::SymbolInformation> = scored
+        let answer: Vec<lsp::SymbolInformation> = scan::best_first(scored, limit)
             .into_iter()
             .map(|(_, f, i)| {
                 let (uri, container, items) = &indexed[f];
@@ -225,10 +191,7 @@ impl SymbolIndex {
                 query: query.to_owned(),
                 limit,
                 files: files.to_vec(),
-                items: indexed
-                    .iter()
-                    .map(|(_, _, items)| Arc::clone(items))
-                    .collect(),
+                items,
                 answer: answer.clone(),
             });
         }

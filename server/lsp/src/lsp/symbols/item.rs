@@ -21,6 +21,9 @@ pub struct Item {
     /// Every character of `name` is a grapheme of its own, so nucleo's characters of it are
     /// its `chars()` (no segmentation needed per query).
     pub plain_graphemes: bool,
+    /// Nothing after the ASCII start can match an ASCII character and nucleo's characters of the
+    /// name are its `chars()`: an ASCII needle's matches all lie in the ASCII start.
+    pub ascii_core: bool,
     /// For the quick test, one byte per character of `name` after `ascii_len`: the ASCII
     /// character it folds to, [`ANY`] when it may fold to different ones, [`NONE`] when it never
     /// folds to ASCII.
@@ -54,7 +57,8 @@ impl Item {
             || nucleo_matcher::chars::graphemes(&name).count() == name.chars().count();
         // Every character of the tail (a superset of nucleo's grapheme characters: more
         // characters only make the quick test pass more often).
-        let tail = name[ascii_len..].chars().map(fold).collect();
+        let tail: Box<[u8]> = name[ascii_len..].chars().map(fold).collect();
+        let ascii_core = plain_graphemes && tail.iter().all(|&b| b == NONE);
         Item {
             name,
             id,
@@ -62,6 +66,7 @@ impl Item {
             width,
             ascii_len: to_proto::u32_of(ascii_len),
             plain_graphemes,
+            ascii_core,
             tail,
         }
     }
