@@ -103,7 +103,7 @@ impl SymbolIndex {
                     crate::rows::drawable(&render::preview_of(e, raw)),
                     id.to_owned(),
                     e.line,
-                    to_proto::u32_of(raw.encode_utf16().count()),
+                    to_proto::u32_of(item::utf16_len(raw)),
                 ));
             }
         });

@@ -53,8 +53,7 @@ impl Item {
             .bytes()
             .position(|b| !b.is_ascii())
             .unwrap_or(name.len());
-        let plain_graphemes = ascii_len == name.len()
-            || nucleo_matcher::chars::graphemes(&name).count() == name.chars().count();
+        let plain_graphemes = ascii_len == name.len() || plain_graphemes_after(&name, ascii_len);
         // Every character of the tail (a superset of nucleo's grapheme characters: more
         // characters only make the quick test pass more often).
         let tail: Box<[u8]> = name[ascii_len..].chars().map(fold).collect();
@@ -70,6 +69,30 @@ impl Item {
             tail,
         }
     }
+}
+
+/// Whether every character of a name with a non-ASCII byte at `ascii_len` is a grapheme of its
+/// own. Between two ASCII characters there is always a grapheme boundary except inside CR LF,
+/// so only the last ASCII character and what follows it need segmenting (most names are a long
+/// ASCII text with an ellipsis).
+fn plain_graphemes_after(name: &str, ascii_len: usize) -> bool {
+    let ascii = &name.as_bytes()[..ascii_len];
+    if ascii.windows(2).any(|w| w == b"\r\n") {
+        return nucleo_matcher::chars::graphemes(name).count() == name.chars().count();
+    }
+    let rest = &name[ascii_len.saturating_sub(1)..];
+    nucleo_matcher::chars::graphemes(rest).count() == rest.chars().count()
+}
+
+/// The length of a text in UTF-16 units (what LSP positions count): one per character, two for
+/// a character outside the Basic Multilingual Plane (four UTF-8 bytes).
+pub(super) fn utf16_len(text: &str) -> usize {
+    if text.is_ascii() {
+        return text.len();
+    }
+    text.bytes()
+        .map(|b| usize::from(b & 0xc0 != 0x80) + usize::from(b >= 0xf0))
+        .sum()
 }
 
 /// The lower-cased ASCII characters of each positive atom of a pattern, when every character
@@ -218,6 +241,32 @@ pub(super) mod tests {
             ruled_out > 100,
             "the quick test rules out most names ({ruled_out})"
         );
+    }
+
+    #[test]
+    fn graphemes_and_utf16_lengths_are_those_of_the_whole_text() {
+        let mut texts: Vec<String> = NAMES.iter().map(|n| (*n).to_owned()).collect();
+        texts.extend(
+            [
+                "abc\r\nd…",
+                "ab\r…",
+                "e\u{301}",
+                "xe\u{301}\u{301}…",
+                "1\u{fe0f}\u{20e3} key",
+                "a🇫🇷🇫b",
+                "a\u{200d}b…",
+                "user: 😀 face 𝄞",
+                "\u{1100}\u{1161}\u{11a8}",
+                "ab\u{0915}\u{094d}\u{0937}",
+            ]
+            .map(str::to_owned),
+        );
+        for text in &texts {
+            let item = Item::new(text.clone(), "i".into(), 1, 1);
+            let whole = nucleo_matcher::chars::graphemes(text).count() == text.chars().count();
+            assert_eq!(item.plain_graphemes, whole, "{text:?}");
+            assert_eq!(utf16_len(text), text.encode_utf16().count(), "{text:?}");
+        }
     }
 
     #[test]
