@@ -63,6 +63,27 @@ impl LastAnswer {
     }
 }
 
+/// Every match that may be among the best `limit`, with its score. When a quick look can tell
+/// which names may score the best a name can, those alone are scored first: if `limit` of them
+/// do, they are the answer (ties go in file order), and no other name needs nucleo.
+fn best_scored(query: &Query, items: &[Arc<Vec<Item>>], limit: usize) -> Vec<scan::Scored> {
+    let best = query.best();
+    if query.sees_best() {
+        let at_best = scan::scan(items, limit, best, &|item, matcher, buf| {
+            if !query.may_score_best(item) {
+                return None;
+            }
+            query.score(item, matcher, buf).filter(|&s| s >= best)
+        });
+        if at_best.len() >= limit {
+            return at_best;
+        }
+    }
+    scan::scan(items, limit, best, &|item, matcher, buf| {
+        query.score(item, matcher, buf)
+    })
+}
+
 fn stamp(path: &Path) -> Option<(Option<SystemTime>, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok(), meta.len()))
@@ -161,9 +182,7 @@ impl SymbolIndex {
             .iter()
             .map(|(_, _, items)| Arc::clone(items))
             .collect();
-        let scored = scan::scan(&items, limit, parsed.best(), &|item, matcher, buf| {
-            parsed.score(item, matcher, buf)
-        });
+        let scored = best_scored(&parsed, &items, limit);
         let answer: Vec<lsp::SymbolInformation> = scan::best_first(scored, limit)
             .into_iter()
             .map(|(_, f, i)| {
@@ -203,6 +222,51 @@ impl SymbolIndex {
 mod tests {
     use super::item::tests::NAMES;
     use super::*;
+    use nucleo_matcher::{Config, Matcher};
+
+    #[test]
+    fn looking_at_names_that_may_score_best_first_keeps_the_answer() {
+        let files = scan::tests::files();
+        let (mut matcher, mut buf) = (Matcher::new(Config::DEFAULT), Vec::new());
+        let mut answered_from_best = 0;
+        for query in [
+            "writer client",
+            "writer",
+            "e",
+            "x",
+            "wrtr",
+            "ab",
+            "cli ent",
+            "iter",
+            "",
+            "!x writer",
+            "Writer parse",
+            "'client",
+            "café",
+        ] {
+            let parsed = Query::new(query);
+            let mut every = Vec::new();
+            for (f, items) in files.iter().enumerate() {
+                for (i, item) in items.iter().enumerate() {
+                    if let Some(score) = parsed.score(item, &mut matcher, &mut buf) {
+                        every.push((score, f, i));
+                    }
+                }
+            }
+            for limit in [0, 1, 50, 200, 20_000] {
+                let got = scan::best_first(best_scored(&parsed, &files, limit), limit);
+                assert_eq!(
+                    got,
+                    scan::best_first(every.clone(), limit),
+                    "{query:?} {limit}"
+                );
+                answered_from_best += usize::from(
+                    limit > 0 && parsed.sees_best() && got.iter().all(|s| s.0 == parsed.best()),
+                );
+            }
+        }
+        assert!(answered_from_best > 5, "{answered_from_best}");
+    }
 
     #[test]
     fn a_repeated_query_over_unchanged_files_gets_the_same_answer() {

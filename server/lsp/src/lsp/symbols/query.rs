@@ -23,6 +23,11 @@ pub struct Query {
     on_ascii_start: Vec<bool>,
     all_on_ascii_start: bool,
     best: u32,
+    /// The needle of every positive atom, when each starts with an ASCII letter or digit: a name
+    /// scores [`Query::best`] only if each needle appears in it whole, at its start or after
+    /// whitespace (the first character earns the top bonus only there, and every later one only
+    /// right after the one before it).
+    best_needles: Option<Vec<Vec<u8>>>,
 }
 
 impl Query {
@@ -48,8 +53,21 @@ impl Query {
                 Err(_) => u32::MAX,
             })
             .fold(0u32, u32::saturating_add);
+        let best_needles = pattern
+            .atoms
+            .iter()
+            .filter(|atom| !atom.negative)
+            .map(|atom| match atom.needle_text() {
+                Utf32Str::Ascii(n) if n.first().is_some_and(u8::is_ascii_alphanumeric) => {
+                    Some(n.to_ascii_lowercase())
+                }
+                _ => None,
+            })
+            .collect::<Option<Vec<_>>>()
+            .filter(|n| !n.is_empty());
         Query {
             empty: query.is_empty(),
+            best_needles,
             needles: needles(&pattern),
             all_on_ascii_start: on_ascii_start.iter().all(|&a| a),
             on_ascii_start,
@@ -61,6 +79,32 @@ impl Query {
     /// No name scores above this; the answer's order puts names scoring it in file order first.
     pub fn best(&self) -> u32 {
         self.best
+    }
+
+    /// Whether a quick look can tell names that may score [`Query::best`] from those that cannot.
+    pub fn sees_best(&self) -> bool {
+        !self.empty && self.best_needles.is_some()
+    }
+
+    /// `false` when the name cannot score [`Query::best`] (names whose end may match an ASCII
+    /// character are not looked at).
+    pub fn may_score_best(&self, item: &Item) -> bool {
+        let Some(needles) = &self.best_needles else {
+            return true;
+        };
+        if !item.ascii_core {
+            return true;
+        }
+        let start = &item.name.as_bytes()[..item.ascii_len as usize];
+        needles.iter().all(|needle| {
+            let first = needle[0];
+            memchr::memchr2_iter(first, first.to_ascii_uppercase(), start).any(|at| {
+                (at == 0 || start[at - 1].is_ascii_whitespace())
+                    && start
+                        .get(at..at + needle.len())
+                        .is_some_and(|word| word.eq_ignore_ascii_case(needle))
+            })
+        })
     }
 
     /// nucleo's score of the pattern on the name (`Pattern::score`), `None` when it does not
@@ -113,6 +157,11 @@ mod tests {
         "ab ^us",
         "uc",
         "xyz…",
+        "user",
+        "WRITER",
+        "ab\\ cd",
+        "e ab",
+        "1 ab",
     ];
 
     const MORE_NAMES: &[&str] = &[
@@ -126,6 +175,11 @@ mod tests {
         "user: ab cd café…",
         "user: cd ab ABCD xyz…",
         "user: client writer W r I t E r…",
+        "user:ab\tcd e…",
+        "writer\nWRITER…",
+        "user: 1ab ab1 cd…",
+        "user: ab cd…",
+        "user: xab cd…",
     ];
 
     #[test]
@@ -138,7 +192,7 @@ mod tests {
                 .iter()
                 .map(|n| Item::new((*n).to_owned(), "id".into(), 1, 1)),
         );
-        let (mut took_ascii_start, mut reached_best) = (0, 0);
+        let (mut took_ascii_start, mut reached_best, mut ruled_out_best) = (0, 0, 0);
         for query in QUERIES.iter().chain(MORE_QUERIES) {
             let parsed = Query::new(query);
             let pattern = Pattern::parse(query, CaseMatching::Ignore, Normalization::Smart);
@@ -154,6 +208,11 @@ mod tests {
                     assert!(score <= parsed.best(), "{query:?} on {:?}", item.name);
                     reached_best += usize::from(score == parsed.best());
                 }
+                if !parsed.may_score_best(item) {
+                    ruled_out_best += 1;
+                    assert!(parsed.sees_best());
+                    assert_ne!(got, Some(parsed.best()), "{query:?} on {:?}", item.name);
+                }
                 took_ascii_start += usize::from(
                     item.ascii_core
                         && item.ascii_len as usize != item.name.len()
@@ -162,6 +221,7 @@ mod tests {
             }
         }
         assert!(took_ascii_start > 20, "{took_ascii_start}");
+        assert!(ruled_out_best > 20, "{ruled_out_best}");
         assert!(reached_best > 20, "{reached_best}");
     }
 

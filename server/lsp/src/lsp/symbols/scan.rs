@@ -157,7 +157,7 @@ where
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::super::query::Query;
     use super::*;
 
@@ -184,7 +184,7 @@ mod tests {
 
     /// Files of names built from the words by a fixed pseudo-random sequence (several chunks,
     /// many names scoring the best, some ending in an ellipsis).
-    fn files() -> Vec<Arc<Vec<Item>>> {
+    pub(in crate::symbols) fn files() -> Vec<Arc<Vec<Item>>> {
         let mut state = 0x2545_f491_4f6c_dd1d_u64;
         let mut next = move |n: usize| {
             state ^= state << 13;
