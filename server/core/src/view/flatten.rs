@@ -19,16 +19,16 @@ use std::sync::{Arc, OnceLock};
 /// positions; what belongs to the entry itself (facts, id, label, flags) is kept once per key.
 #[derive(Debug, Clone)]
 pub(crate) struct Node {
-    pub entry: usize,
+    pub entry: u32,
     /// Parent position in the walk.
-    pub parent: Option<usize>,
+    pub parent: Option<u32>,
     /// omp: display depth over the whole tree.
-    pub depth: usize,
+    pub depth: u32,
     /// omp: how many children the parent has (roots: how many roots).
-    pub sibling_count: usize,
+    pub sibling_count: u32,
     pub is_last: bool,
     /// omp: the nearest strict ancestor that sits at a branch (several siblings, not a root).
-    pub branch_up: Option<usize>,
+    pub branch_up: Option<u32>,
     /// pi: the visual values `flattenTree` gives (kept by rows the visible re-layout skips).
     pub pi: PiRow,
 }
@@ -241,7 +241,7 @@ impl Model {
         let mut stack: Vec<Step> = Vec::new();
         for (i, &node) in roots.iter().enumerate().rev() {
             let pi = PiRow {
-                indent: usize::from(multiple_roots),
+                indent: u32::from(multiple_roots),
                 show_connector: multiple_roots,
                 is_last: i + 1 == roots.len(),
                 is_virtual_root_child: multiple_roots,
@@ -292,16 +292,16 @@ impl Model {
             let branch_up = p.parent.and_then(|parent: usize| {
                 let pn: &Node = &nodes[parent];
                 if pn.sibling_count > 1 && pn.depth > 0 {
-                    Some(parent)
+                    Some(parent as u32)
                 } else {
                     pn.branch_up
                 }
             });
             nodes.push(Node {
-                entry: p.node,
-                parent: p.parent,
-                depth: p.depth,
-                sibling_count: p.sibling_count,
+                entry: p.node as u32,
+                parent: p.parent.map(|q| q as u32),
+                depth: p.depth as u32,
+                sibling_count: p.sibling_count as u32,
                 is_last: p.sibling_index + 1 == p.sibling_count,
                 branch_up,
                 pi: p.pi,
@@ -332,7 +332,7 @@ impl Model {
                     show: !p.pi.is_last,
                     prev: p.pi.gutters,
                 });
-                Some(gutters.len() - 1)
+                Some(gutters.len() as u32 - 1)
             } else {
                 p.pi.gutters
             };
@@ -392,7 +392,7 @@ impl Model {
             .zip(&key_entry)
             .map(|(&pos, &entry)| match dialect {
                 Dialect::Pi => session.parent_index(entry as usize).and_then(key_at),
-                Dialect::Omp => nodes[pos].parent.map(|p| key[p]),
+                Dialect::Omp => nodes[pos].parent.map(|p| key[p as usize]),
             })
             .collect();
         Model {
@@ -679,20 +679,20 @@ impl Model {
 /// One gutter entry of pi's structure: a `│` (or blank) column at `position`.
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Gutter {
-    pub position: usize,
+    pub position: u32,
     pub show: bool,
-    pub prev: Option<usize>,
+    pub prev: Option<u32>,
 }
 
 /// pi's visual data for one visible row.
 #[derive(Debug, Clone, Copy, Default)]
 pub(crate) struct PiRow {
-    pub indent: usize,
+    pub indent: u32,
     pub show_connector: bool,
     pub is_last: bool,
     pub is_virtual_root_child: bool,
     /// Head of this row's gutter list in [`PiStructure::gutters`].
-    pub gutters: Option<usize>,
+    pub gutters: Option<u32>,
     pub foldable: bool,
 }
 
@@ -715,8 +715,8 @@ impl PiStructure {
         let mut out = vec![None; levels];
         let mut cursor = self.rows[row].gutters;
         while let Some(g) = cursor {
-            let gutter = self.gutters[g];
-            if let Some(cell) = out.get_mut(gutter.position) {
+            let gutter = self.gutters[g as usize];
+            if let Some(cell) = out.get_mut(gutter.position as usize) {
                 // The walk goes newest to oldest: the last write is the oldest.
                 *cell = Some(gutter.show);
             }
@@ -734,7 +734,9 @@ pub(crate) fn visible_parents(
 ) -> Vec<Option<usize>> {
     let mut nearest: Vec<Option<usize>> = vec![None; model.nodes.len()];
     for (pos, node) in model.nodes.iter().enumerate() {
-        nearest[pos] = node.parent.and_then(|p| row_of[p].or(nearest[p]));
+        nearest[pos] = node
+            .parent
+            .and_then(|p| row_of[p as usize].or(nearest[p as usize]));
     }
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
@@ -853,8 +855,7 @@ pub(crate) fn pi_structure(
         else {
             continue;
         };
-        let indent = indent as usize;
-        let row_gutters = (row_gutters != NONE).then_some(row_gutters as usize);
+        let row_gutters = (row_gutters != NONE).then_some(row_gutters);
         let show_connector = bits & frame::SHOW_CONNECTOR != 0;
         let is_last = bits & frame::IS_LAST != 0;
         let virtual_child = bits & frame::VIRTUAL_CHILD != 0;
@@ -885,7 +886,7 @@ pub(crate) fn pi_structure(
                 show: !is_last,
                 prev: row_gutters,
             });
-            Some(gutters.len() - 1)
+            Some(gutters.len() as u32 - 1)
         } else {
             row_gutters
         };
@@ -894,14 +895,14 @@ pub(crate) fn pi_structure(
         } else {
             0
         };
-        let child_gutters = child_gutters.map_or(NONE, |g| g as u32);
+        let child_gutters = child_gutters.unwrap_or(NONE);
         for (i, &c) in kids.iter().enumerate().rev() {
             let last = if i + 1 == kids.len() {
                 frame::IS_LAST
             } else {
                 0
             };
-            stack.push((c, child_indent as u32, child_gutters, child_bits | last));
+            stack.push((c, child_indent, child_gutters, child_bits | last));
         }
     }
     let mut parent_row = Vec::with_capacity(visible.len());
@@ -1031,7 +1032,7 @@ mod tests {
                     session.branch_path(None).into_iter().collect();
                 let leaf = session.leaf_id().and_then(|id| session.index_of(id));
                 for pos in 0..model.nodes.len() {
-                    let entry = &session.entries()[model.nodes[pos].entry];
+                    let entry = &session.entries()[model.nodes[pos].entry as usize];
                     assert_eq!(model.id(pos), entry.id());
                     assert_eq!(
                         model.label(pos),
@@ -1039,9 +1040,12 @@ mod tests {
                     );
                     assert_eq!(
                         model.on_active_path(pos),
-                        entry.id().is_some() && active.contains(&model.nodes[pos].entry)
+                        entry.id().is_some() && active.contains(&(model.nodes[pos].entry as usize))
                     );
-                    assert_eq!(model.is_leaf(pos), Some(model.nodes[pos].entry) == leaf);
+                    assert_eq!(
+                        model.is_leaf(pos),
+                        Some(model.nodes[pos].entry as usize) == leaf
+                    );
                     for mode in FilterMode::ALL {
                         assert_eq!(
                             crate::view::visibility::passes(model.flags_at(pos), mode, dialect),
@@ -1069,11 +1073,11 @@ mod tests {
                 }
                 for (k, &pos) in model.key_last_pos.iter().enumerate() {
                     let expected = match dialect {
-                        Dialect::Pi => session.entries()[model.nodes[pos].entry]
+                        Dialect::Pi => session.entries()[model.nodes[pos].entry as usize]
                             .parent
                             .id()
                             .and_then(|p| model.key_of(p)),
-                        Dialect::Omp => model.nodes[pos].parent.map(|p| model.key[p]),
+                        Dialect::Omp => model.nodes[pos].parent.map(|p| model.key[p as usize]),
                     };
                     assert_eq!(model.key_parent[k], expected);
                 }

@@ -440,7 +440,7 @@ fn compute_in(
 
     let deepest = visible[win.start..win.end]
         .iter()
-        .map(|&p| model.nodes[p].depth)
+        .map(|&p| model.nodes[p].depth as usize)
         .max()
         .unwrap_or(0);
 
@@ -474,7 +474,7 @@ fn compute_in(
                         } else {
                             GutterCell::Branch
                         });
-                    (depth, connector, r.foldable)
+                    (depth as usize, connector, r.foldable)
                 }
                 None => {
                     let connector = (node.parent.is_some() && node.sibling_count > 1).then_some(
@@ -484,7 +484,7 @@ fn compute_in(
                             GutterCell::Branch
                         },
                     );
-                    (node.depth, connector, false)
+                    (node.depth as usize, connector, false)
                 }
             };
             let prefix = in_window.then(|| match &pi {
@@ -494,7 +494,7 @@ fn compute_in(
             let matched = highlighter.ranges(&query, &text);
             rows.push(Row {
                 id: model.id(pos).map(str::to_owned),
-                entry_index: node.entry,
+                entry_index: node.entry as usize,
                 kind: model.kind_text(pos),
                 role: model.role_text(pos),
                 depth,

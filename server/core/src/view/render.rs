@@ -11,10 +11,11 @@ use super::FilterMode;
 /// pi's gutter prefix for a visible row.
 pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> String {
     let r = structure.rows[row];
+    let indent = r.indent as usize;
     let display_indent = if structure.multiple_roots {
-        r.indent.saturating_sub(1)
+        indent.saturating_sub(1)
     } else {
-        r.indent
+        indent
     };
     let connector = r.show_connector && !r.is_virtual_root_child;
     let connector_level = if connector {
@@ -51,7 +52,7 @@ pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize
     let reserve = 24usize.max(width / 2);
     let max_levels = (width.saturating_sub(reserve).saturating_sub(4) / 3).max(1);
     let window_offset = deepest.saturating_sub(max_levels);
-    let depth = node.depth;
+    let depth = node.depth as usize;
     let has_connector = node.parent.is_some() && node.sibling_count > 1;
     let scroll = window_offset.min(depth);
     let rendered = depth - scroll;
@@ -64,11 +65,12 @@ pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize
     let mut gutters: Vec<(usize, bool)> = Vec::new();
     let mut cursor = node.branch_up;
     while let Some(a) = cursor {
-        let an = &model.nodes[a];
-        if an.depth == 0 || an.depth - 1 < scroll {
+        let an = &model.nodes[a as usize];
+        let depth = an.depth as usize;
+        if depth == 0 || depth - 1 < scroll {
             break;
         }
-        gutters.push((an.depth - 1, an.is_last));
+        gutters.push((depth - 1, an.is_last));
         cursor = an.branch_up;
     }
     let mut cells: Vec<char> = Vec::with_capacity(rendered * 3);
