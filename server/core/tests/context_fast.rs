@@ -38,9 +38,10 @@ fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// The whole context as text: state, messages and LLM messages, key order included.
+/// The whole context as text: state, messages and LLM messages, key order included, and the LLM
+/// texts as `llm_texts` reads them (from the messages kept as text, for `session_context`).
 fn text(ctx: &sessiontree_core::context::SessionContext) -> String {
-    ctx.to_fixture_json().to_string()
+    format!("{} {:?}", ctx.to_fixture_json(), ctx.llm_texts())
 }
 
 /// Checks `session_context` against `build_context` at `leaf`; returns a description on mismatch.

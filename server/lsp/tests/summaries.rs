@@ -292,7 +292,11 @@ fn context_messages(path: &Path, leaf: &str) -> Vec<Value> {
         .filter_map(|i| session.entry_at(i))
         .map(|e| e.json())
         .collect();
-    sessiontree_core::context::build_context(session.dialect(), &entries).messages
+    sessiontree_core::context::build_context(session.dialect(), &entries)
+        .messages
+        .into_iter()
+        .map(sessiontree_core::context::Message::into_value)
+        .collect()
 }
 
 /// Checks the one written `branch_summary` line and the context built from it.

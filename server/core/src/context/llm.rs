@@ -4,7 +4,7 @@
 //! pi's fixed wrapper texts. omp's conversion lives in `omp_llm`. Message order and content only —
 //! provider-specific encoding is out of scope.
 
-use super::{js, omp, omp_llm};
+use super::{js, omp, omp_llm, Message};
 use crate::dialect::Dialect;
 use serde_json::Value;
 
@@ -16,23 +16,41 @@ const PI_BRANCH_PREFIX: &str =
 const PI_BRANCH_SUFFIX: &str = "</summary>";
 
 /// The messages the agent would send to the model for `messages`.
-pub(crate) fn convert(dialect: Dialect, messages: &[Value]) -> Vec<Value> {
+pub(crate) fn convert(dialect: Dialect, messages: &[Message]) -> Vec<Value> {
+    (0..messages.len())
+        .flat_map(|i| convert_at(dialect, messages, i))
+        .collect()
+}
+
+/// The LLM messages made from `messages[i]` (omp looks at the next message too).
+pub(crate) fn convert_at(dialect: Dialect, messages: &[Message], i: usize) -> Vec<Value> {
+    let m = messages[i].value();
     match dialect {
-        Dialect::Pi => messages.iter().filter_map(pi_convert).collect(),
-        Dialect::Omp => messages
-            .iter()
-            .enumerate()
-            .flat_map(|(i, m)| {
-                let interrupted_next = js::str_of(js::get(m, "role")) == Some("assistant")
-                    && messages.get(i + 1).is_some_and(|next| {
-                        js::str_of(js::get(next, "role")) == Some("custom")
-                            && js::str_of(js::get(next, "customType"))
-                                == Some(omp::INTERRUPTED_THINKING)
-                    });
-                omp_llm::convert_one(m, interrupted_next)
-            })
-            .collect(),
+        Dialect::Pi => pi_convert(&m).into_iter().collect(),
+        Dialect::Omp => omp_llm::convert_one(&m, interrupted_next(messages, i)),
     }
+}
+
+/// For a message [`convert_at`] passes on with its role and content unchanged (kept as text):
+/// its role and the text of its content, read without building the message.
+pub(crate) fn plain_text(
+    dialect: Dialect,
+    messages: &[Message],
+    i: usize,
+) -> Option<(&'static str, String)> {
+    if dialect == Dialect::Omp && interrupted_next(messages, i) {
+        return None;
+    }
+    messages[i].plain_llm_text(dialect)
+}
+
+/// omp: an assistant turn directly followed by its interrupted-thinking note.
+fn interrupted_next(messages: &[Message], i: usize) -> bool {
+    messages[i].view().is_role("assistant")
+        && messages.get(i + 1).is_some_and(|next| {
+            let next = next.view();
+            next.is_role("custom") && next.custom_type() == Some(omp::INTERRUPTED_THINKING)
+        })
 }
 
 /// `{type: "text", text}`.
@@ -150,7 +168,7 @@ mod tests {
     #[test]
     fn pi_bash_text() {
         let m = json!({"role":"bashExecution","command":"make","output":"","exitCode":2,"cancelled":false,"truncated":true,"fullOutputPath":"/tmp/o"});
-        let out = convert(Dialect::Pi, &[m]);
+        let out = convert(Dialect::Pi, &[m.into()]);
         assert_eq!(
             out[0]["content"][0]["text"],
             json!("Ran `make`\n(no output)\n\nCommand exited with code 2\n\n[Output truncated. Full output: /tmp/o]")

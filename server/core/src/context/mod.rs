@@ -12,18 +12,23 @@
 mod emit;
 mod js;
 mod llm;
+mod message;
 mod omp;
 mod omp_llm;
 mod pi;
+mod probe;
 mod reduce;
 mod session;
 mod state;
 mod template;
 
+pub use message::Message;
 pub use session::session_context;
 pub use state::{ContextState, OmpState, PiModel, PiState};
 
 use crate::dialect::Dialect;
+use message::MessageRef;
+use probe::Probed;
 use serde_json::Value;
 
 /// The context an agent builds for one path: settings plus messages.
@@ -34,26 +39,32 @@ pub struct SessionContext {
     /// Everything `buildSessionContext()` returns except `messages`.
     pub state: ContextState,
     /// The context messages exactly as the agent returns them (key order preserved).
-    pub messages: Vec<Value>,
+    pub messages: Vec<Message>,
 }
 
 /// Builds the context for `path` (the entries from root to leaf, root first) under `dialect`'s
 /// rules. An empty path gives the agents' empty context.
 pub fn build_context(dialect: Dialect, path: &[Value]) -> SessionContext {
-    build(dialect, Path::Shared(path))
+    build(dialect, Values::Shared(path), Vec::new())
 }
 
-/// [`build_context`] on a path the caller no longer needs: the messages are moved out of their
-/// entries instead of copied.
-pub(crate) fn build_context_owned(dialect: Dialect, mut path: Vec<Value>) -> SessionContext {
-    build(dialect, Path::Owned(&mut path))
+/// [`build_context`] on a path the caller no longer needs, where `probed` holds, for message
+/// entries read by the probe, their message (such an entry's value then holds only its `type` and
+/// `id`): the messages are moved out of their entries instead of copied.
+pub(crate) fn build_context_owned(
+    dialect: Dialect,
+    mut path: Vec<Value>,
+    probed: Vec<Option<Probed>>,
+) -> SessionContext {
+    build(dialect, Values::Owned(&mut path), probed)
 }
 
-fn build(dialect: Dialect, mut path: Path<'_>) -> SessionContext {
+fn build(dialect: Dialect, values: Values<'_>, probed: Vec<Option<Probed>>) -> SessionContext {
+    let mut path = Path { values, probed };
     match dialect {
         Dialect::Pi => {
-            let state = ContextState::Pi(state::pi_state(path.values()));
-            let emitted = pi::walk(path.values());
+            let state = ContextState::Pi(state::pi_state(path.view()));
+            let emitted = pi::walk(path.view());
             SessionContext {
                 dialect,
                 state,
@@ -61,22 +72,62 @@ fn build(dialect: Dialect, mut path: Path<'_>) -> SessionContext {
             }
         }
         Dialect::Omp => {
-            let state = ContextState::Omp(state::omp_state(path.values()));
-            let emitted = omp::walk(path.values());
+            let state = ContextState::Omp(state::omp_state(path.view()));
+            let emitted = omp::walk(path.view());
             let messages = path.materialize(emitted);
             SessionContext {
                 dialect,
                 state,
-                messages: omp::finish(messages, path.values()),
+                messages: omp::finish(messages, path.view()),
             }
         }
     }
 }
 
-/// A path as the message walks see it: borrowed (messages are copied) or owned (moved).
-enum Path<'a> {
+/// The entries' values: borrowed (messages are copied) or owned (moved).
+enum Values<'a> {
     Shared(&'a [Value]),
     Owned(&'a mut [Value]),
+}
+
+/// A path as the message walks see it.
+struct Path<'a> {
+    values: Values<'a>,
+    /// Empty, or per entry the probed message of a message entry.
+    probed: Vec<Option<Probed>>,
+}
+
+/// The path as the rules read it: the entries' values, and each message entry's message in
+/// whichever form it is.
+#[derive(Clone, Copy)]
+pub(crate) struct PathRef<'a> {
+    pub(crate) values: &'a [Value],
+    probed: &'a [Option<Probed>],
+}
+
+impl<'a> PathRef<'a> {
+    /// A path of values only.
+    #[cfg(test)]
+    pub(crate) fn of(values: &'a [Value]) -> PathRef<'a> {
+        PathRef {
+            values,
+            probed: &[],
+        }
+    }
+
+    /// The `message` of the `message` entry at `i`, when it is an object.
+    pub(crate) fn message(self, i: usize) -> Option<MessageRef<'a>> {
+        if let Some(Some(p)) = self.probed.get(i) {
+            return Some(MessageRef::Raw(&p.facts));
+        }
+        let entry = &self.values[i];
+        match js::get(entry, "message") {
+            Some(m @ Value::Object(_)) if js::is_type(entry, "message") => {
+                Some(MessageRef::Value(m))
+            }
+            _ => None,
+        }
+    }
 }
 
 /// One message the walk emits: the `message` of the path entry at an index (omp may emit one twice:
@@ -87,17 +138,20 @@ pub(crate) enum Emitted {
 }
 
 impl Path<'_> {
-    fn values(&self) -> &[Value] {
-        match self {
-            Path::Shared(path) => path,
-            Path::Owned(path) => path,
+    fn view(&self) -> PathRef<'_> {
+        PathRef {
+            values: match &self.values {
+                Values::Shared(path) => path,
+                Values::Owned(path) => path,
+            },
+            probed: &self.probed,
         }
     }
 
-    fn materialize(&mut self, emitted: Vec<Emitted>) -> Vec<Value> {
+    fn materialize(&mut self, emitted: Vec<Emitted>) -> Vec<Message> {
         // An entry emitted twice (a replay range overlapping the re-emitted request) is copied
         // for all but its last use.
-        let mut uses = vec![0u32; self.values().len()];
+        let mut uses = vec![0u32; self.view().values.len()];
         for e in &emitted {
             if let Emitted::Entry(i) = e {
                 uses[*i] += 1;
@@ -105,20 +159,34 @@ impl Path<'_> {
         }
         emitted
             .into_iter()
-            .map(|e| match (e, &mut *self) {
-                (Emitted::Made(value), _) => value,
-                (Emitted::Entry(i), Path::Owned(path)) if uses[i] == 1 => match &mut path[i] {
-                    Value::Object(entry) => entry
-                        .get_mut("message")
-                        .map(std::mem::take)
-                        .unwrap_or(Value::Null),
-                    _ => Value::Null,
-                },
-                (Emitted::Entry(i), path) => {
+            .map(|e| match e {
+                Emitted::Made(value) => Message::from(value),
+                Emitted::Entry(i) => {
                     uses[i] -= 1;
-                    js::get(&path.values()[i], "message")
-                        .cloned()
-                        .unwrap_or(Value::Null)
+                    let last = uses[i] == 0;
+                    if let Some(slot) = self.probed.get_mut(i).filter(|p| p.is_some()) {
+                        let probed = if last { slot.take() } else { slot.clone() };
+                        return probed.map_or(Message::from(Value::Null), Message::raw);
+                    }
+                    match &mut self.values {
+                        Values::Owned(path) if last => match &mut path[i] {
+                            Value::Object(entry) => entry
+                                .get_mut("message")
+                                .map(std::mem::take)
+                                .unwrap_or(Value::Null),
+                            _ => Value::Null,
+                        },
+                        values => {
+                            let values: &[Value] = match values {
+                                Values::Shared(path) => path,
+                                Values::Owned(path) => path,
+                            };
+                            js::get(&values[i], "message")
+                                .cloned()
+                                .unwrap_or(Value::Null)
+                        }
+                    }
+                    .into()
                 }
             })
             .collect()
@@ -132,6 +200,26 @@ impl SessionContext {
         llm::convert(self.dialect, &self.messages)
     }
 
+    /// The `role` and `text` of every LLM message (the fixtures' reduced `context.llm` shape;
+    /// `""` for a role that is not a string), without building the LLM messages of the messages
+    /// that `convertToLlm` passes on unchanged.
+    pub fn llm_texts(&self) -> Vec<(String, String)> {
+        let mut out = Vec::with_capacity(self.messages.len());
+        for i in 0..self.messages.len() {
+            if let Some((role, text)) = llm::plain_text(self.dialect, &self.messages, i) {
+                out.push((role.to_owned(), text));
+                continue;
+            }
+            for m in llm::convert_at(self.dialect, &self.messages, i) {
+                let reduced = reduce::llm(&m);
+                let role = js::str_of(js::get(&reduced, "role")).unwrap_or_default();
+                let text = js::str_of(js::get(&reduced, "text")).unwrap_or_default();
+                out.push((role.to_owned(), text.to_owned()));
+            }
+        }
+        out
+    }
+
     /// The state as the agent's object (`undefined` fields left out).
     pub fn state_json(&self) -> Value {
         serde_json::to_value(&self.state).unwrap_or(Value::Null)
@@ -139,7 +227,10 @@ impl SessionContext {
 
     /// The messages in the fixtures' reduced `context.messages` shape.
     pub fn reduced_messages(&self) -> Vec<Value> {
-        self.messages.iter().map(reduce::message).collect()
+        self.messages
+            .iter()
+            .map(|m| reduce::message(&m.value()))
+            .collect()
     }
 
     /// The LLM messages in the fixtures' reduced `context.llm` shape (`{role, text, toolCalls?, toolCallId?}`).
@@ -154,7 +245,12 @@ impl SessionContext {
         map.insert("messages".to_owned(), Value::Array(self.reduced_messages()));
         map.insert(
             "rawMessages".to_owned(),
-            Value::Array(self.messages.clone()),
+            Value::Array(
+                self.messages
+                    .iter()
+                    .map(|m| m.value().into_owned())
+                    .collect(),
+            ),
         );
         map.insert("llm".to_owned(), Value::Array(self.reduced_llm()));
         Value::Object(map)
@@ -198,14 +294,14 @@ mod tests {
         ];
         for dialect in [Dialect::Pi, Dialect::Omp] {
             let shared = build_context(dialect, &path);
-            let owned = build_context_owned(dialect, path.clone());
+            let owned = build_context_owned(dialect, path.clone(), Vec::new());
             assert_eq!(owned, shared, "{dialect:?}");
         }
         let omp = build_context(Dialect::Omp, &path);
         let requests = omp
             .messages
             .iter()
-            .filter(|m| m.to_string().contains("the request"))
+            .filter(|m| m.value().to_string().contains("the request"))
             .count();
         assert_eq!(
             requests, 2,

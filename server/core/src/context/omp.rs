@@ -17,7 +17,7 @@
 //! - in the LLM conversion (`omp_llm`): the `meta` output notices on bash/python runs and the
 //!   `errorId` test for user interrupts.
 
-use super::{emit, js, template, Emitted};
+use super::{emit, js, template, Emitted, Message, MessageRef, PathRef};
 use serde_json::Value;
 use std::collections::HashSet;
 
@@ -30,38 +30,46 @@ const MAX_CONTEXT_NOTES_BYTES: usize = 16_384;
 /// The messages omp builds for `path` (root first).
 #[cfg(test)]
 pub(crate) fn messages(path: &[Value]) -> Vec<Value> {
-    super::build_context(crate::Dialect::Omp, path).messages
+    super::build_context(crate::Dialect::Omp, path)
+        .messages
+        .into_iter()
+        .map(Message::into_value)
+        .collect()
 }
 
 /// The messages omp's walk emits for `path` (root first), each entry's message by its index;
 /// [`finish`] completes them.
-pub(crate) fn walk(path: &[Value]) -> Vec<Emitted> {
+pub(crate) fn walk(path: PathRef<'_>) -> Vec<Emitted> {
     let mut out = Vec::new();
-    let compaction = path.iter().rev().find(|e| js::is_type(e, "compaction"));
+    let values = path.values;
+    let compaction = values.iter().rev().find(|e| js::is_type(e, "compaction"));
     let compaction_idx = compaction.map(|c| {
         let id = js::get(c, "id");
-        path.iter()
+        values
+            .iter()
             .position(|e| js::is_type(e, "compaction") && js::strict_eq(js::get(e, "id"), id))
             .unwrap_or(0)
     });
-    let reset_idx = path.iter().rposition(|e| js::is_type(e, "reset_boundary"));
+    let reset_idx = values
+        .iter()
+        .rposition(|e| js::is_type(e, "reset_boundary"));
 
     match (reset_idx, compaction, compaction_idx) {
         // A `/clear` later than the last compaction (or with no compaction) starts emission after it.
         (Some(reset), _, idx) if idx.is_none_or(|c| reset > c) => {
-            (reset + 1..path.len()).for_each(|i| append(&mut out, path, i));
+            (reset + 1..values.len()).for_each(|i| append(&mut out, path, i));
         }
         (_, Some(compaction), Some(idx)) => {
             replay_compaction(&mut out, path, compaction, idx, reset_idx)
         }
-        _ => (0..path.len()).for_each(|i| append(&mut out, path, i)),
+        _ => (0..values.len()).for_each(|i| append(&mut out, path, i)),
     }
     out
 }
 
 /// The context notebook, dangling tool calls and failed turns, after the walk.
-pub(crate) fn finish(mut out: Vec<Value>, path: &[Value]) -> Vec<Value> {
-    prepend_context_notes(&mut out, path);
+pub(crate) fn finish(mut out: Vec<Message>, path: PathRef<'_>) -> Vec<Message> {
+    prepend_context_notes(&mut out, path.values);
     strip_dangling_tool_calls(&mut out);
     drop_failed_turns(&mut out);
     out
@@ -71,7 +79,7 @@ pub(crate) fn finish(mut out: Vec<Value>, path: &[Value]) -> Vec<Value> {
 /// the remote-compaction replay range, then everything after the compaction.
 fn replay_compaction(
     out: &mut Vec<Emitted>,
-    path: &[Value],
+    path: PathRef<'_>,
     compaction: &Value,
     idx: usize,
     reset_idx: Option<usize>,
@@ -89,13 +97,11 @@ fn replay_compaction(
             == Some("experimental-context-rollover")
     {
         let first_kept_idx = path
+            .values
             .iter()
             .position(|e| js::strict_eq(js::get(e, "id"), first_kept));
         let lower = reset_idx.map_or(0, |r| r + 1);
-        if let Some(i) = (lower..idx)
-            .rev()
-            .find(|&i| is_user_request_entry(&path[i]))
-        {
+        if let Some(i) = (lower..idx).rev().find(|&i| is_user_request_entry(path, i)) {
             if first_kept_idx.is_some_and(|k| i < k) {
                 append(out, path, i);
             }
@@ -103,7 +109,7 @@ fn replay_compaction(
     }
 
     if !has_remote {
-        if let Some(start) = path[..idx]
+        if let Some(start) = path.values[..idx]
             .iter()
             .position(|e| js::strict_eq(js::get(e, "id"), first_kept))
         {
@@ -113,6 +119,7 @@ fn replay_compaction(
         let through = js::get(compaction, "providerReplayThroughEntryId");
         if js::truthy(through) {
             if let Some(r) = path
+                .values
                 .iter()
                 .position(|e| js::strict_eq(js::get(e, "id"), through))
             {
@@ -122,18 +129,18 @@ fn replay_compaction(
             }
         }
     }
-    (idx + 1..path.len()).for_each(|i| append(out, path, i));
+    (idx + 1..path.values.len()).for_each(|i| append(out, path, i));
 }
 
 /// omp's `appendMessage(entry)` in model-context mode, for the entry at `i`.
-fn append(out: &mut Vec<Emitted>, path: &[Value], i: usize) {
-    let entry = &path[i];
+fn append(out: &mut Vec<Emitted>, path: PathRef<'_>, i: usize) {
+    let entry = &path.values[i];
     if js::is_type(entry, "message") {
-        let Some(message @ Value::Object(_)) = js::get(entry, "message") else {
+        let Some(message) = path.message(i) else {
             return;
         };
-        if js::str_of(js::get(message, "role")) == Some("assistant")
-            && (js::truthy(js::get(message, "retryRecovery")) || is_empty_error_turn(message))
+        if message.is_role("assistant")
+            && (message.retry_recovery() || message.is_empty_error_turn())
         {
             return;
         }
@@ -195,14 +202,12 @@ pub(crate) fn is_user_turn_initiator(message: &Value) -> bool {
 }
 
 /// omp-tui `isUserRequestEntry`: a user message, or a custom message that starts a user turn.
-fn is_user_request_entry(entry: &Value) -> bool {
+fn is_user_request_entry(path: PathRef<'_>, i: usize) -> bool {
+    let entry = &path.values[i];
     if js::is_type(entry, "message") {
-        let Some(message) = js::get(entry, "message") else {
-            return false;
-        };
-        return match js::str_of(js::get(message, "role")) {
-            Some("user") => true,
-            Some("custom") => is_user_turn_initiator(message),
+        return match path.message(i) {
+            Some(m) if m.is_role("user") => true,
+            Some(MessageRef::Value(m)) if is_role(m, "custom") => is_user_turn_initiator(m),
             _ => false,
         };
     }
@@ -238,7 +243,7 @@ fn openai_remote_payload(compaction: &Value) -> Option<Value> {
 
 /// `getContextNotes` + `renderContextNotes`: the latest valid notebook revision since the last
 /// `/clear`, rendered and prepended as a hidden custom message stamped with its entry's time.
-fn prepend_context_notes(out: &mut Vec<Value>, path: &[Value]) {
+fn prepend_context_notes(out: &mut Vec<Message>, path: &[Value]) {
     let mut notes = None;
     for entry in path.iter().rev() {
         if js::is_type(entry, "reset_boundary") {
@@ -276,7 +281,7 @@ fn prepend_context_notes(out: &mut Vec<Value>, path: &[Value]) {
             None,
             js::get(source, "timestamp"),
         );
-        out.insert(0, message);
+        out.insert(0, message.into());
     }
 }
 
@@ -298,25 +303,29 @@ fn is_role(message: &Value, role: &str) -> bool {
 
 /// Removes every assistant `toolCall` that no emitted `toolResult` answers; a rewritten turn also
 /// loses its redacted thinking and thinking signatures, and a turn left empty is removed.
-fn strip_dangling_tool_calls(out: &mut Vec<Value>) {
+fn strip_dangling_tool_calls(out: &mut Vec<Message>) {
     let paired: HashSet<String> = out
         .iter()
-        .filter(|m| is_role(m, "toolResult"))
-        .map(|m| js::set_key(js::get(m, "toolCallId")))
+        .map(Message::view)
+        .filter(|m| m.is_role("toolResult"))
+        .map(|m| js::set_key(m.tool_call_id()))
         .collect();
     let dangling = |block: &Value| {
         js::is_type(block, "toolCall") && !paired.contains(&js::set_key(js::get(block, "id")))
     };
     for i in (0..out.len()).rev() {
-        if !is_role(&out[i], "assistant") {
+        let m = out[i].view();
+        if !m.is_role("assistant")
+            || m.tool_call_ids()
+                .into_iter()
+                .all(|id| paired.contains(&js::set_key(id)))
+        {
             continue;
         }
-        let Some(blocks) = content_blocks(&out[i]) else {
+        let message = out[i].value();
+        let Some(blocks) = content_blocks(&message) else {
             continue;
         };
-        if !blocks.iter().any(dangling) {
-            continue;
-        }
         let normalized: Vec<Value> = blocks
             .iter()
             .filter(|b| !dangling(b) && !js::is_type(b, "redactedThinking"))
@@ -329,55 +338,53 @@ fn strip_dangling_tool_calls(out: &mut Vec<Value>) {
                 other => other.clone(),
             })
             .collect();
-        if normalized.is_empty() {
-            out.remove(i);
-        } else if let Value::Object(obj) = &out[i] {
-            out[i] = Value::Object(js::with_field(
+        let rewritten = match &*message {
+            _ if normalized.is_empty() => None,
+            Value::Object(obj) => Some(Value::Object(js::with_field(
                 obj,
                 "content",
                 Some(Value::Array(normalized)),
-            ));
+            ))),
+            _ => continue,
+        };
+        match rewritten {
+            None => {
+                out.remove(i);
+            }
+            Some(value) => out[i] = value.into(),
         }
     }
 }
 
 /// Drops assistant turns that ended in `aborted` or `error` (unless followed by their
 /// interrupted-thinking note), together with the tool results answering their tool calls.
-fn drop_failed_turns(out: &mut Vec<Value>) {
+fn drop_failed_turns(out: &mut Vec<Message>) {
     let mut i = out.len();
     while i > 0 {
         i -= 1;
-        let message = &out[i];
-        if !is_role(message, "assistant") {
+        let message = out[i].view();
+        if !message.is_role("assistant") {
             continue;
         }
-        if !matches!(
-            js::str_of(js::get(message, "stopReason")),
-            Some("aborted" | "error")
-        ) {
+        if !matches!(message.stop_reason(), Some("aborted" | "error")) {
             continue;
         }
         if out.get(i + 1).is_some_and(|next| {
-            is_role(next, "custom")
-                && js::str_of(js::get(next, "customType")) == Some(INTERRUPTED_THINKING)
+            let next = next.view();
+            next.is_role("custom") && next.custom_type() == Some(INTERRUPTED_THINKING)
         }) {
             continue;
         }
-        let dropped: HashSet<String> = content_blocks(message)
-            .map(|blocks| {
-                blocks
-                    .iter()
-                    .filter(|b| js::is_type(b, "toolCall"))
-                    .map(|b| js::set_key(js::get(b, "id")))
-                    .collect()
-            })
-            .unwrap_or_default();
+        let dropped: HashSet<String> = message
+            .tool_call_ids()
+            .into_iter()
+            .map(js::set_key)
+            .collect();
         out.remove(i);
         if !dropped.is_empty() {
             for j in (i..out.len()).rev() {
-                if is_role(&out[j], "toolResult")
-                    && dropped.contains(&js::set_key(js::get(&out[j], "toolCallId")))
-                {
+                let m = out[j].view();
+                if m.is_role("toolResult") && dropped.contains(&js::set_key(m.tool_call_id())) {
                     out.remove(j);
                 }
             }

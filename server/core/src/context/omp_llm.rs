@@ -13,7 +13,7 @@ use super::{emit, js, template};
 use crate::dialect::Dialect;
 use serde_json::{Map, Value};
 
-const USER_INTERRUPT_LABEL: &str = "Interrupted by user";
+pub(crate) const USER_INTERRUPT_LABEL: &str = "Interrupted by user";
 
 /// `{...m, attribution: m.attribution ?? fallback}`.
 fn with_default_attribution(obj: &Map<String, Value>, fallback: &str) -> Map<String, Value> {
@@ -419,7 +419,7 @@ mod tests {
             json!({"role":"custom","customType":"skill-prompt","content":"s","attribution":"user","timestamp":3}),
             json!({"role":"custom","customType":"collab-prompt","content":"hey","attribution":"user","timestamp":4}),
         ];
-        let out = convert(Dialect::Omp, &msgs);
+        let out = convert(Dialect::Omp, &msgs.map(Into::into));
         assert_eq!(
             out[0],
             json!({"role":"user","content":"u","timestamp":1,"attribution":"user"})
@@ -442,7 +442,7 @@ mod tests {
                 {"type":"text","text":"a"},{"type":"thinking","thinking":"half"},{"type":"text","text":" "}
             ]}),
         ];
-        let out = convert(Dialect::Omp, &msgs);
+        let out = convert(Dialect::Omp, &msgs.map(Into::into));
         assert_eq!(out[0]["content"], json!([{"type":"text","text":"a"}]));
     }
 }

@@ -7,6 +7,7 @@
 //! omp compactions whose replay looks further back (context rollover, provider payloads) take the
 //! whole path.
 
+use super::probe::{self, Probed};
 use super::{build_context_owned, js, state, SessionContext};
 use crate::dialect::Dialect;
 use crate::entry::Entry;
@@ -23,14 +24,17 @@ pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext 
         .into_iter()
         .filter_map(|i| session.entry_at(i))
         .collect();
-    build_context_owned(session.dialect(), reduced_path(session.dialect(), &entries))
+    let (values, probed) = reduced_path(session.dialect(), &entries)
+        .into_iter()
+        .unzip();
+    build_context_owned(session.dialect(), values, probed)
 }
 
 /// The path `build_context` needs: every entry from the kept range of the last compaction on, and
 /// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
 /// id, which the id comparisons below rely on.
-fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
-    let whole = || json_of_all(path);
+fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
+    let whole = || read_all(path);
     let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
         return whole();
     };
@@ -51,38 +55,40 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<Value> {
     };
     keep.sort_by_key(|(i, _)| *i);
     keep.into_iter()
-        .map(|(_, v)| v)
-        .chain(json_of_all(&path[k..]))
+        .map(|(_, v)| (v, None))
+        .chain(read_all(&path[k..]))
         .collect()
 }
 
-/// [`crate::entry::json_of_all`], on two threads when there is much to parse (each thread takes
-/// about half of the bytes; the halves are joined in order).
-fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
-    const TWO_THREADS_FROM: u64 = 256 << 10;
-    let size = |e: &&Entry| e.file_range().map_or(0, |(_, _, len)| u64::from(len));
-    let total: u64 = entries.iter().map(size).sum();
-    if total < TWO_THREADS_FROM {
-        return crate::entry::json_of_all(entries);
+/// The entries as the rules read them: message entries whose message the probe can read kept as
+/// `{type, id}` plus the probed message, the others parsed as [`Entry::json`] parses them (read
+/// again, together, after the probe: they are few).
+fn read_all(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
+    let mut out: Vec<(Value, Option<Probed>)> = Vec::with_capacity(entries.len());
+    let _ = crate::entry::for_each_body(entries, |k, body| {
+        let entry = entries[k];
+        let text = body.ok().and_then(|bytes| std::str::from_utf8(bytes).ok());
+        let probed = match (entry.kind(), entry.id(), text) {
+            ("message", Some(id), Some(text)) => probe::message_entry(text).map(|p| (id, p)),
+            _ => None,
+        };
+        out.push(match probed {
+            Some((id, p)) => {
+                let mut stub = serde_json::Map::new();
+                stub.insert("type".to_owned(), Value::from("message"));
+                stub.insert("id".to_owned(), Value::from(id));
+                (Value::Object(stub), Some(p))
+            }
+            None => (Value::Null, None),
+        });
+        Ok::<(), ()>(())
+    });
+    let rest: Vec<usize> = (0..out.len()).filter(|&k| out[k].1.is_none()).collect();
+    let picked: Vec<&Entry> = rest.iter().map(|&k| entries[k]).collect();
+    for (k, value) in rest.into_iter().zip(crate::entry::json_of_all(&picked)) {
+        out[k].0 = value;
     }
-    let mut half = 0;
-    let mid = entries
-        .iter()
-        .position(|e| {
-            half += size(e);
-            half * 2 >= total
-        })
-        .map_or(entries.len(), |i| i + 1);
-    let (first, second) = entries.split_at(mid);
-    std::thread::scope(|scope| {
-        let later = scope.spawn(|| crate::entry::json_of_all(second));
-        let mut values = crate::entry::json_of_all(first);
-        match later.join() {
-            Ok(rest) => values.extend(rest),
-            Err(_) => values.extend(crate::entry::json_of_all(second)),
-        }
-        values
-    })
+    out
 }
 
 /// omp compactions whose replay reads entries before the kept range: context rollover (the last

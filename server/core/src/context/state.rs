@@ -3,7 +3,7 @@
 //! path root to leaf, later entries winning, exactly as each agent does, and serializes to the
 //! agents' own object shape (JavaScript `undefined` fields left out). Does not touch messages.
 
-use super::js;
+use super::{js, PathRef};
 use serde::Serialize;
 use serde_json::{Map, Value};
 
@@ -93,13 +93,18 @@ pub(crate) fn assistant_of(entry: &Value) -> Option<&Value> {
         .then_some(message)
 }
 
+/// The assistant message of the `message` entry at `i`, when it holds one.
+fn assistant_at(path: PathRef<'_>, i: usize) -> Option<super::MessageRef<'_>> {
+    path.message(i).filter(|m| m.is_role("assistant"))
+}
+
 /// pi `session-manager.js` `buildSessionContext`, settings half.
-pub(crate) fn pi_state(path: &[Value]) -> PiState {
+pub(crate) fn pi_state(path: PathRef<'_>) -> PiState {
     let mut state = PiState {
         thinking_level: Some(Value::from("off")),
         model: None,
     };
-    for entry in path {
+    for (i, entry) in path.values.iter().enumerate() {
         if js::is_type(entry, "thinking_level_change") {
             state.thinking_level = js::get(entry, "thinkingLevel").cloned();
         } else if js::is_type(entry, "model_change") {
@@ -107,10 +112,10 @@ pub(crate) fn pi_state(path: &[Value]) -> PiState {
                 provider: js::get(entry, "provider").cloned(),
                 model_id: js::get(entry, "modelId").cloned(),
             });
-        } else if let Some(message) = assistant_of(entry) {
+        } else if let Some(message) = assistant_at(path, i) {
             state.model = Some(PiModel {
-                provider: js::get(message, "provider").cloned(),
-                model_id: js::get(message, "model").cloned(),
+                provider: message.provider().cloned(),
+                model_id: message.model().cloned(),
             });
         }
     }
@@ -127,7 +132,7 @@ pub(crate) fn omp_sets_explicit_default(entry: &Value) -> bool {
 }
 
 /// omp `session-context.ts` `buildSessionContext`, settings half.
-pub(crate) fn omp_state(path: &[Value]) -> OmpState {
+pub(crate) fn omp_state(path: PathRef<'_>) -> OmpState {
     let mut state = OmpState {
         thinking_level: Value::from("off"),
         configured_thinking_level: None,
@@ -140,7 +145,7 @@ pub(crate) fn omp_state(path: &[Value]) -> OmpState {
     let mut seen_rules = std::collections::HashSet::new();
     // Once an explicit default-role model_change is seen, assistant messages stop setting it.
     let mut explicit_default = false;
-    for entry in path {
+    for (i, entry) in path.values.iter().enumerate() {
         if js::is_type(entry, "thinking_level_change") {
             let level = js::get(entry, "thinkingLevel");
             state.thinking_level = if js::nullish(level) {
@@ -168,12 +173,12 @@ pub(crate) fn omp_state(path: &[Value]) -> OmpState {
             }
         } else if js::is_type(entry, "service_tier_change") {
             state.service_tier = coerce_service_tier(js::get(entry, "serviceTier"));
-        } else if let Some(message) = assistant_of(entry) {
+        } else if let Some(message) = assistant_at(path, i) {
             if !explicit_default {
                 let model = format!(
                     "{}/{}",
-                    js::to_string(js::get(message, "provider")),
-                    js::to_string(js::get(message, "model"))
+                    js::to_string(message.provider()),
+                    js::to_string(message.model())
                 );
                 js::object_set(&mut state.models, "default".to_owned(), Value::from(model));
             }
@@ -251,7 +256,7 @@ mod tests {
             json!({"type":"model_change","model":"b/small","role":"smol"}),
             json!({"type":"message","message":{"role":"assistant","provider":"c","model":"other"}}),
         ];
-        let state = omp_state(&path);
+        let state = omp_state(PathRef::of(&path));
         assert_eq!(
             serde_json::to_value(&state.models).ok(),
             Some(json!({"default":"a/one","smol":"b/small"}))
@@ -266,7 +271,7 @@ mod tests {
             json!({"type":"ttsr_injection","injectedRules":["b","c"]}),
             json!({"type":"thinking_level_change","thinkingLevel":null,"configured":"auto"}),
         ];
-        let state = serde_json::to_value(omp_state(&path)).ok();
+        let state = serde_json::to_value(omp_state(PathRef::of(&path))).ok();
         assert_eq!(
             state,
             Some(json!({
@@ -285,7 +290,7 @@ mod tests {
             json!("not an object"),
             json!({"type":"message"}),
         ];
-        let state = serde_json::to_value(pi_state(&path)).ok();
+        let state = serde_json::to_value(pi_state(PathRef::of(&path))).ok();
         assert_eq!(
             state,
             Some(json!({"thinkingLevel":"off","model":{"provider":"b","modelId":"y"}}))

@@ -5,6 +5,7 @@ use crate::backend::Backend;
 use crate::errors::{ApiError, ApiResult};
 use crate::{discovery, registry, rows, to_proto};
 use serde_json::{json, Value};
+use sessiontree_core::context::Message;
 use sessiontree_core::session::CustomMessageArgs;
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind, Request as _};
 use tower_lsp_server::jsonrpc;
@@ -245,20 +246,16 @@ impl Backend {
                 // No leaf means an empty session: the empty context.
                 let ctx = sessiontree_core::context::session_context(s, leaf.as_deref());
                 let text = ctx
-                    .reduced_llm()
+                    .llm_texts()
                     .iter()
-                    .map(|m| {
-                        let role = m.get("role").and_then(Value::as_str).unwrap_or("");
-                        let body = m.get("text").and_then(Value::as_str).unwrap_or("");
-                        format!("{role}: {body}\n")
-                    })
+                    .map(|(role, body)| format!("{role}: {body}\n"))
                     .collect::<Vec<_>>()
                     .join("\n");
                 Ok(proto::ContextResult {
                     revision: a.revision(),
                     leaf,
                     state: ctx.state_json(),
-                    messages: ctx.messages.clone(),
+                    messages: ctx.messages.into_iter().map(Message::into_value).collect(),
                     text,
                 })
             })

@@ -1,0 +1,189 @@
+//! [`Message`]: one context message, either a value (messages the rules make or change, and all of
+//! [`build_context`](super::build_context)'s) or a message entry's message passed through as its
+//! JSON text with the facts the rules read ([`probe`](super::probe)). Consumers that need a value
+//! parse it on demand, which gives exactly the value parsing the entry would have given, so
+//! answers built from either form are the same.
+
+use super::js;
+use super::probe::{Facts, Probed, Role};
+use serde::{Serialize, Serializer};
+use serde_json::Value;
+use std::borrow::Cow;
+
+/// One message of a [`SessionContext`](super::SessionContext), as the agent returns it.
+#[derive(Debug, Clone)]
+pub struct Message(Repr);
+
+#[derive(Debug, Clone)]
+enum Repr {
+    Value(Value),
+    Raw(Box<Probed>),
+}
+
+impl Message {
+    pub(crate) fn raw(probed: Probed) -> Message {
+        Message(Repr::Raw(Box::new(probed)))
+    }
+
+    /// The message as a value (parsed now for a message kept as text).
+    pub fn value(&self) -> Cow<'_, Value> {
+        match &self.0 {
+            Repr::Value(v) => Cow::Borrowed(v),
+            Repr::Raw(p) => Cow::Owned(parse(&p.json)),
+        }
+    }
+
+    /// The message as a value.
+    pub fn into_value(self) -> Value {
+        match self.0 {
+            Repr::Value(v) => v,
+            Repr::Raw(p) => parse(&p.json),
+        }
+    }
+
+    pub(crate) fn view(&self) -> MessageRef<'_> {
+        match &self.0 {
+            Repr::Value(v) => MessageRef::Value(v),
+            Repr::Raw(p) => MessageRef::Raw(&p.facts),
+        }
+    }
+
+    /// For a probed message that convertToLlm passes on with its role and content unchanged: its
+    /// role and the text of its content (the reduced LLM shape's `role` and `text`).
+    pub(crate) fn plain_llm_text(&self, dialect: crate::Dialect) -> Option<(&'static str, String)> {
+        let Repr::Raw(p) = &self.0 else {
+            return None;
+        };
+        let f = &p.facts;
+        let plain = dialect == crate::Dialect::Pi
+            || match f.role {
+                Role::User => true,
+                Role::ToolResult => !f.has_pruned_at,
+                // Interrupted turns may lose thinking blocks or the whole turn.
+                Role::Assistant => !user_interrupted(f),
+            };
+        if !plain {
+            return None;
+        }
+        Some((f.role.as_str(), super::probe::content_text(&p.json)?))
+    }
+}
+
+impl From<Value> for Message {
+    fn from(value: Value) -> Message {
+        Message(Repr::Value(value))
+    }
+}
+
+/// Messages are equal when their values are.
+impl PartialEq for Message {
+    fn eq(&self, other: &Message) -> bool {
+        self.value() == other.value()
+    }
+}
+
+/// Serializes as the message's value.
+impl Serialize for Message {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        self.value().serialize(s)
+    }
+}
+
+/// The probe validated the text as the value parser reads it, so this does not fail.
+fn parse(json: &str) -> Value {
+    serde_json::from_str(json).unwrap_or(Value::Null)
+}
+
+/// `stopReason === "aborted" && errorMessage === "Interrupted by user"` (omp).
+fn user_interrupted(f: &Facts) -> bool {
+    js::str_of(f.stop_reason.as_ref()) == Some("aborted")
+        && js::str_of(f.error_message.as_ref()) == Some(super::omp_llm::USER_INTERRUPT_LABEL)
+}
+
+/// What the rules read of a message, whichever form it is in.
+#[derive(Clone, Copy)]
+pub(crate) enum MessageRef<'a> {
+    Value(&'a Value),
+    Raw(&'a Facts),
+}
+
+impl<'a> MessageRef<'a> {
+    pub(crate) fn role(self) -> Option<&'a str> {
+        match self {
+            MessageRef::Value(v) => js::str_of(js::get(v, "role")),
+            MessageRef::Raw(f) => Some(f.role.as_str()),
+        }
+    }
+
+    pub(crate) fn is_role(self, role: &str) -> bool {
+        self.role() == Some(role)
+    }
+
+    pub(crate) fn provider(self) -> Option<&'a Value> {
+        match self {
+            MessageRef::Value(v) => js::get(v, "provider"),
+            MessageRef::Raw(f) => f.provider.as_ref(),
+        }
+    }
+
+    pub(crate) fn model(self) -> Option<&'a Value> {
+        match self {
+            MessageRef::Value(v) => js::get(v, "model"),
+            MessageRef::Raw(f) => f.model.as_ref(),
+        }
+    }
+
+    pub(crate) fn stop_reason(self) -> Option<&'a str> {
+        match self {
+            MessageRef::Value(v) => js::str_of(js::get(v, "stopReason")),
+            MessageRef::Raw(f) => js::str_of(f.stop_reason.as_ref()),
+        }
+    }
+
+    pub(crate) fn retry_recovery(self) -> bool {
+        match self {
+            MessageRef::Value(v) => js::truthy(js::get(v, "retryRecovery")),
+            MessageRef::Raw(f) => js::truthy(f.retry_recovery.as_ref()),
+        }
+    }
+
+    pub(crate) fn tool_call_id(self) -> Option<&'a Value> {
+        match self {
+            MessageRef::Value(v) => js::get(v, "toolCallId"),
+            MessageRef::Raw(f) => f.tool_call_id.as_ref(),
+        }
+    }
+
+    /// `customType` (probed messages are never custom messages).
+    pub(crate) fn custom_type(self) -> Option<&'a str> {
+        match self {
+            MessageRef::Value(v) => js::str_of(js::get(v, "customType")),
+            MessageRef::Raw(_) => None,
+        }
+    }
+
+    /// The `id` of every `toolCall` block of an array `content`.
+    pub(crate) fn tool_call_ids(self) -> Vec<Option<&'a Value>> {
+        match self {
+            MessageRef::Value(v) => match js::get(v, "content") {
+                Some(Value::Array(blocks)) => blocks
+                    .iter()
+                    .filter(|b| js::is_type(b, "toolCall"))
+                    .map(|b| js::get(b, "id"))
+                    .collect(),
+                _ => Vec::new(),
+            },
+            MessageRef::Raw(f) => f.tool_call_ids.iter().map(Option::as_ref).collect(),
+        }
+    }
+
+    /// omp `isEmptyErrorTurn`.
+    pub(crate) fn is_empty_error_turn(self) -> bool {
+        match self {
+            MessageRef::Value(v) => super::omp::is_empty_error_turn(v),
+            MessageRef::Raw(f) => {
+                js::str_of(f.stop_reason.as_ref()) == Some("error") && !f.has_meaningful_block
+            }
+        }
+    }
+}

@@ -1,0 +1,742 @@
+//! Reads a `message` entry's JSON text for what the context rules need of its message — the role,
+//! model, stop reason, tool-call ids and the like — without building the message's value, and
+//! keeps the message's text so that it can be parsed only if a consumer needs its value. Parsing
+//! the values of a long kept range was most of the cost of a context; this is one scan of the
+//! text that allocates only the few small fields it keeps.
+//!
+//! The probe must never accept a text that parsing into a value would read differently, so the
+//! scan validates everything `serde_json::from_str::<Value>` checks (grammar, control characters
+//! and paired surrogates in strings, numbers in range) and gives up — the caller then parses the
+//! entry as before — on anything unusual: a message that is not an object, a role other than
+//! `user`, `assistant` or `toolResult`, a repeated `message` or `content` key, deep nesting, very
+//! long numbers or large exponents, or serde_json's private raw-value key (which its value parser
+//! treats specially).
+
+use super::js;
+use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
+use serde_json::Value;
+use std::borrow::Cow;
+use std::fmt;
+use std::ops::Range;
+
+/// Nesting the probe follows before it gives up (serde_json's own limit is 128).
+const MAX_DEPTH: usize = 96;
+/// The key serde_json's value parser treats as a raw value instead of an object key.
+const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
+
+/// The roles a probed message can have: those both agents pass to the model as they are.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Role {
+    User,
+    Assistant,
+    ToolResult,
+}
+
+impl Role {
+    pub(crate) fn as_str(self) -> &'static str {
+        match self {
+            Role::User => "user",
+            Role::Assistant => "assistant",
+            Role::ToolResult => "toolResult",
+        }
+    }
+}
+
+/// What the rules read of a probed message (`None` = the key is absent, JavaScript's `undefined`).
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct Facts {
+    pub role: Role,
+    pub provider: Option<Value>,
+    pub model: Option<Value>,
+    pub stop_reason: Option<Value>,
+    pub retry_recovery: Option<Value>,
+    pub tool_call_id: Option<Value>,
+    pub error_message: Option<Value>,
+    pub has_pruned_at: bool,
+    /// The `id` of every `toolCall` block, in order (`None` for a call without one).
+    pub tool_call_ids: Vec<Option<Value>>,
+    /// For a turn with `stopReason: "error"`: whether some block makes it non-empty for omp's
+    /// `isEmptyErrorTurn` (false for other turns, which are never empty error turns).
+    pub has_meaningful_block: bool,
+}
+
+/// A probed message: its JSON text (as in the entry) and its facts.
+#[derive(Debug, Clone)]
+pub(crate) struct Probed {
+    pub json: Box<str>,
+    pub facts: Facts,
+}
+
+/// Probes the JSON text of a `message` entry; `None` when the entry must be parsed instead.
+pub(crate) fn message_entry(entry: &str) -> Option<Probed> {
+    let mut scan = Scan {
+        text: entry,
+        at: 0,
+        message: None,
+        controls: has_controls(entry),
+    };
+    scan.ws();
+    scan.entry().ok()?;
+    scan.ws();
+    if scan.at != entry.len() {
+        return None;
+    }
+    let (span, found) = scan.message?;
+    Some(Probed {
+        json: entry[span].into(),
+        facts: found.facts(entry)?,
+    })
+}
+
+/// Why the probe gave up (the caller parses the entry instead).
+struct GiveUp;
+
+type Step<T = ()> = Result<T, GiveUp>;
+
+/// Spans of the message's fields the rules read (the last of repeated keys, as `JSON.parse` keeps).
+#[derive(Default)]
+struct Found {
+    fields: [Option<Range<usize>>; 7],
+    pruned_at: bool,
+    blocks: Vec<FoundBlock>,
+}
+
+#[derive(Default)]
+struct FoundBlock {
+    object: bool,
+    kind: Option<Range<usize>>,
+    id: Option<Range<usize>>,
+    /// `text`, `thinking`, `thinkingSignature`, `data`.
+    texts: [Option<Range<usize>>; 4],
+}
+
+const MESSAGE_KEYS: [&str; 9] = [
+    "role",
+    "provider",
+    "model",
+    "stopReason",
+    "retryRecovery",
+    "toolCallId",
+    "errorMessage",
+    "prunedAt",
+    "content",
+];
+const BLOCK_KEYS: [&str; 6] = [
+    "type",
+    "id",
+    "text",
+    "thinking",
+    "thinkingSignature",
+    "data",
+];
+
+impl Found {
+    fn facts(self, text: &str) -> Option<Facts> {
+        let value = |span: &Option<Range<usize>>| -> Option<Option<Value>> {
+            match span {
+                None => Some(None),
+                Some(r) => serde_json::from_str(&text[r.clone()]).ok().map(Some),
+            }
+        };
+        let [role, provider, model, stop_reason, retry_recovery, tool_call_id, error_message] =
+            &self.fields;
+        let role = match js::str_of(value(role)?.as_ref()) {
+            Some("user") => Role::User,
+            Some("assistant") => Role::Assistant,
+            Some("toolResult") => Role::ToolResult,
+            _ => return None,
+        };
+        let stop_reason = value(stop_reason)?;
+        // Blank blocks matter only to an error turn's emptiness.
+        let error_turn = js::str_of(stop_reason.as_ref()) == Some("error");
+        let mut tool_call_ids = Vec::new();
+        let mut meaningful = false;
+        for block in &self.blocks {
+            let kind = value(&block.kind)?;
+            if js::str_of(kind.as_ref()) == Some("toolCall") {
+                tool_call_ids.push(value(&block.id)?);
+            }
+            meaningful =
+                meaningful || (error_turn && block_meaningful(block, kind.as_ref(), text)?);
+        }
+        Some(Facts {
+            role,
+            provider: value(provider)?,
+            model: value(model)?,
+            stop_reason,
+            retry_recovery: value(retry_recovery)?,
+            tool_call_id: value(tool_call_id)?,
+            error_message: value(error_message)?,
+            has_pruned_at: self.pruned_at,
+            tool_call_ids,
+            has_meaningful_block: meaningful,
+        })
+    }
+}
+
+/// omp `isEmptyErrorTurn`'s test of one block: `None` if a field cannot be read.
+fn block_meaningful(block: &FoundBlock, kind: Option<&Value>, text: &str) -> Option<bool> {
+    if !block.object {
+        return Some(true);
+    }
+    let non_blank = |i: usize| -> Option<bool> {
+        let Some(r) = &block.texts[i] else {
+            return Some(false);
+        };
+        let raw = &text[r.clone()];
+        if !raw.starts_with('"') {
+            // A non-string where a string belongs counts as content.
+            return Some(true);
+        }
+        // Most texts start with a plain character; only the others need decoding.
+        match raw.as_bytes().get(1) {
+            Some(b) if b.is_ascii_graphic() && *b != b'\\' => Some(true),
+            _ => {
+                let s: String = serde_json::from_str(raw).ok()?;
+                Some(!js::trim(&s).is_empty())
+            }
+        }
+    };
+    Some(match js::str_of(kind) {
+        Some("text") => non_blank(0)?,
+        Some("thinking") => non_blank(1)? || non_blank(2)?,
+        Some("redactedThinking") => non_blank(3)?,
+        Some("fallback") => false,
+        _ => true,
+    })
+}
+
+/// A key's text (decoded only when it has escapes); the raw-value key gives up.
+fn key(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
+    let raw = &text[span.start + 1..span.end - 1];
+    let key: Cow<'_, str> = if raw.contains('\\') {
+        Cow::Owned(serde_json::from_str(&text[span]).map_err(|_| GiveUp)?)
+    } else {
+        Cow::Borrowed(raw)
+    };
+    if key == RAW_VALUE_TOKEN {
+        return Err(GiveUp);
+    }
+    Ok(key)
+}
+
+/// A validating scan of one entry's JSON text.
+struct Scan<'a> {
+    text: &'a str,
+    at: usize,
+    /// The span of the entry's `message` and what was found in it.
+    message: Option<(Range<usize>, Found)>,
+    /// Whether the text has control characters at all (strings are checked for them only then).
+    controls: bool,
+}
+
+/// Whether `text` has a byte below 0x20 (in chunks, which the compiler vectorizes).
+fn has_controls(text: &str) -> bool {
+    text.as_bytes()
+        .chunks(64)
+        .any(|chunk| chunk.iter().fold(false, |found, &b| found | (b < 0x20)))
+}
+
+impl<'a> Scan<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.text.as_bytes().get(self.at).copied()
+    }
+
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, byte: u8) -> Step {
+        self.ws();
+        if self.peek() != Some(byte) {
+            return Err(GiveUp);
+        }
+        self.at += 1;
+        Ok(())
+    }
+
+    /// Walks an object's members, calling `member(self, key, depth)` with the scan at each value.
+    fn object(
+        &mut self,
+        depth: usize,
+        mut member: impl FnMut(&mut Self, &str, usize) -> Step,
+    ) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.eat(b'{')?;
+        self.ws();
+        if self.peek() == Some(b'}') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            let span = self.string()?;
+            let key = key(self.text, span)?;
+            self.eat(b':')?;
+            self.ws();
+            member(self, &key, depth + 1)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b'}') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// Walks an array's elements, calling `element(self, depth)` with the scan at each one.
+    fn array(&mut self, depth: usize, mut element: impl FnMut(&mut Self, usize) -> Step) -> Step {
+        if depth > MAX_DEPTH {
+            return Err(GiveUp);
+        }
+        self.eat(b'[')?;
+        self.ws();
+        if self.peek() == Some(b']') {
+            self.at += 1;
+            return Ok(());
+        }
+        loop {
+            self.ws();
+            element(self, depth + 1)?;
+            self.ws();
+            match self.peek() {
+                Some(b',') => self.at += 1,
+                Some(b']') => {
+                    self.at += 1;
+                    return Ok(());
+                }
+                _ => return Err(GiveUp),
+            }
+        }
+    }
+
+    /// Any value, validated; returns its span.
+    fn value(&mut self, depth: usize) -> Step<Range<usize>> {
+        let start = self.at;
+        match self.peek().ok_or(GiveUp)? {
+            b'{' => self.object(depth, |s, _, d| s.value(d).map(drop))?,
+            b'[' => self.array(depth, |s, d| s.value(d).map(drop))?,
+            b'"' => {
+                self.string()?;
+            }
+            b't' => self.literal("true")?,
+            b'f' => self.literal("false")?,
+            b'n' => self.literal("null")?,
+            _ => self.number()?,
+        }
+        Ok(start..self.at)
+    }
+
+    fn literal(&mut self, word: &str) -> Step {
+        if !self.text[self.at..].starts_with(word) {
+            return Err(GiveUp);
+        }
+        self.at += word.len();
+        Ok(())
+    }
+
+    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, short enough and with an exponent small
+    /// enough that the value parser never finds it out of range.
+    fn number(&mut self) -> Step {
+        let start = self.at;
+        let digits = |s: &mut Self| {
+            let from = s.at;
+            while s.peek().is_some_and(|b| b.is_ascii_digit()) {
+                s.at += 1;
+            }
+            s.at - from
+        };
+        if self.peek() == Some(b'-') {
+            self.at += 1;
+        }
+        match self.peek() {
+            Some(b'0') => self.at += 1,
+            Some(b'1'..=b'9') => {
+                digits(self);
+            }
+            _ => return Err(GiveUp),
+        }
+        if self.peek() == Some(b'.') {
+            self.at += 1;
+            if digits(self) == 0 {
+                return Err(GiveUp);
+            }
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            if !(1..=2).contains(&digits(self)) {
+                return Err(GiveUp);
+            }
+        }
+        if self.at - start > 24 {
+            return Err(GiveUp);
+        }
+        Ok(())
+    }
+
+    /// A string, validated as serde_json reads it into a `String`; returns its span with quotes.
+    fn string(&mut self) -> Step<Range<usize>> {
+        let start = self.at;
+        if self.peek() != Some(b'"') {
+            return Err(GiveUp);
+        }
+        self.at += 1;
+        loop {
+            let rest = &self.text.as_bytes()[self.at..];
+            let n = memchr::memchr2(b'"', b'\\', rest).ok_or(GiveUp)?;
+            if self.controls && rest[..n].iter().any(|&b| b < 0x20) {
+                return Err(GiveUp);
+            }
+            self.at += n + 1;
+            if rest[n] == b'"' {
+                return Ok(start..self.at);
+            }
+            self.escape()?;
+        }
+    }
+
+    /// The escape after a backslash: surrogates must come in pairs.
+    fn escape(&mut self) -> Step {
+        match self.peek().ok_or(GiveUp)? {
+            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.at += 1;
+                Ok(())
+            }
+            b'u' => {
+                self.at += 1;
+                let n = self.hex4()?;
+                match n {
+                    0xDC00..=0xDFFF => Err(GiveUp),
+                    0xD800..=0xDBFF => {
+                        if !self.text[self.at..].starts_with("\\u") {
+                            return Err(GiveUp);
+                        }
+                        self.at += 2;
+                        match self.hex4()? {
+                            0xDC00..=0xDFFF => Ok(()),
+                            _ => Err(GiveUp),
+                        }
+                    }
+                    _ => Ok(()),
+                }
+            }
+            _ => Err(GiveUp),
+        }
+    }
+
+    fn hex4(&mut self) -> Step<u16> {
+        let hex = self.text.get(self.at..self.at + 4).ok_or(GiveUp)?;
+        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(GiveUp);
+        }
+        self.at += 4;
+        u16::from_str_radix(hex, 16).map_err(|_| GiveUp)
+    }
+
+    /// The entry object: its `message` read for facts, everything else validated.
+    fn entry(&mut self) -> Step {
+        self.object(0, |s, key, depth| {
+            if key != "message" {
+                return s.value(depth).map(drop);
+            }
+            if s.message.is_some() || s.peek() != Some(b'{') {
+                return Err(GiveUp);
+            }
+            let start = s.at;
+            let found = s.message_object(depth)?;
+            s.message = Some((start..s.at, found));
+            Ok(())
+        })
+    }
+
+    fn message_object(&mut self, depth: usize) -> Step<Found> {
+        let mut found = Found::default();
+        let mut content = false;
+        self.object(depth, |s, key, depth| {
+            match MESSAGE_KEYS.iter().position(|k| *k == key) {
+                Some(i @ 0..=6) => found.fields[i] = Some(s.value(depth)?),
+                Some(7) => {
+                    found.pruned_at = true;
+                    s.value(depth)?;
+                }
+                Some(_) if content => return Err(GiveUp),
+                Some(_) => {
+                    content = true;
+                    if s.peek() == Some(b'[') {
+                        s.array(depth, |s, depth| {
+                            let block = s.block(depth)?;
+                            found.blocks.push(block);
+                            Ok(())
+                        })?;
+                    } else {
+                        s.value(depth)?;
+                    }
+                }
+                None => {
+                    s.value(depth)?;
+                }
+            }
+            Ok(())
+        })?;
+        Ok(found)
+    }
+
+    fn block(&mut self, depth: usize) -> Step<FoundBlock> {
+        let mut block = FoundBlock::default();
+        if self.peek() != Some(b'{') {
+            self.value(depth)?;
+            return Ok(block);
+        }
+        block.object = true;
+        self.object(depth, |s, key, depth| {
+            let span = s.value(depth)?;
+            match BLOCK_KEYS.iter().position(|k| *k == key) {
+                Some(0) => block.kind = Some(span),
+                Some(1) => block.id = Some(span),
+                Some(i) => block.texts[i - 2] = Some(span),
+                None => {}
+            }
+            Ok(())
+        })?;
+        Ok(block)
+    }
+}
+
+/// An object key: its index in the list, if it is one of them.
+struct KeyIn(&'static [&'static str]);
+
+impl<'de> DeserializeSeed<'de> for KeyIn {
+    type Value = Option<usize>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_str(self)
+    }
+}
+
+impl Visitor<'_> for KeyIn {
+    type Value = Option<usize>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a key")
+    }
+
+    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
+        Ok(self.0.iter().position(|w| *w == key))
+    }
+}
+
+/// The text of a probed message's content as the fixtures' reduced shape reads it: string content,
+/// or the `text` of every `text` block joined (`String(text)` for non-strings). The text was
+/// validated by the probe; `None` only if it cannot be read at all.
+pub(crate) fn content_text(message: &str) -> Option<String> {
+    let mut de = serde_json::Deserializer::from_str(message);
+    de.deserialize_map(TextVisitor).ok()
+}
+
+struct TextVisitor;
+
+impl<'de> Visitor<'de> for TextVisitor {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a message object")
+    }
+
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        let mut text = String::new();
+        while let Some(key) = map.next_key_seed(KeyIn(&["content"]))? {
+            match key {
+                Some(_) => text = map.next_value_seed(ContentText)?,
+                None => map.next_value::<IgnoredAny>().map(drop)?,
+            }
+        }
+        Ok(text)
+    }
+}
+
+struct ContentText;
+
+impl<'de> DeserializeSeed<'de> for ContentText {
+    type Value = String;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for ContentText {
+    type Value = String;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("message content")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_str<E>(self, s: &str) -> Result<String, E> {
+        Ok(s.to_owned())
+    }
+    fn visit_unit<E>(self) -> Result<String, E> {
+        Ok(String::new())
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
+        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+        Ok(String::new())
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
+        let mut text = String::new();
+        while let Some(part) = seq.next_element_seed(BlockText)? {
+            if let Some(part) = part {
+                text.push_str(&part);
+            }
+        }
+        Ok(text)
+    }
+}
+
+/// `String(block.text)` of a `text` block that has one.
+struct BlockText;
+
+impl<'de> DeserializeSeed<'de> for BlockText {
+    type Value = Option<String>;
+
+    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> Visitor<'de> for BlockText {
+    type Value = Option<String>;
+
+    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+        f.write_str("a content block")
+    }
+    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_unit<E>(self) -> Result<Self::Value, E> {
+        Ok(None)
+    }
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        while seq.next_element::<IgnoredAny>()?.is_some() {}
+        Ok(None)
+    }
+    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+        let (mut kind, mut text): (Option<Value>, Option<Value>) = (None, None);
+        while let Some(key) = map.next_key_seed(KeyIn(&["type", "text"]))? {
+            match key {
+                Some(0) => kind = Some(map.next_value()?),
+                Some(_) => text = Some(map.next_value()?),
+                None => map.next_value::<IgnoredAny>().map(drop)?,
+            }
+        }
+        Ok(
+            (js::str_of(kind.as_ref()) == Some("text") && text.is_some())
+                .then(|| js::to_string(text.as_ref())),
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn probe(entry: &str) -> Option<Facts> {
+        message_entry(entry).map(|p| p.facts)
+    }
+
+    #[test]
+    fn reads_what_the_rules_need() {
+        let entry = r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"thinking","thinking":"  "},{"type":"toolCall","id":"t1","name":"x","arguments":{"a":[1,2.5]}}],"provider":"p","model":"m","stopReason":"error","usage":{"cost":{"total":0.25}}}}"#;
+        let facts = probe(entry).expect("probed");
+        assert_eq!(facts.role, Role::Assistant);
+        assert_eq!(facts.provider, Some(Value::from("p")));
+        assert_eq!(facts.tool_call_ids, vec![Some(Value::from("t1"))]);
+        assert!(facts.has_meaningful_block, "a tool call is content");
+        let blank = r#"{"type":"message","message":{"role":"assistant","content":[{"type":"text","text":" \n"},{"type":"fallback"}],"stopReason":"error"}}"#;
+        assert!(!probe(blank).expect("probed").has_meaningful_block);
+    }
+
+    #[test]
+    fn gives_up_on_what_the_value_parser_reads_differently() {
+        for entry in [
+            // A lone surrogate: the value parser rejects the whole line.
+            r#"{"type":"message","message":{"role":"user","content":"\ud800"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"x"},"label":"\udc00"}"#,
+            // Out of range.
+            r#"{"type":"message","message":{"role":"user","content":[{"n":1e400}]}}"#,
+            // The raw-value key.
+            r#"{"type":"message","message":{"role":"user","content":[{"$serde_json::private::RawValue":"1"}]}}"#,
+            // Roles the probe leaves to the value path, and non-objects.
+            r#"{"type":"message","message":{"role":"custom","content":"x"}}"#,
+            r#"{"type":"message","message":["role","user"]}"#,
+            r#"{"type":"message","message":{"role":"user"},"message":{"role":"user"}}"#,
+            r#"{"type":"message","message":{"role":"user"}} x"#,
+            // Grammar the value parser rejects.
+            "{\"type\":\"message\",\"message\":{\"role\":\"user\",\"content\":\"a\u{1}b\"}}",
+            r#"{"type":"message","message":{"role":"user","content":[01]}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"\ud800x"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":"\x"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[1,]}}"#,
+        ] {
+            assert!(probe(entry).is_none(), "{entry}");
+        }
+        let deep = format!(
+            r#"{{"type":"message","message":{{"role":"user","content":{}1{}}}}}"#,
+            "[".repeat(120),
+            "]".repeat(120)
+        );
+        assert!(probe(&deep).is_none());
+    }
+
+    #[test]
+    fn accepted_texts_parse_to_the_entry_s_message() {
+        let spaced = r#" { "type" : "message" , "message" : { "role" : "user" , "content" : "a\u00e9\ud83d\ude00\/" , "n" : [ -0 , 1.50 , 2E+5 , 1e-7, true, null ] } } "#;
+        let repeated = r#"{"type":"message","mess\u0061ge":{"role":"assistant","content":[{"type":"toolCall","id":"x"},{"type":"toolCall","id":"y","id":"z"}],"role":"assistant"}}"#;
+        for entry in [spaced, repeated] {
+            let probed = message_entry(entry).expect(entry);
+            let full: Value = serde_json::from_str(entry).expect("json");
+            let message: Value = serde_json::from_str(&probed.json).expect("message");
+            assert_eq!(message, full["message"], "{entry}");
+        }
+        let ids = message_entry(repeated).expect("probed").facts.tool_call_ids;
+        assert_eq!(ids, [Some(Value::from("x")), Some(Value::from("z"))]);
+    }
+
+    #[test]
+    fn content_text_joins_text_blocks() {
+        let raw = r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"text":"b","type":"text"},{"type":"text","text":7}]}"#;
+        assert_eq!(content_text(raw).as_deref(), Some("ab7"));
+    }
+}
