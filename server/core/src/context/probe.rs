@@ -13,10 +13,8 @@
 //! treats specially).
 
 use super::js;
-use serde::de::{self, DeserializeSeed, Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::Value;
 use std::borrow::Cow;
-use std::fmt;
 use std::ops::Range;
 
 /// Nesting the probe follows before it gives up (serde_json's own limit is 128).
@@ -208,12 +206,7 @@ fn block_meaningful(block: &FoundBlock, kind: Option<&Value>, text: &str) -> Opt
 
 /// A key's text (decoded only when it has escapes); the raw-value key gives up.
 fn key(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
-    let raw = &text[span.start + 1..span.end - 1];
-    let key: Cow<'_, str> = if raw.contains('\\') {
-        Cow::Owned(serde_json::from_str(&text[span]).map_err(|_| GiveUp)?)
-    } else {
-        Cow::Borrowed(raw)
-    };
+    let key = string_at(text, span)?;
     if key == RAW_VALUE_TOKEN {
         return Err(GiveUp);
     }
@@ -512,160 +505,115 @@ impl<'a> Scan<'a> {
     }
 }
 
-/// An object key: its index in the list, if it is one of them.
-struct KeyIn(&'static [&'static str]);
-
-impl<'de> DeserializeSeed<'de> for KeyIn {
-    type Value = Option<usize>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_str(self)
-    }
-}
-
-impl Visitor<'_> for KeyIn {
-    type Value = Option<usize>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a key")
-    }
-
-    fn visit_str<E: de::Error>(self, key: &str) -> Result<Self::Value, E> {
-        Ok(self.0.iter().position(|w| *w == key))
-    }
-}
-
 /// The text of a probed message's content as the fixtures' reduced shape reads it: string content,
-/// or the `text` of every `text` block joined (`String(text)` for non-strings). The text was
-/// validated by the probe; `None` only if it cannot be read at all.
+/// or the `text` of every `text` block joined (`String(text)` for non-strings). `None` only if the
+/// text cannot be read at all (the probe read it before).
 pub(crate) fn content_text(message: &str) -> Option<String> {
-    let mut de = serde_json::Deserializer::from_str(message);
-    de.deserialize_map(TextVisitor).ok()
-}
-
-struct TextVisitor;
-
-impl<'de> Visitor<'de> for TextVisitor {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a message object")
-    }
-
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
-        let mut text = String::new();
-        while let Some(key) = map.next_key_seed(KeyIn(&["content"]))? {
-            match key {
-                Some(_) => text = map.next_value_seed(ContentText)?,
-                None => map.next_value::<IgnoredAny>().map(drop)?,
+    let mut scan = Scan {
+        text: message,
+        at: 0,
+        message: None,
+        controls: has_controls(message),
+    };
+    let text = message;
+    let mut out = String::new();
+    scan.object(1, |s, key, depth| {
+        if key != "content" {
+            return s.value(depth).map(drop);
+        }
+        out.clear();
+        match s.peek() {
+            Some(b'"') => {
+                let span = s.string()?;
+                out.push_str(&string_at(text, span)?);
+            }
+            Some(b'[') => s.array(depth, |s, depth| {
+                if s.peek() != Some(b'{') {
+                    return s.value(depth).map(drop);
+                }
+                let (mut kind, mut body) = (None, None);
+                s.object(depth, |s, key, depth| {
+                    let span = s.value(depth)?;
+                    match key {
+                        "type" => kind = Some(span),
+                        "text" => body = Some(span),
+                        _ => {}
+                    }
+                    Ok(())
+                })?;
+                if let (Some(kind), Some(body)) = (kind, body) {
+                    let is_text =
+                        text[kind.clone()].starts_with('"') && string_at(text, kind)? == "text";
+                    if is_text {
+                        out.push_str(&js_string_at(text, body)?);
+                    }
+                }
+                Ok(())
+            })?,
+            _ => {
+                s.value(depth)?;
             }
         }
-        Ok(text)
-    }
+        Ok(())
+    })
+    .ok()?;
+    Some(out)
 }
 
-struct ContentText;
-
-impl<'de> DeserializeSeed<'de> for ContentText {
-    type Value = String;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<String, D::Error> {
-        d.deserialize_any(self)
+/// The string at `span` (with its quotes, validated by the scan), decoded only when it has escapes.
+fn string_at(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
+    let inner = &text[span.start + 1..span.end - 1];
+    if !inner.contains('\\') {
+        return Ok(Cow::Borrowed(inner));
     }
+    unescape(inner).map(Cow::Owned).ok_or(GiveUp)
 }
 
-impl<'de> Visitor<'de> for ContentText {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("message content")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<String, E> {
-        Ok(String::new())
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<String, E> {
-        Ok(String::new())
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<String, E> {
-        Ok(String::new())
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<String, E> {
-        Ok(String::new())
-    }
-    fn visit_str<E>(self, s: &str) -> Result<String, E> {
-        Ok(s.to_owned())
-    }
-    fn visit_unit<E>(self) -> Result<String, E> {
-        Ok(String::new())
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<String, A::Error> {
-        while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-        Ok(String::new())
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<String, A::Error> {
-        let mut text = String::new();
-        while let Some(part) = seq.next_element_seed(BlockText)? {
-            if let Some(part) = part {
-                text.push_str(&part);
+/// Decodes the escapes of a string the scan validated (serde_json's own decoding is several times
+/// slower on text with many line breaks).
+fn unescape(inner: &str) -> Option<String> {
+    let mut out = String::with_capacity(inner.len());
+    let mut rest = inner;
+    while let Some(i) = memchr::memchr(b'\\', rest.as_bytes()) {
+        out.push_str(&rest[..i]);
+        let escape = *rest.as_bytes().get(i + 1)?;
+        rest = &rest[i + 2..];
+        let c = match escape {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            b'u' => {
+                let hex = |s: &str| u32::from_str_radix(s.get(..4)?, 16).ok();
+                let n = hex(rest)?;
+                rest = &rest[4..];
+                if (0xD800..0xDC00).contains(&n) {
+                    let low = hex(rest.strip_prefix("\\u")?)?;
+                    rest = &rest[6..];
+                    char::from_u32(0x10000 + ((n - 0xD800) << 10) + (low.checked_sub(0xDC00)?))?
+                } else {
+                    char::from_u32(n)?
+                }
             }
-        }
-        Ok(text)
+            _ => return None,
+        };
+        out.push(c);
     }
+    out.push_str(rest);
+    Some(out)
 }
 
-/// `String(block.text)` of a `text` block that has one.
-struct BlockText;
-
-impl<'de> DeserializeSeed<'de> for BlockText {
-    type Value = Option<String>;
-
-    fn deserialize<D: Deserializer<'de>>(self, d: D) -> Result<Self::Value, D::Error> {
-        d.deserialize_any(self)
+/// `String(v)` of the value at `span`.
+fn js_string_at(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
+    if text[span.clone()].starts_with('"') {
+        return string_at(text, span);
     }
-}
-
-impl<'de> Visitor<'de> for BlockText {
-    type Value = Option<String>;
-
-    fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
-        f.write_str("a content block")
-    }
-    fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_unit<E>(self) -> Result<Self::Value, E> {
-        Ok(None)
-    }
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        while seq.next_element::<IgnoredAny>()?.is_some() {}
-        Ok(None)
-    }
-    fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
-        let (mut kind, mut text): (Option<Value>, Option<Value>) = (None, None);
-        while let Some(key) = map.next_key_seed(KeyIn(&["type", "text"]))? {
-            match key {
-                Some(0) => kind = Some(map.next_value()?),
-                Some(_) => text = Some(map.next_value()?),
-                None => map.next_value::<IgnoredAny>().map(drop)?,
-            }
-        }
-        Ok(
-            (js::str_of(kind.as_ref()) == Some("text") && text.is_some())
-                .then(|| js::to_string(text.as_ref())),
-        )
-    }
+    let value: Value = serde_json::from_str(&text[span]).map_err(|_| GiveUp)?;
+    Ok(Cow::Owned(js::to_string(Some(&value))))
 }
 
 #[cfg(test)]
@@ -732,6 +680,17 @@ mod tests {
         }
         let ids = message_entry(repeated).expect("probed").facts.tool_call_ids;
         assert_eq!(ids, [Some(Value::from("x")), Some(Value::from("z"))]);
+    }
+
+    #[test]
+    fn unescapes_as_serde_json_does() {
+        for json in [r#""a\nb\t\"\\\/\u00e9\ud83d\ude00\u0001x""#, r#""\b\f\r""#] {
+            let expected: String = serde_json::from_str(json).expect("json");
+            assert_eq!(
+                unescape(&json[1..json.len() - 1]).as_deref(),
+                Some(&*expected)
+            );
+        }
     }
 
     #[test]
