@@ -63,7 +63,7 @@ pub(crate) mod flag {
 
 /// Tool call id (hashed) → (key, index of the call in its facts): the call at the greatest last
 /// position among the keys of one half.
-type CallMap = HashMap<u64, (u32, u32), foldhash::fast::RandomState>;
+pub(crate) type CallMap = HashMap<u64, (u32, u32), foldhash::fast::RandomState>;
 
 /// No key / no entry.
 const NONE: u32 = u32::MAX;
@@ -474,12 +474,22 @@ impl Model {
     }
 
     /// [`Model::text`] for a row, shared rather than copied.
+    #[cfg(test)]
     pub fn row_text(&self, pos: usize) -> SharedText {
+        self.row_text_with(pos, None)
+    }
+
+    /// [`Model::row_text`], tool calls looked up in `calls` (from [`Model::calls_for`]) when given.
+    pub fn row_text_with(&self, pos: usize, calls: Option<&CallMap>) -> SharedText {
         let facts = self.key_facts(self.key[pos]);
         match &facts.text {
             RowText::Ready(_) => SharedText::row_of(facts),
             RowText::ToolResult { call_id, tool_name } => {
-                match call_id.as_deref().and_then(|c| self.call(c)) {
+                let call = call_id.as_deref().and_then(|c| match calls {
+                    Some(map) => self.call_in(c, std::slice::from_ref(map)),
+                    None => self.call(c),
+                });
+                match call {
                     Some(call) => call.row_text(self.home.as_deref(), self.dialect).into(),
                     None => format!("[{tool_name}]").into(),
                 }
@@ -531,6 +541,46 @@ impl Model {
             Some(records) => self.call_map_from_records(records),
             None => self.call_map_from_facts(),
         });
+        self.call_in(id, calls)
+    }
+
+    /// The map of just the calls the tool results at `positions` name, from one pass over the
+    /// session's call records (a window needs a handful; the whole map hashes every call). `None`
+    /// when the whole map is made already or the records are incomplete.
+    pub fn calls_for(&self, positions: &[usize]) -> Option<CallMap> {
+        if self.calls.get().is_some() {
+            return None;
+        }
+        let records = self.columns.calls()?;
+        let wanted: std::collections::HashSet<u64, foldhash::fast::RandomState> = positions
+            .iter()
+            .filter_map(|&pos| match &self.facts_at(pos).text {
+                RowText::ToolResult {
+                    call_id: Some(id), ..
+                } => Some(call_hash(id)),
+                _ => None,
+            })
+            .collect();
+        let mut calls = CallMap::default();
+        if wanted.is_empty() {
+            return Some(calls);
+        }
+        for record in records.chunks().flat_map(|c| c.iter()) {
+            if !wanted.contains(&record.hash) {
+                continue;
+            }
+            if let Some(&k) = self.key_of_entry.get(record.entry as usize) {
+                if k != NONE {
+                    self.keep_call(&mut calls, record.hash, k as usize, record.call);
+                }
+            }
+        }
+        Some(calls)
+    }
+
+    /// The call with this id in `maps` (the one at the latest place among them).
+    fn call_in<'a>(&'a self, id: &str, maps: &'a [CallMap]) -> Option<&'a ToolCall> {
+        let calls = maps;
         let hash = call_hash(id);
         let mut best: Option<(usize, &ToolCall)> = None;
         for map in calls {
@@ -980,6 +1030,41 @@ mod tests {
             FilterMode::All => true,
             FilterMode::Default => !settings,
         }
+    }
+
+    /// A window's tool results name the same calls through the records of just their calls as
+    /// through the map of every call (duplicated ids included: the call at the latest place wins).
+    #[test]
+    fn window_call_lookups_equal_the_whole_map() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut checked = 0;
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            let model = Model::build(&session, None);
+            let full = Model::build(&session, None);
+            let positions: Vec<usize> = (0..model.nodes.len()).collect();
+            for window in positions.chunks(37) {
+                // Files whose entries came without facts (legacy versions) use the whole map.
+                let Some(calls) = model.calls_for(window) else {
+                    continue;
+                };
+                for &pos in window {
+                    if !matches!(model.facts_at(pos).text, RowText::ToolResult { .. }) {
+                        continue;
+                    }
+                    assert_eq!(
+                        model.row_text_with(pos, Some(&calls)).as_str(),
+                        full.row_text(pos).as_str(),
+                        "{} at {pos}",
+                        path.display()
+                    );
+                    checked += 1;
+                }
+            }
+        }
+        assert!(checked > 100, "{checked}");
     }
 
     /// Walking up from the leaf marks the subtrees that hold it exactly as the general walk does,

@@ -449,6 +449,12 @@ fn compute_in(
     } else {
         win.start..win.end
     };
+    // A window's tool results find their calls in one pass over the session's call records.
+    let window_calls = if built.len() < 4096 {
+        model.calls_for(&visible[built.clone()])
+    } else {
+        None
+    };
     let build = |range: std::ops::Range<usize>, rows: &mut Vec<Row>| {
         let mut highlighter = search::Highlighter::new();
         for (row, &pos) in visible
@@ -458,7 +464,7 @@ fn compute_in(
             .take(range.len())
         {
             let node = &model.nodes[pos];
-            let text = model.row_text(pos);
+            let text = model.row_text_with(pos, window_calls.as_ref());
             let in_window = row >= win.start && row < win.end;
             let (depth, connector, foldable) = match &pi {
                 Some(s) => {
