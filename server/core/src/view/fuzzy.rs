@@ -33,6 +33,51 @@ fn is_mark(c: char) -> bool {
 
 /// `normalizeForSearch`.
 pub fn normalize(value: &str) -> String {
+    if value.is_ascii() {
+        return normalize_ascii(value.as_bytes());
+    }
+    normalize_chars(value)
+}
+
+/// [`normalize`] of ASCII text, byte by byte: the same steps, without a `char` buffer.
+fn normalize_ascii(chars: &[u8]) -> String {
+    // /([A-Z]+)([A-Z][a-z])/g → "$1 $2"
+    let mut step1: Vec<u8> = Vec::with_capacity(chars.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if i > 0
+            && c.is_ascii_uppercase()
+            && chars[i - 1].is_ascii_uppercase()
+            && chars.get(i + 1).is_some_and(u8::is_ascii_lowercase)
+        {
+            step1.push(b' ');
+        }
+        step1.push(c);
+    }
+    // /([a-z0-9])([A-Z])/g → "$1 $2", then lower case, then runs of other characters → one space.
+    let mut out = String::with_capacity(step1.len() + 4);
+    let mut gap = false;
+    for (i, &c) in step1.iter().enumerate() {
+        if i > 0
+            && c.is_ascii_uppercase()
+            && (step1[i - 1].is_ascii_lowercase() || step1[i - 1].is_ascii_digit())
+        {
+            gap = true;
+        }
+        if c.is_ascii_alphanumeric() {
+            if gap && !out.is_empty() {
+                out.push(' ');
+            }
+            gap = false;
+            out.push(c.to_ascii_lowercase() as char);
+        } else {
+            gap = true;
+        }
+    }
+    out
+}
+
+/// [`normalize`] for any text.
+fn normalize_chars(value: &str) -> String {
     let chars: Vec<char> = value.chars().collect();
     // /([A-Z]+)([A-Z][a-z])/g → "$1 $2"
     let mut step1: Vec<char> = Vec::with_capacity(chars.len() + 4);
@@ -84,7 +129,8 @@ struct Word {
 pub struct SearchIndex {
     normalized: Vec<char>,
     compact: Vec<char>,
-    compact_word_starts: std::collections::HashSet<usize>,
+    /// Where each word starts in `compact`, ascending (pushed in order; looked up by bisection).
+    compact_word_starts: Vec<usize>,
     words: Vec<Word>,
 }
 
@@ -93,12 +139,12 @@ impl SearchIndex {
     pub fn new(text: &str) -> SearchIndex {
         let normalized: Vec<char> = normalize(text).chars().collect();
         let mut words = Vec::new();
-        let mut compact_word_starts = std::collections::HashSet::new();
+        let mut compact_word_starts = Vec::new();
         let mut compact = Vec::with_capacity(normalized.len());
         if !normalized.is_empty() {
             let (mut index, mut ordinal) = (0, 0);
             for word in normalized.split(|&c| c == ' ') {
-                compact_word_starts.insert(compact.len());
+                compact_word_starts.push(compact.len());
                 compact.extend_from_slice(word);
                 words.push(Word {
                     text: word.to_vec(),
@@ -127,6 +173,36 @@ impl SearchIndex {
             };
         }
         self.match_prepared(&q)
+    }
+
+    /// Whether a query matches, without its score: the phrase bonuses are skipped and each token
+    /// stops at its first match (what the tree filter needs of every text).
+    pub fn is_match(&self, query: &str) -> bool {
+        let q = normalize(query);
+        if q.is_empty() {
+            return true;
+        }
+        if self.words.is_empty() {
+            return false;
+        }
+        let q: Vec<char> = q.chars().collect();
+        q.split(|&c| c == ' ').all(|token| {
+            self.token_matches(token)
+                || swap_variants(token)
+                    .into_iter()
+                    .any(|variant| self.token_matches(&variant))
+        })
+    }
+
+    /// Whether [`SearchIndex::score_token_direct`] would find a match.
+    fn token_matches(&self, token: &[char]) -> bool {
+        token.is_empty()
+            || self.find_compact_word_start(token).is_some()
+            || self
+                .words
+                .iter()
+                .any(|word| score_against_word(token, word).is_some())
+            || self.score_acronym(token).is_some()
     }
 
     fn match_prepared(&self, normalized_query: &str) -> FuzzyMatch {
@@ -162,7 +238,7 @@ impl SearchIndex {
             return None;
         }
         let first = find(&self.compact, needle, 0)?;
-        if self.compact_word_starts.contains(&first) {
+        if self.compact_word_starts.binary_search(&first).is_ok() {
             return Some(first);
         }
         if needle.len() < MIN_SHADOW_RESCAN_LENGTH {
@@ -170,7 +246,7 @@ impl SearchIndex {
         }
         let mut at = find(&self.compact, needle, first + 1);
         while let Some(a) = at {
-            if self.compact_word_starts.contains(&a) {
+            if self.compact_word_starts.binary_search(&a).is_ok() {
                 return Some(a);
             }
             at = find(&self.compact, needle, a + 1);
@@ -523,6 +599,83 @@ pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// ASCII text normalizes byte by byte exactly as through `char`s.
+    #[test]
+    fn ascii_normalizing_equals_the_char_steps() {
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let alphabet = b"aAbBzZ09 -_./:XYxy";
+        for _ in 0..5000 {
+            let len = {
+                seed = seed
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                (seed >> 59) as usize
+            };
+            let text: String = (0..len)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
+                })
+                .collect();
+            assert_eq!(
+                normalize_ascii(text.as_bytes()),
+                normalize_chars(&text),
+                "{text:?}"
+            );
+        }
+        for text in [
+            "HTTPServer",
+            "parseJSONFile2Go",
+            "a1B",
+            "ABc",
+            "  x--Y  ",
+            "",
+        ] {
+            assert_eq!(
+                normalize_ascii(text.as_bytes()),
+                normalize_chars(text),
+                "{text:?}"
+            );
+        }
+    }
+
+    /// The match test without scores answers as the scored match, over random texts and
+    /// queries from a small alphabet (so prefixes, subsequences, acronyms and swaps all occur).
+    #[test]
+    fn the_boolean_match_equals_the_scored_match() {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        let mut next = move |n: u64| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed % n
+        };
+        let alphabet: Vec<char> = "abcdeé1 -_/.".chars().collect();
+        let word = |len: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
+            (0..1 + next(len))
+                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .collect()
+        };
+        let (mut hits, mut misses) = (0, 0);
+        for _ in 0..400 {
+            let text = word(60, &mut next);
+            let index = SearchIndex::new(&text);
+            for _ in 0..8 {
+                let query = word(7, &mut next);
+                let scored = index.matches(&query).matches;
+                assert_eq!(index.is_match(&query), scored, "{text:?} / {query:?}");
+                if scored {
+                    hits += 1;
+                } else {
+                    misses += 1;
+                }
+            }
+        }
+        assert!(hits > 100 && misses > 100, "{hits} hits, {misses} misses");
+    }
 
     /// The in-place test answers as presence + [`may_match_word`] over the stream, on generated
     /// ASCII texts and words (letters of a small alphabet, digits, separators, both cases).

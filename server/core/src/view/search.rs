@@ -14,6 +14,8 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 pub struct Query {
     dialect: Dialect,
     tokens: Vec<String>,
+    /// pi: a vectorized finder per token (made once; the test runs over every shown text).
+    token_finders: Vec<memchr::memmem::Finder<'static>>,
     /// omp: each token's normalized words (what its fuzzy rule matches one by one).
     words: Vec<Vec<char>>,
     /// omp: the same words as text, when they are all ASCII lower-case letters and digits (with a
@@ -59,8 +61,13 @@ impl Query {
                     })
                     .collect()
             });
+        let token_finders = tokens
+            .iter()
+            .map(|t| memchr::memmem::Finder::new(t.as_bytes()).into_owned())
+            .collect();
         Query {
             dialect,
+            token_finders,
             tokens,
             words,
             plain_words,
@@ -93,10 +100,7 @@ impl Query {
                     lower.copy_from_slice(text.as_bytes());
                     lower.make_ascii_lowercase();
                     let lower = &*lower;
-                    return self
-                        .tokens
-                        .iter()
-                        .all(|t| memchr::memmem::find(lower, t.as_bytes()).is_some());
+                    return self.token_finders.iter().all(|t| t.find(lower).is_some());
                 }
                 let lower = text.to_lowercase();
                 self.tokens.iter().all(|t| lower.contains(t.as_str()))
@@ -123,7 +127,7 @@ impl Query {
                         return false;
                     }
                     let index = fuzzy::SearchIndex::new(text);
-                    return self.tokens.iter().all(|t| index.matches(t).matches);
+                    return self.tokens.iter().all(|t| index.is_match(t));
                 }
                 let stream = fuzzy::word_stream(text);
                 let mut present = [false; 128];
@@ -140,7 +144,7 @@ impl Query {
                     return false;
                 }
                 let index = fuzzy::SearchIndex::new(text);
-                self.tokens.iter().all(|t| index.matches(t).matches)
+                self.tokens.iter().all(|t| index.is_match(t))
             }
         }
     }
