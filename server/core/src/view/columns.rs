@@ -106,6 +106,17 @@ pub(crate) struct ViewColumns {
     calls: Chunked<CallRecord>,
     /// Some entry came without facts, so its calls are not in `calls`.
     calls_unknown: bool,
+    /// pi's search strings of each full chunk, lower-cased end to end, made on the first search.
+    lower: Vec<Arc<OnceLock<Option<LowerTexts>>>>,
+}
+
+/// The lower-cased search strings of one chunk's entries, laid end to end: a search reads them in
+/// order instead of following two pointers per entry into memory the open wrote long before.
+#[derive(Debug)]
+struct LowerTexts {
+    bytes: Vec<u8>,
+    /// Where each entry's string ends in `bytes`.
+    ends: Vec<u32>,
 }
 
 impl ViewColumns {
@@ -134,6 +145,42 @@ impl ViewColumns {
         }
         self.facts.push(slot);
         self.ids.push(entry.id.clone());
+        if self.ids.len() % CHUNK == 0 {
+            self.lower.push(Arc::default());
+        }
+    }
+
+    /// Entry `index`'s search string (without its label), lower-cased as `toLowerCase` does, when
+    /// its chunk is full and every entry of it has its facts (else the caller reads the facts).
+    pub fn lower_search(&self, index: usize) -> Option<&[u8]> {
+        let chunk = index / CHUNK;
+        let texts = self
+            .lower
+            .get(chunk)?
+            .get_or_init(|| self.lower_texts(chunk))
+            .as_ref()?;
+        let at = index % CHUNK;
+        let start = match at {
+            0 => 0,
+            _ => texts.ends[at - 1] as usize,
+        };
+        texts.bytes.get(start..texts.ends[at] as usize)
+    }
+
+    fn lower_texts(&self, chunk: usize) -> Option<LowerTexts> {
+        let slots = self.facts.chunks().nth(chunk)?;
+        let mut bytes = Vec::new();
+        let mut ends = Vec::with_capacity(slots.len());
+        for slot in slots {
+            let text = &*slot.get()?.facts.search;
+            if text.is_ascii() {
+                bytes.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+            } else {
+                bytes.extend_from_slice(text.to_lowercase().as_bytes());
+            }
+            ends.push(u32::try_from(bytes.len()).ok()?);
+        }
+        Some(LowerTexts { bytes, ends })
     }
 
     /// Every tool call, when every entry's calls are known.

@@ -463,6 +463,18 @@ impl Model {
         self.flags_at(pos) & flag::KIND_MISSING != 0
     }
 
+    /// Whether a position's searchable text matches a query: pi reads an unlabeled entry's
+    /// lower-cased string from the session's columns.
+    pub fn search_matches(&self, pos: usize, query: &super::search::Query) -> bool {
+        if self.dialect == Dialect::Pi && self.flags_at(pos) & flag::LABELED == 0 {
+            let entry = self.key_entry[self.key[pos]] as usize;
+            if let Some(lower) = self.columns.lower_search(entry) {
+                return query.matches_lower(lower);
+            }
+        }
+        query.matches(&self.search(pos))
+    }
+
     /// The searchable text, label first.
     pub fn search(&self, pos: usize) -> Cow<'_, str> {
         let rest = &*self.facts_at(pos).search;
@@ -1065,6 +1077,62 @@ mod tests {
             }
         }
         assert!(checked > 100, "{checked}");
+    }
+
+    /// pi's search over the lower-cased strings of full chunks answers as the per-text test, with
+    /// labels (which stay on the per-text path), non-ASCII texts and appended entries.
+    #[test]
+    fn lower_cased_search_strings_answer_as_the_texts() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("pi.jsonl");
+        let options = SynthOptions {
+            dialect: Dialect::Pi,
+            entries: 4000,
+            seed: 3,
+        };
+        synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
+        let mut session =
+            Session::open(&path, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        // Appended entries fill the first chunk: non-ASCII texts whose lower case changes length,
+        // and labels (which put an entry's label before its text).
+        while session.entries().len() < 4300 {
+            let n = session.entries().len();
+            let text = format!("İSTANBUL ΣΟΦΙΑ Straße {n} Parse CONFIG");
+            let id = session
+                .append_message(serde_json::json!({"role": "user", "content": text}))
+                .unwrap_or_else(|e| panic!("{e}"));
+            if n % 50 == 0 {
+                session
+                    .append_label_change(&id, Some("Config Parse"))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        let model = Model::build(&session, None);
+        let mut fast = 0;
+        for q in [
+            "parse config",
+            "user",
+            "i̇stanbul",
+            "σοφια",
+            "straße",
+            "a",
+            "zzz",
+            "config parse",
+        ] {
+            let query = super::super::search::Query::new(q, Dialect::Pi);
+            for pos in 0..model.nodes.len() {
+                let entry = model.key_entry[model.key[pos]] as usize;
+                if model.columns.lower_search(entry).is_some() {
+                    fast += 1;
+                }
+                assert_eq!(
+                    model.search_matches(pos, &query),
+                    query.matches(&model.search(pos)),
+                    "{q:?} at {pos}"
+                );
+            }
+        }
+        assert!(fast > 8 * 4000, "{fast}");
     }
 
     /// Walking up from the leaf marks the subtrees that hold it exactly as the general walk does,

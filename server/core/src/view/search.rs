@@ -84,6 +84,11 @@ impl Query {
         &self.tokens
     }
 
+    /// pi: whether an already lower-cased searchable text holds every token.
+    pub(crate) fn matches_lower(&self, lower: &[u8]) -> bool {
+        self.token_finders.iter().all(|t| t.find(lower).is_some())
+    }
+
     /// Whether a searchable text matches every token, by the dialect's rule.
     pub fn matches(&self, text: &str) -> bool {
         if self.tokens.is_empty() {

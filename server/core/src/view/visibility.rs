@@ -131,7 +131,7 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
     let matching = |list: &[usize]| -> Vec<usize> {
         list.iter()
             .copied()
-            .filter(|&pos| query.matches(&model.search(pos)))
+            .filter(|&pos| model.search_matches(pos, query))
             .collect()
     };
     if shown.len() < 2048 {
