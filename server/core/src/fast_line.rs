@@ -325,28 +325,12 @@ mod tests {
 
     #[test]
     fn the_fast_path_answers_as_the_projection_on_the_fixtures_and_fuzz_seeds() {
-        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-        let mut dirs = vec![
-            root.join("../../../shared/conformance"),
-            root.join("fuzz/seeds/load"),
-        ];
-        if let Some(extra) = std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
-            dirs.push(extra.into());
-        }
         let (mut taken, mut seen) = (0, 0);
         let mut files = 0;
-        while let Some(dir) = dirs.pop() {
-            let Ok(read) = std::fs::read_dir(&dir) else {
-                continue;
-            };
-            for item in read.flatten() {
-                let path = item.path();
-                if path.is_dir() {
-                    dirs.push(path);
-                } else if let Ok(bytes) = std::fs::read(&path) {
-                    files += 1;
-                    check_lines(&String::from_utf8_lossy(&bytes), &mut taken, &mut seen);
-                }
+        for path in crate::test_sessions::fixture_files() {
+            if let Ok(bytes) = std::fs::read(&path) {
+                files += 1;
+                check_lines(&String::from_utf8_lossy(&bytes), &mut taken, &mut seen);
             }
         }
         assert!(

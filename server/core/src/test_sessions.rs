@@ -1,7 +1,7 @@
 //! Session files for tests that compare two ways of computing the same thing.
 
 /// Session files the tests can read: generated ones of both dialects (branches, equal and
-/// out-of-order timestamps), the conformance fixtures and the fuzz seeds.
+/// out-of-order timestamps) and the `.jsonl` files of [`fixture_files`].
 pub(crate) fn sample_sessions(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for dialect in [crate::dialect::Dialect::Pi, crate::dialect::Dialect::Omp] {
@@ -16,6 +16,17 @@ pub(crate) fn sample_sessions(dir: &std::path::Path) -> Vec<std::path::PathBuf> 
             files.push(path);
         }
     }
+    files.extend(
+        fixture_files()
+            .into_iter()
+            .filter(|p| p.extension().is_some_and(|e| e == "jsonl")),
+    );
+    files
+}
+
+/// Every file under the conformance fixtures, the load fuzz seeds and
+/// `$SESSIONTREE_CONFORMANCE_DIR` (when set).
+pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut dirs = vec![
         root.join("../../../shared/conformance"),
@@ -24,12 +35,13 @@ pub(crate) fn sample_sessions(dir: &std::path::Path) -> Vec<std::path::PathBuf> 
     if let Some(extra) = std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
         dirs.push(extra.into());
     }
+    let mut files = Vec::new();
     while let Some(dir) = dirs.pop() {
         for item in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
             let path = item.path();
             if path.is_dir() {
                 dirs.push(path);
-            } else if path.extension().is_some_and(|e| e == "jsonl") {
+            } else {
                 files.push(path);
             }
         }

@@ -600,25 +600,26 @@ pub fn fuzzy_match(query: &str, text: &str) -> FuzzyMatch {
 mod tests {
     use super::*;
 
+    /// A deterministic xorshift stream: each call gives a number below `n`.
+    fn numbers() -> impl FnMut(usize) -> usize {
+        let mut seed = 0x2545_f491_4f6c_dd1du64;
+        move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
     /// ASCII text normalizes byte by byte exactly as through `char`s.
     #[test]
     fn ascii_normalizing_equals_the_char_steps() {
-        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = numbers();
         let alphabet = b"aAbBzZ09 -_./:XYxy";
         for _ in 0..5000 {
-            let len = {
-                seed = seed
-                    .wrapping_mul(6364136223846793005)
-                    .wrapping_add(1442695040888963407);
-                (seed >> 59) as usize
-            };
+            let len = next(32);
             let text: String = (0..len)
-                .map(|_| {
-                    seed = seed
-                        .wrapping_mul(6364136223846793005)
-                        .wrapping_add(1442695040888963407);
-                    alphabet[(seed >> 33) as usize % alphabet.len()] as char
-                })
+                .map(|_| alphabet[next(alphabet.len())] as char)
                 .collect();
             assert_eq!(
                 normalize_ascii(text.as_bytes()),
@@ -646,17 +647,11 @@ mod tests {
     /// queries from a small alphabet (so prefixes, subsequences, acronyms and swaps all occur).
     #[test]
     fn the_boolean_match_equals_the_scored_match() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: u64| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            seed % n
-        };
+        let mut next = numbers();
         let alphabet: Vec<char> = "abcdeé1 -_/.".chars().collect();
-        let word = |len: u64, next: &mut dyn FnMut(u64) -> u64| -> String {
+        let word = |len: usize, next: &mut dyn FnMut(usize) -> usize| -> String {
             (0..1 + next(len))
-                .map(|_| alphabet[next(alphabet.len() as u64) as usize])
+                .map(|_| alphabet[next(alphabet.len())])
                 .collect()
         };
         let (mut hits, mut misses) = (0, 0);
@@ -681,13 +676,7 @@ mod tests {
     /// ASCII texts and words (letters of a small alphabet, digits, separators, both cases).
     #[test]
     fn the_in_place_test_equals_the_stream_one() {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        let mut next = move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        };
+        let mut next = numbers();
         let alphabet = b"abcAB01 -_.";
         let word_chars = b"abc01";
         for _ in 0..20_000 {
