@@ -630,12 +630,7 @@ impl Model {
             return [scan(&chunks), CallMap::default()];
         }
         let (a, b) = chunks.split_at(chunks.len() / 2);
-        std::thread::scope(|scope| {
-            let second = scope.spawn(|| scan(b));
-            let first = scan(a);
-            let second = second.join().unwrap_or_else(|_| scan(b));
-            [first, second]
-        })
+        super::on_two_threads(a, b, scan)
     }
 
     /// The map made by hashing every call id of the keys (when some entry's calls are not
@@ -658,12 +653,7 @@ impl Model {
             return [scan(0..n), CallMap::default()];
         }
         let mid = n / 2;
-        std::thread::scope(|scope| {
-            let second = scope.spawn(|| scan(mid..n));
-            let first = scan(0..mid);
-            let second = second.join().unwrap_or_else(|_| scan(mid..n));
-            [first, second]
-        })
+        super::on_two_threads((0, mid), (mid, n), |(from, to)| scan(from..to))
     }
 
     /// Records call `i` of key `k` unless the map holds a call with that hash at a later place

@@ -310,6 +310,21 @@ impl TreeModel {
     }
 }
 
+/// `work` on two halves at once: `b` on a second thread, `a` on this one. A panic on the second
+/// thread would be a bug; its half is then done here rather than lost.
+pub(crate) fn on_two_threads<I, T>(a: I, b: I, work: impl Fn(I) -> T + Sync) -> [T; 2]
+where
+    I: Copy + Send + Sync,
+    T: Send,
+{
+    std::thread::scope(|scope| {
+        let second = scope.spawn(|| work(b));
+        let first = work(a);
+        let second = second.join().unwrap_or_else(|_| work(b));
+        [first, second]
+    })
+}
+
 fn compute_with(
     model: &Model,
     state: &ViewState,

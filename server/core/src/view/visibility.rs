@@ -138,16 +138,9 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         return matching(&shown);
     }
     let (a, b) = shown.split_at(shown.len() / 2);
-    std::thread::scope(|scope| {
-        let second = scope.spawn(|| matching(b));
-        let mut first = matching(a);
-        match second.join() {
-            Ok(rest) => first.extend(rest),
-            // A panic in the matcher would be a bug; finish the work here rather than lose rows.
-            Err(_) => first.extend(matching(b)),
-        }
-        first
-    })
+    let [mut first, rest] = super::on_two_threads(a, b, matching);
+    first.extend(rest);
+    first
 }
 
 #[cfg(test)]
