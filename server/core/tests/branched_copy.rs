@@ -90,3 +90,38 @@ fn omp_forks_are_the_whole_file_text() {
         forks_match_the_whole_file_text(Dialect::Omp, seed);
     }
 }
+
+/// A fork's closing `fdatasync` runs after the fork is answered; a write to the fork right away
+/// waits for it and lands after the copied lines, and waiting again has nothing left to report.
+#[test]
+fn a_fork_written_to_at_once_holds_the_copy_then_the_new_line() {
+    for dialect in [Dialect::Pi, Dialect::Omp] {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("source.jsonl");
+        let options = SynthOptions {
+            dialect,
+            entries: 400,
+            seed: 3,
+        };
+        let stats = synth::generate_file(options, &path).unwrap();
+        let mut session = Session::open(&path, OpenOptions::default()).unwrap();
+        let mut fork = session
+            .create_branched_session(&stats.leaf_id, Box::new(RandomIds))
+            .unwrap();
+        let copied = fork.canonical_contents().unwrap();
+        fork.append_message(
+            json!({"role": "user", "content": "right after the fork", "timestamp": 9}),
+        )
+        .unwrap();
+        fork.wait_durable().unwrap();
+        let written = String::from_utf8(std::fs::read(fork.path().unwrap()).unwrap()).unwrap();
+        let (head, last) = written.trim_end_matches('\n').rsplit_once('\n').unwrap();
+        assert_eq!(
+            format!("{head}\n"),
+            copied,
+            "{dialect:?}: the copy comes first, unchanged"
+        );
+        assert!(last.contains("right after the fork"), "{dialect:?}: {last}");
+        assert_eq!(written, fork.canonical_contents().unwrap());
+    }
+}

@@ -113,7 +113,7 @@ impl Session {
         fork.settle_parents();
         fork.diagnostics.clear();
         if fork.dialect == Dialect::Omp || fork.has_assistant {
-            fork.ensure_on_disk()?;
+            fork.ensure_fork_on_disk()?;
         }
         Ok(fork)
     }

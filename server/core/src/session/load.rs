@@ -246,6 +246,7 @@ impl Session {
             dialect,
             file: FileState::Memory,
             sync: options.sync,
+            deferred_sync: None,
             slot: None,
             header,
             file_version: 3,

@@ -48,6 +48,8 @@ pub struct Session {
     dialect: Dialect,
     file: FileState,
     sync: SyncPolicy,
+    /// A fork's closing `fdatasync`, still running after the fork was answered.
+    deferred_sync: Option<persist::DeferredSync>,
     /// The omp title slot as it stands on disk (None for pi files and slot-less files).
     slot: Option<TitleSlot>,
     /// The header as held in memory (omp folds the title slot into `title`/`titleSource`).

@@ -102,7 +102,7 @@ impl Session {
             FileState::Deferred(_) if !self.has_assistant => Ok(()),
             FileState::Deferred(path) => {
                 let path = path.clone();
-                self.write_new_file(&path)
+                self.write_new_file(&path, Durability::BeforeAnswer)
             }
             FileState::Written { .. } => self.append_line(line),
         }
@@ -110,11 +110,30 @@ impl Session {
 
     /// Creates the session's file now, whatever the lazy-creation rule says (omp's forced creation).
     pub fn ensure_on_disk(&mut self) -> Result<()> {
+        self.create_file(Durability::BeforeAnswer)
+    }
+
+    /// Creates a fork's file now; its closing `fdatasync` runs after the answer (see
+    /// [`DeferredSync`]).
+    pub(crate) fn ensure_fork_on_disk(&mut self) -> Result<()> {
+        self.create_file(Durability::AfterAnswer)
+    }
+
+    fn create_file(&mut self, durability: Durability) -> Result<()> {
         if let FileState::Deferred(path) = &self.file {
             let path = path.clone();
-            self.write_new_file(&path)?;
+            self.write_new_file(&path, durability)?;
         }
         Ok(())
+    }
+
+    /// Waits for a fork's deferred `fdatasync` (if one is still running) and reports its failure.
+    /// Every write to the file calls this first, so no line lands after bytes not yet on disk.
+    pub fn wait_durable(&mut self) -> Result<()> {
+        match self.deferred_sync.take() {
+            Some(sync) => sync.wait(),
+            None => Ok(()),
+        }
     }
 
     /// The full file contents as the agent writes a new file: (omp) title slot, header, entries.
@@ -152,7 +171,7 @@ impl Session {
     /// Writes [`Session::full_contents`] to a new file and returns its length. Lines that sit
     /// back to back in the session file are copied from it as one byte range, by the kernel where
     /// it can (`copy_file_range`), so a long path costs no reading and re-encoding of its bodies.
-    fn write_contents(&self, file: &mut File, path: &Path) -> Result<u64> {
+    fn write_contents(&self, file: &mut File, path: &Path, durability: Durability) -> Result<u64> {
         let mut pending = Vec::with_capacity(64 << 10);
         if let Some(slot) = self.slot_for_new_file() {
             pending.extend_from_slice(slot.to_line().as_bytes());
@@ -196,7 +215,7 @@ impl Session {
                 .map_err(|e| Error::io("cannot read an entry of", source.path(), e))?;
             len += end - start;
             pending.push(b'\n');
-            if self.sync == SyncPolicy::Data {
+            if self.sync == SyncPolicy::Data && durability == Durability::BeforeAnswer {
                 early
                     .kick(file, len)
                     .map_err(|e| Error::io("cannot sync", path, e))?;
@@ -237,7 +256,7 @@ impl Session {
         }
     }
 
-    fn write_new_file(&mut self, path: &Path) -> Result<()> {
+    fn write_new_file(&mut self, path: &Path, durability: Durability) -> Result<()> {
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io("cannot create the folder of", path, e))?;
@@ -247,13 +266,16 @@ impl Session {
             .create_new(true)
             .open(path)
             .map_err(|e| Error::io("cannot create", path, e))?;
-        let written = self.write_contents(&mut file, path).and_then(|len| {
-            if self.sync == SyncPolicy::Data {
-                file.sync_data()
-                    .map_err(|e| Error::io("cannot sync", path, e))?;
-            }
-            Ok(len)
-        });
+        let sync_now = self.sync == SyncPolicy::Data && durability == Durability::BeforeAnswer;
+        let written = self
+            .write_contents(&mut file, path, durability)
+            .and_then(|len| {
+                if sync_now {
+                    file.sync_data()
+                        .map_err(|e| Error::io("cannot sync", path, e))?;
+                }
+                Ok(len)
+            });
         let len = match written {
             Ok(len) => len,
             Err(err) => {
@@ -263,6 +285,9 @@ impl Session {
                 return Err(err);
             }
         };
+        if self.sync == SyncPolicy::Data && !sync_now {
+            self.deferred_sync = Some(DeferredSync::start(&file, path));
+        }
         self.slot = self.slot_for_new_file();
         // Entry texts hold no newline: the slot, the header, then one line per entry.
         let lines = usize::from(self.slot.is_some()) + 1 + self.entries.len();
@@ -288,6 +313,7 @@ impl Session {
             return Ok(());
         };
         let (path, expected) = (path.clone(), *len);
+        self.wait_durable()?;
         let mut file = OpenOptions::new()
             .append(true)
             .open(&path)
@@ -388,6 +414,7 @@ impl Session {
                 return Ok(());
             }
             let path = path.clone();
+            self.wait_durable()?;
             let file = OpenOptions::new()
                 .write(true)
                 .open(&path)
@@ -418,6 +445,49 @@ fn try_lock(file: &File) -> bool {
 #[cfg(not(unix))]
 fn try_lock(_file: &File) -> bool {
     true
+}
+
+/// When a new file's closing `fdatasync` runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Durability {
+    /// Before the write is acknowledged: the file holds lines that exist nowhere else.
+    BeforeAnswer,
+    /// After it (see [`DeferredSync`]).
+    AfterAnswer,
+}
+
+/// A fork's closing `fdatasync`, running on its own thread after the fork is answered. A fork
+/// copies lines that stay in the file they came from (which is never written), so a machine
+/// stopping before the sync ends loses no line of the user's: at worst the new file is short.
+/// Its cost is the disk's (≈ 0.1 s for a 90 MB path), not ours, so the answer does not wait;
+/// every later write to the new file does ([`Session::wait_durable`]), so nothing is ever
+/// appended after bytes that may not be on disk, and a failed sync is reported by that write.
+#[derive(Debug)]
+pub(crate) struct DeferredSync {
+    path: PathBuf,
+    running: Option<std::thread::JoinHandle<std::io::Result<()>>>,
+}
+
+impl DeferredSync {
+    fn start(file: &File, path: &Path) -> DeferredSync {
+        let running = file
+            .try_clone()
+            .map(|file| std::thread::spawn(move || file.sync_data()));
+        DeferredSync {
+            path: path.to_path_buf(),
+            // No second descriptor (out of descriptors): the wait syncs the file itself.
+            running: running.ok(),
+        }
+    }
+
+    fn wait(self) -> Result<()> {
+        let done = match self.running.map(std::thread::JoinHandle::join) {
+            Some(Ok(done)) => done,
+            Some(Err(_)) => Err(std::io::Error::other("a sync thread failed")),
+            None => File::open(&self.path).and_then(|file| file.sync_data()),
+        };
+        done.map_err(|e| Error::io("cannot sync", &self.path, e))
+    }
 }
 
 /// Writeback started while a big new file is still being written: every 16 MiB a thread syncs
