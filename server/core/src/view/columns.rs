@@ -100,6 +100,9 @@ pub(crate) struct CallRecord {
 pub(crate) struct ViewColumns {
     /// Set from the scan when it made facts for the session's dialect, else on first use.
     facts: Chunked<OnceLock<Scanned>>,
+    /// Each entry's [`Scanned::flags`] ([`FLAGS_UNKNOWN`]: its facts were not made at the push),
+    /// so a model gathers them from 2 bytes an entry instead of reading every entry's facts.
+    flags: Chunked<u16>,
     ids: Chunked<Option<Arc<str>>>,
     /// Every tool call of the entries, so a call is found by its id's hash without reading any
     /// entry's facts; complete unless `calls_unknown`.
@@ -130,6 +133,8 @@ impl ViewColumns {
             None => None,
         };
         let slot = OnceLock::new();
+        self.flags
+            .push(scanned.as_ref().map_or(FLAGS_UNKNOWN, |s| s.flags));
         match scanned {
             Some(s) => {
                 for (call, &hash) in s.call_hashes.iter().enumerate() {
@@ -196,6 +201,14 @@ impl ViewColumns {
         }
     }
 
+    /// Entry `index`'s [`Scanned::flags`], its facts made now (and kept) when the scan did not.
+    pub fn static_flags(&self, index: usize, entry: &Entry, dialect: Dialect) -> u16 {
+        match self.flags.get(index) {
+            Some(&flags) if flags != FLAGS_UNKNOWN => flags,
+            _ => self.facts_or_make(index, entry, dialect).flags,
+        }
+    }
+
     /// The facts of entry `index`, as made so far (a model makes those of every entry it holds
     /// while it is built).
     pub fn facts(&self, index: usize) -> &Arc<EntryFacts> {
@@ -215,6 +228,10 @@ impl ViewColumns {
         self.ids.get(index).and_then(Option::as_ref)
     }
 }
+
+/// A [`ViewColumns::flags`] item whose entry's facts are not made yet (no flag set is all ones:
+/// the category takes values up to 5).
+const FLAGS_UNKNOWN: u16 = u16::MAX;
 
 /// The facts of an entry, made from its JSON.
 fn make(entry: &Entry, dialect: Dialect) -> Scanned {

@@ -65,8 +65,8 @@ pub(crate) mod flag {
 /// position among the keys of one half.
 pub(crate) type CallMap = HashMap<u64, (u32, u32), foldhash::fast::RandomState>;
 
-/// No key / no entry.
-const NONE: u32 = u32::MAX;
+/// No key / no entry / no row.
+pub(crate) const NONE: u32 = u32::MAX;
 
 /// The flattened session.
 #[derive(Debug)]
@@ -75,12 +75,12 @@ pub(crate) struct Model {
     pub nodes: Vec<Node>,
     /// Every position's key: the entry it shows, numbered by first position (one key for all
     /// id-less entries, like JavaScript's `undefined`, since the tree has one node for them).
-    pub key: Vec<usize>,
+    key: Vec<u32>,
     /// key → last position holding it (pi's `entryMap`, omp's `rowByKey`).
-    pub key_last_pos: Vec<usize>,
-    /// key → parent key: pi follows the entry's `parentId` (a missing parent ends the walk), omp
-    /// the walk's parent of the last position.
-    pub key_parent: Vec<Option<usize>>,
+    key_last_pos: Vec<u32>,
+    /// key → parent key ([`NONE`]: none): pi follows the entry's `parentId` (a missing parent
+    /// ends the walk), omp the walk's parent of the last position.
+    key_parent: Vec<u32>,
     /// key → its [`flag`]s.
     pub flags: Vec<u16>,
     /// key → the entry it shows.
@@ -119,7 +119,11 @@ enum Step {
 }
 
 /// Children with the subtrees holding the leaf first, in order (a copy only when that reorders).
+#[inline]
 fn leaf_first<'a>(list: &'a [usize], contains: &[bool]) -> Cow<'a, [usize]> {
+    if list.len() < 2 {
+        return Cow::Borrowed(list);
+    }
     let holders = list.iter().filter(|&&c| contains[c]).count();
     if list[..holders].iter().all(|&c| contains[c]) {
         return Cow::Borrowed(list);
@@ -204,11 +208,7 @@ fn key_flags(session: &Session, columns: &ViewColumns, keys: &[u32]) -> Vec<u16>
     let dialect = session.dialect();
     let entries = session.entries();
     keys.iter()
-        .map(|&e| {
-            columns
-                .facts_or_make(e as usize, &entries[e as usize], dialect)
-                .flags
-        })
+        .map(|&e| columns.static_flags(e as usize, &entries[e as usize], dialect))
         .collect()
 }
 
@@ -226,11 +226,11 @@ impl Model {
         let roots = ordered(&tree.roots);
         let multiple_roots = tree.roots.len() > 1;
         let mut nodes: Vec<Node> = Vec::with_capacity(entries.len());
-        let mut key: Vec<usize> = Vec::with_capacity(entries.len());
+        let mut key: Vec<u32> = Vec::with_capacity(entries.len());
         // entry → key, and key → entry / last position.
         let mut key_of_entry: Vec<u32> = vec![NONE; entries.len()];
         let mut key_entry: Vec<u32> = Vec::with_capacity(entries.len());
-        let mut key_last_pos: Vec<usize> = Vec::with_capacity(entries.len());
+        let mut key_last_pos: Vec<u32> = Vec::with_capacity(entries.len());
         let mut gutters: Vec<Gutter> = Vec::new();
         // Duplicated ids make the agents walk a subtree once per reference, and can make a node
         // its own descendant: the path being walked is tracked then, and a cap keeps a
@@ -258,13 +258,19 @@ impl Model {
                 just_branched: multiple_roots,
             }));
         }
-        while let Some(step) = stack.pop() {
-            let p = match step {
-                Step::Exit(node) => {
-                    on_path[node] = false;
-                    continue;
-                }
-                Step::Enter(p) => p,
+        // An only child is walked next without a trip through the stack (most nodes have one).
+        let mut only_child: Option<Pending> = None;
+        loop {
+            let p = match only_child.take() {
+                Some(p) => p,
+                None => match stack.pop() {
+                    None => break,
+                    Some(Step::Exit(node)) => {
+                        on_path[node] = false;
+                        continue;
+                    }
+                    Some(Step::Enter(p)) => p,
+                },
             };
             if guarded {
                 if on_path[p.node] || nodes.len() >= cap {
@@ -276,15 +282,15 @@ impl Model {
             let pos = nodes.len();
             let k = match key_of_entry[p.node] {
                 NONE => {
-                    let k = key_entry.len();
-                    key_of_entry[p.node] = k as u32;
+                    let k = key_entry.len() as u32;
+                    key_of_entry[p.node] = k;
                     key_entry.push(p.node as u32);
-                    key_last_pos.push(pos);
+                    key_last_pos.push(pos as u32);
                     k
                 }
                 k => {
-                    key_last_pos[k as usize] = pos;
-                    k as usize
+                    key_last_pos[k as usize] = pos as u32;
+                    k
                 }
             };
             key.push(k);
@@ -336,24 +342,28 @@ impl Model {
             } else {
                 p.pi.gutters
             };
-            for (i, &child) in children.iter().enumerate().rev() {
-                let pi = PiRow {
+            let pending = |i: usize, child: usize| Pending {
+                node: child,
+                parent: Some(pos),
+                depth: child_depth,
+                sibling_index: i,
+                sibling_count: count,
+                pi: PiRow {
                     indent: child_indent,
                     show_connector: multiple,
                     is_last: i + 1 == count,
                     is_virtual_root_child: false,
                     gutters: child_gutters,
                     foldable: false,
-                };
-                stack.push(Step::Enter(Pending {
-                    node: child,
-                    parent: Some(pos),
-                    depth: child_depth,
-                    sibling_index: i,
-                    sibling_count: count,
-                    pi,
-                    just_branched: multiple,
-                }));
+                },
+                just_branched: multiple,
+            };
+            if let [child] = *children {
+                only_child = Some(pending(0, child));
+                continue;
+            }
+            for (i, &child) in children.iter().enumerate().rev() {
+                stack.push(Step::Enter(pending(i, child)));
             }
         }
         drop((on_path, contains, stack));
@@ -387,12 +397,14 @@ impl Model {
                 }
             }
         }
-        let key_parent: Vec<Option<usize>> = key_last_pos
+        let key_parent: Vec<u32> = key_last_pos
             .iter()
             .zip(&key_entry)
             .map(|(&pos, &entry)| match dialect {
-                Dialect::Pi => session.parent_index(entry as usize).and_then(key_at),
-                Dialect::Omp => nodes[pos].parent.map(|p| key[p as usize]),
+                Dialect::Pi => session
+                    .parent_index(entry as usize)
+                    .map_or(NONE, |p| key_of_entry[p]),
+                Dialect::Omp => nodes[pos as usize].parent.map_or(NONE, |p| key[p as usize]),
             })
             .collect();
         Model {
@@ -414,14 +426,36 @@ impl Model {
         }
     }
 
+    /// The key at a position.
+    pub fn key_at(&self, pos: usize) -> usize {
+        self.key[pos] as usize
+    }
+
+    /// How many keys (entries in the tree) there are.
+    pub fn key_count(&self) -> usize {
+        self.key_last_pos.len()
+    }
+
+    /// A key's parent key (see `key_parent`).
+    pub fn parent_key(&self, k: usize) -> Option<usize> {
+        Some(self.key_parent[k])
+            .filter(|&p| p != NONE)
+            .map(|p| p as usize)
+    }
+
+    /// The keys of every position, in order.
+    pub fn keys(&self) -> impl Iterator<Item = usize> + '_ {
+        self.key.iter().map(|&k| k as usize)
+    }
+
     /// The flags of a position's entry.
     pub fn flags_at(&self, pos: usize) -> u16 {
-        self.flags[self.key[pos]]
+        self.flags[self.key_at(pos)]
     }
 
     /// The facts of a position's entry.
     pub fn facts_at(&self, pos: usize) -> &EntryFacts {
-        self.key_facts(self.key[pos])
+        self.key_facts(self.key_at(pos))
     }
 
     /// The facts of a key's entry.
@@ -431,7 +465,7 @@ impl Model {
 
     /// The entry id.
     pub fn id(&self, pos: usize) -> Option<&str> {
-        self.key_id(self.key[pos])
+        self.key_id(self.key_at(pos))
     }
 
     /// The id of a key's entry.
@@ -441,7 +475,7 @@ impl Model {
 
     /// The label in effect.
     pub fn label(&self, pos: usize) -> Option<&str> {
-        let k = self.key[pos];
+        let k = self.key_at(pos);
         if self.flags[k] & flag::LABELED == 0 {
             return None;
         }
@@ -467,7 +501,7 @@ impl Model {
     /// lower-cased string from the session's columns.
     pub fn search_matches(&self, pos: usize, query: &super::search::Query) -> bool {
         if self.dialect == Dialect::Pi && self.flags_at(pos) & flag::LABELED == 0 {
-            let entry = self.key_entry[self.key[pos]] as usize;
+            let entry = self.key_entry[self.key_at(pos)] as usize;
             if let Some(lower) = self.columns.lower_search(entry) {
                 return query.matches_lower(lower);
             }
@@ -493,7 +527,7 @@ impl Model {
 
     /// [`Model::row_text`], tool calls looked up in `calls` (from [`Model::calls_for`]) when given.
     pub fn row_text_with(&self, pos: usize, calls: Option<&CallMap>) -> SharedText {
-        let facts = self.key_facts(self.key[pos]);
+        let facts = self.key_facts(self.key_at(pos));
         match &facts.text {
             RowText::Ready(_) => SharedText::row_of(facts),
             RowText::ToolResult { call_id, tool_name } => {
@@ -511,7 +545,7 @@ impl Model {
 
     /// The entry `type` for a row.
     pub fn kind_text(&self, pos: usize) -> SharedText {
-        let k = self.key[pos];
+        let k = self.key_at(pos);
         match self.flags[k] & flag::CATEGORY {
             flag::USER | flag::ASSISTANT | flag::TOOL_RESULT | flag::MESSAGE => {
                 SharedText::from_static("message")
@@ -522,7 +556,7 @@ impl Model {
 
     /// `message.role` for a row.
     pub fn role_text(&self, pos: usize) -> Option<SharedText> {
-        let k = self.key[pos];
+        let k = self.key_at(pos);
         match self.flags[k] & flag::CATEGORY {
             flag::USER => Some(SharedText::from_static("user")),
             flag::ASSISTANT => Some(SharedText::from_static("assistant")),
@@ -533,7 +567,7 @@ impl Model {
 
     /// The label for a row.
     pub fn label_text(&self, pos: usize) -> Option<SharedText> {
-        let k = self.key[pos];
+        let k = self.key_at(pos);
         if self.flags[k] & flag::LABELED == 0 {
             return None;
         }
@@ -604,7 +638,7 @@ impl Model {
                 // Two call ids with one hash: walk every call, the last one wins.
                 return self.call_by_scan(id);
             }
-            let at = self.key_last_pos[k as usize];
+            let at = self.key_last_pos[k as usize] as usize;
             if best.is_none_or(|(b, _)| at > b) {
                 best = Some((at, call));
             }
@@ -668,7 +702,7 @@ impl Model {
 
     fn call_by_scan(&self, id: &str) -> Option<&ToolCall> {
         let mut found = None;
-        for &k in &self.key {
+        for k in self.keys() {
             for (call_id, call) in &self.key_facts(k).tool_calls {
                 if call_id == id {
                     found = Some(call);
@@ -706,7 +740,7 @@ impl Model {
     pub fn nearest_visible(
         &self,
         anchor: Option<&str>,
-        row_of_key: &[Option<usize>],
+        row_of_key: &[u32],
         visible_count: usize,
     ) -> Option<usize> {
         if visible_count == 0 {
@@ -715,12 +749,12 @@ impl Model {
         let mut cursor = anchor.and_then(|a| self.key_of(a));
         let mut steps = 0;
         while let Some(k) = cursor {
-            if let Some(row) = row_of_key[k] {
-                return Some(row);
+            if row_of_key[k] != NONE {
+                return Some(row_of_key[k] as usize);
             }
-            cursor = self.key_parent[k];
+            cursor = self.parent_key(k);
             steps += 1;
-            if steps > self.key_last_pos.len() {
+            if steps > self.key_count() {
                 break;
             }
         }
@@ -754,10 +788,10 @@ pub(crate) struct PiStructure {
     pub rows: Vec<PiRow>,
     pub gutters: Vec<Gutter>,
     pub multiple_roots: bool,
-    /// Visible parent row of each row (taken by the layout).
-    pub parent_row: Vec<Option<usize>>,
+    /// Visible parent row of each row ([`NONE`]: none; taken by the layout).
+    pub parent_row: Vec<u32>,
     /// How many visible children each row has (taken by the layout).
-    pub child_rows: Vec<usize>,
+    pub child_rows: Vec<u32>,
 }
 
 impl PiStructure {
@@ -779,16 +813,19 @@ impl PiStructure {
 }
 
 /// Nearest visible ancestor (row) of every visible row, by the walk's parents.
-pub(crate) fn visible_parents(
-    model: &Model,
-    visible: &[usize],
-    row_of: &[Option<usize>],
-) -> Vec<Option<usize>> {
-    let mut nearest: Vec<Option<usize>> = vec![None; model.nodes.len()];
-    for (pos, node) in model.nodes.iter().enumerate() {
-        nearest[pos] = node
-            .parent
-            .and_then(|p| row_of[p as usize].or(nearest[p as usize]));
+/// ([`NONE`]: none; `row_of` gives each position's row, [`NONE`] when hidden).
+pub(crate) fn visible_parents(model: &Model, visible: &[usize], row_of: &[u32]) -> Vec<u32> {
+    // A parent's position is always before its child's, so one pass in order finds them all.
+    let mut nearest: Vec<u32> = Vec::with_capacity(model.nodes.len());
+    for node in &model.nodes {
+        let found = match node.parent {
+            None => NONE,
+            Some(p) => match row_of[p as usize] {
+                NONE => nearest[p as usize],
+                row => row,
+            },
+        };
+        nearest.push(found);
     }
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
@@ -810,16 +847,12 @@ const NULL: u32 = u32::MAX - 1;
 /// pi's `recalculateVisualStructure` over the visible rows. Like pi it keys everything by entry
 /// id: with duplicated ids only the last visible copy is re-laid out, the others keep their
 /// `flattenTree` values. Kept in `u32`s: it runs over every visible row of a 100k-entry session.
-pub(crate) fn pi_structure(
-    model: &Model,
-    visible: &[usize],
-    row_of: &[Option<usize>],
-) -> PiStructure {
-    let keys = model.key_last_pos.len();
+pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> PiStructure {
+    let keys = model.key_count();
     // key → its last visible position (NONE: hidden).
     let mut filtered: Vec<u32> = vec![NONE; keys];
     for &pos in visible {
-        filtered[model.key[pos]] = pos as u32;
+        filtered[model.key_at(pos)] = pos as u32;
     }
     // Nearest visible ancestor key of every hidden key walked (NULL: none; NONE: not known yet).
     let mut memo: Vec<u32> = vec![NONE; keys];
@@ -829,9 +862,9 @@ pub(crate) fn pi_structure(
     let mut roots: Vec<u32> = Vec::new();
     let mut walked: Vec<usize> = Vec::new();
     for &pos in visible {
-        let k = model.key[pos];
+        let k = model.key_at(pos);
         walked.clear();
-        let mut cursor = model.key_parent[k];
+        let mut cursor = model.parent_key(k);
         let found = loop {
             let Some(cur) = cursor else { break NULL };
             if filtered[cur] != NONE {
@@ -845,7 +878,7 @@ pub(crate) fn pi_structure(
                 break NULL;
             }
             walked.push(cur);
-            cursor = model.key_parent[cur];
+            cursor = model.parent_key(cur);
         };
         for &w in &walked {
             memo[w] = found;
@@ -868,7 +901,7 @@ pub(crate) fn pi_structure(
     for (&pos, &found) in visible.iter().zip(&found_of) {
         if found != NULL {
             let p = found as usize;
-            child_list[fill[p] as usize] = model.key[pos] as u32;
+            child_list[fill[p] as usize] = model.key_at(pos) as u32;
             fill[p] += 1;
         }
     }
@@ -895,7 +928,9 @@ pub(crate) fn pi_structure(
     }
     let cap = visible.len().saturating_mul(4).saturating_add(1024);
     let mut steps = 0;
-    while let Some((k, indent, row_gutters, bits)) = stack.pop() {
+    // An only child is walked next without a trip through the stack.
+    let mut only_child: Option<Frame> = None;
+    while let Some((k, indent, row_gutters, bits)) = only_child.take().or_else(|| stack.pop()) {
         steps += 1;
         if steps > cap {
             break;
@@ -903,7 +938,9 @@ pub(crate) fn pi_structure(
         let k = k as usize;
         let Some(row) = Some(filtered[k])
             .filter(|&p| p != NONE)
-            .and_then(|p| row_of[p as usize])
+            .map(|p| row_of[p as usize])
+            .filter(|&r| r != NONE)
+            .map(|r| r as usize)
         else {
             continue;
         };
@@ -948,6 +985,10 @@ pub(crate) fn pi_structure(
             0
         };
         let child_gutters = child_gutters.unwrap_or(NONE);
+        if let [c] = *kids {
+            only_child = Some((c, child_indent, child_gutters, child_bits | frame::IS_LAST));
+            continue;
+        }
         for (i, &c) in kids.iter().enumerate().rev() {
             let last = if i + 1 == kids.len() {
                 frame::IS_LAST
@@ -959,7 +1000,7 @@ pub(crate) fn pi_structure(
     }
     let mut parent_row = Vec::with_capacity(visible.len());
     for (own, (&found, row)) in found_of.iter().zip(rows.iter_mut()).enumerate() {
-        let k = model.key[visible[own]];
+        let k = model.key_at(visible[own]);
         let kids = children(k).len();
         // Drawn as pi draws it (a self-parented entry counts itself as a child there).
         row.foldable = kids > 0
@@ -972,27 +1013,25 @@ pub(crate) fn pi_structure(
                 .filter(|&p| p != NULL)
                 .map(|p| filtered[p as usize])
                 .filter(|&pp| pp != NONE)
-                .and_then(|pp| row_of[pp as usize])
-                .filter(|&r| r != own),
+                .map(|pp| row_of[pp as usize])
+                .filter(|&r| r != NONE && r as usize != own)
+                .unwrap_or(NONE),
         );
     }
     // For clients the parent row is a row above: where ids repeat, pi's by-id parent can name a
     // later copy; those rows take their nearest visible ancestor in the walk instead.
-    if parent_row
-        .iter()
-        .enumerate()
-        .any(|(own, p)| p.is_some_and(|r| r > own))
-    {
+    let later = |own: usize, p: u32| p != NONE && p as usize > own;
+    if parent_row.iter().enumerate().any(|(own, &p)| later(own, p)) {
         let walked = visible_parents(model, visible, row_of);
         for (own, p) in parent_row.iter_mut().enumerate() {
-            if p.is_some_and(|r| r > own) {
+            if later(own, *p) {
                 *p = walked[own];
             }
         }
     }
-    let mut child_rows = vec![0usize; visible.len()];
-    for p in parent_row.iter().flatten() {
-        child_rows[*p] += 1;
+    let mut child_rows = vec![0u32; visible.len()];
+    for &p in parent_row.iter().filter(|&&p| p != NONE) {
+        child_rows[p as usize] += 1;
     }
     PiStructure {
         rows,
@@ -1111,7 +1150,7 @@ mod tests {
         ] {
             let query = super::super::search::Query::new(q, Dialect::Pi);
             for pos in 0..model.nodes.len() {
-                let entry = model.key_entry[model.key[pos]] as usize;
+                let entry = model.key_entry[model.key_at(pos)] as usize;
                 if model.columns.lower_search(entry).is_some() {
                     fast += 1;
                 }
@@ -1197,7 +1236,7 @@ mod tests {
                         );
                     }
                     if let Some(id) = entry.id() {
-                        assert_eq!(model.key_of(id), Some(model.key[pos]));
+                        assert_eq!(model.key_of(id), Some(model.key_at(pos)));
                     }
                     assert_eq!(model.kind_text(pos).as_str(), &*model.facts_at(pos).kind);
                     assert_eq!(
@@ -1215,14 +1254,15 @@ mod tests {
                     }
                 }
                 for (k, &pos) in model.key_last_pos.iter().enumerate() {
+                    let pos = pos as usize;
                     let expected = match dialect {
                         Dialect::Pi => session.entries()[model.nodes[pos].entry as usize]
                             .parent
                             .id()
                             .and_then(|p| model.key_of(p)),
-                        Dialect::Omp => model.nodes[pos].parent.map(|p| model.key[p as usize]),
+                        Dialect::Omp => model.nodes[pos].parent.map(|p| model.key_at(p as usize)),
                     };
-                    assert_eq!(model.key_parent[k], expected);
+                    assert_eq!(model.parent_key(k), expected);
                 }
             }
         }

@@ -342,11 +342,13 @@ struct Layout {
     search: String,
     folded: Vec<String>,
     visible: Vec<usize>,
-    row_of_key: Vec<Option<usize>>,
+    /// key → its row ([`flatten::NONE`]: hidden).
+    row_of_key: Vec<u32>,
     folded_key: Vec<bool>,
     pi: Option<flatten::PiStructure>,
-    parent_rows: Vec<Option<usize>>,
-    child_rows: Vec<usize>,
+    /// Each row's parent row ([`flatten::NONE`]: none).
+    parent_rows: Vec<u32>,
+    child_rows: Vec<u32>,
     ids: RowIds,
 }
 
@@ -356,28 +358,29 @@ impl Layout {
         let query = search::Query::new(search, dialect);
         let mut visible = visibility::visible(model, filter, &query);
         // pi: descendants of folded entries are hidden (by `parentId`, in flattened order).
-        let mut folded_key = vec![false; model.key_last_pos.len()];
+        let mut folded_key = vec![false; model.key_count()];
         if dialect == Dialect::Pi && !folded.is_empty() {
             for id in folded {
                 if let Some(k) = model.key_of(id) {
                     folded_key[k] = true;
                 }
             }
-            let mut skip = vec![false; model.key_last_pos.len()];
-            for &k in &model.key {
-                if let Some(p) = model.key_parent[k] {
+            let mut skip = vec![false; model.key_count()];
+            for k in model.keys() {
+                if let Some(p) = model.parent_key(k) {
                     if folded_key[p] || skip[p] {
                         skip[k] = true;
                     }
                 }
             }
-            visible.retain(|&pos| !skip[model.key[pos]]);
+            visible.retain(|&pos| !skip[model.key_at(pos)]);
         }
-        let mut row_of: Vec<Option<usize>> = vec![None; model.nodes.len()];
-        let mut row_of_key: Vec<Option<usize>> = vec![None; model.key_last_pos.len()];
+        // Rows and positions fit in `u32`s (`flatten::NONE`: hidden), like the model's keys.
+        let mut row_of: Vec<u32> = vec![flatten::NONE; model.nodes.len()];
+        let mut row_of_key: Vec<u32> = vec![flatten::NONE; model.key_count()];
         for (row, &pos) in visible.iter().enumerate() {
-            row_of[pos] = Some(row);
-            row_of_key[model.key[pos]] = Some(row);
+            row_of[pos] = row as u32;
+            row_of_key[model.key_at(pos)] = row as u32;
         }
         let mut pi =
             (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
@@ -389,9 +392,9 @@ impl Layout {
         let child_rows = match &mut pi {
             Some(s) => std::mem::take(&mut s.child_rows),
             None => {
-                let mut counts = vec![0usize; visible.len()];
-                for p in parent_rows.iter().flatten() {
-                    counts[*p] += 1;
+                let mut counts = vec![0u32; visible.len()];
+                for &p in parent_rows.iter().filter(|&&p| p != flatten::NONE) {
+                    counts[p as usize] += 1;
                 }
                 counts
             }
@@ -400,7 +403,7 @@ impl Layout {
             columns: model.columns.clone(),
             row_entries: visible
                 .iter()
-                .map(|&p| model.key_entry[model.key[p]])
+                .map(|&p| model.key_entry[model.key_at(p)])
                 .collect(),
         };
         Layout {
@@ -449,7 +452,7 @@ fn compute_in(
     let child_rows = &layout.child_rows;
     let selected = model.nearest_visible(anchor, &layout.row_of_key, visible.len());
     // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
-    let selected_key = selected.map(|s| model.key[visible[s]]);
+    let selected_key = selected.map(|s| model.key_at(visible[s]));
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(selected, visible.len(), max_rows);
 
@@ -509,7 +512,7 @@ fn compute_in(
                 }
             };
             let prefix = in_window.then(|| match &pi {
-                Some(s) => render::pi_prefix(s, row, folded_key[model.key[pos]]),
+                Some(s) => render::pi_prefix(s, row, folded_key[model.key_at(pos)]),
                 None => render::omp_prefix(model, pos, state.width, deepest),
             });
             let matched = highlighter.ranges(&query, &text);
@@ -519,10 +522,12 @@ fn compute_in(
                 kind: model.kind_text(pos),
                 role: model.role_text(pos),
                 depth,
-                parent_row: parent_rows[row],
+                parent_row: Some(parent_rows[row])
+                    .filter(|&p| p != flatten::NONE)
+                    .map(|p| p as usize),
                 connector,
                 foldable,
-                folded: folded_key[model.key[pos]],
+                folded: folded_key[model.key_at(pos)],
                 gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
                 prefix,
                 on_active_path: model.on_active_path(pos),
@@ -533,7 +538,7 @@ fn compute_in(
                 has_children: child_rows[row] > 0,
                 selected: match dialect {
                     Dialect::Pi => Some(row) == selected,
-                    Dialect::Omp => selected_key == Some(model.key[pos]),
+                    Dialect::Omp => selected_key == Some(model.key_at(pos)),
                 },
             });
         }

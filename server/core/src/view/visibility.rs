@@ -119,10 +119,9 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         .map(|&f| passes(f, mode, dialect))
         .collect();
     let shown: Vec<usize> = model
-        .key
-        .iter()
+        .keys()
         .enumerate()
-        .filter(|&(_, &k)| pass[k])
+        .filter(|&(_, k)| pass[k])
         .map(|(pos, _)| pos)
         .collect();
     if query.is_empty() {
