@@ -236,6 +236,14 @@ impl Model {
         // its own descendant: the path being walked is tracked then, and a cap keeps a
         // pathological file from exploding. A tree read from parent indices has neither.
         let guarded = session.plain_parents().is_none();
+        // pi's `flattenTree` values (indent, connector, gutters) are read only by pi's visible
+        // re-layout, and only for rows its walk does not reach: copies of a repeated id and
+        // entries that name themselves as parent. A tree read from parent indices without a
+        // self-parented entry has neither, and no gutter list is made for it.
+        let flatten_pi = dialect == Dialect::Pi
+            && session
+                .plain_parents()
+                .is_none_or(|parents| parents.iter().enumerate().any(|(i, &p)| p as usize == i));
         let mut on_path = vec![false; if guarded { entries.len() } else { 0 }];
         let cap = entries.len().saturating_mul(4).saturating_add(1024);
         let mut stack: Vec<Step> = Vec::new();
@@ -332,7 +340,7 @@ impl Model {
             } else {
                 indent
             };
-            let child_gutters = if displayed {
+            let child_gutters = if displayed && flatten_pi {
                 gutters.push(Gutter {
                     position: display_indent.saturating_sub(1),
                     show: !p.pi.is_last,
@@ -908,130 +916,149 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
     drop(fill);
     let children = |k: usize| &child_list[child_start[k] as usize..child_start[k + 1] as usize];
     let multiple_roots = roots.len() > 1;
-    // Rows keep their `flattenTree` values unless the walk reaches their key's last copy.
-    let mut rows: Vec<PiRow> = visible.iter().map(|&pos| model.nodes[pos].pi).collect();
-    let mut gutters = model.gutters.clone();
-    let mut stack: Vec<Frame> = Vec::new();
-    let start = u32::from(multiple_roots);
-    let root_bits = if multiple_roots {
-        frame::JUST_BRANCHED | frame::SHOW_CONNECTOR | frame::VIRTUAL_CHILD
-    } else {
-        0
-    };
-    for (i, &r) in roots.iter().enumerate().rev() {
-        let last = if i + 1 == roots.len() {
-            frame::IS_LAST
+    // The walk lays rows out; their parents and child counts need only the child lists, so
+    // they are found at the same time on a second thread. Rows keep their `flattenTree` values
+    // unless the walk reaches their key's last copy.
+    let walk = || {
+        let mut rows: Vec<PiRow> = visible.iter().map(|&pos| model.nodes[pos].pi).collect();
+        let mut gutters = model.gutters.clone();
+        let mut stack: Vec<Frame> = Vec::new();
+        let start = u32::from(multiple_roots);
+        let root_bits = if multiple_roots {
+            frame::JUST_BRANCHED | frame::SHOW_CONNECTOR | frame::VIRTUAL_CHILD
         } else {
             0
         };
-        stack.push((r, start, NONE, root_bits | last));
-    }
-    let cap = visible.len().saturating_mul(4).saturating_add(1024);
-    let mut steps = 0;
-    // An only child is walked next without a trip through the stack.
-    let mut only_child: Option<Frame> = None;
-    while let Some((k, indent, row_gutters, bits)) = only_child.take().or_else(|| stack.pop()) {
-        steps += 1;
-        if steps > cap {
-            break;
-        }
-        let k = k as usize;
-        let Some(row) = Some(filtered[k])
-            .filter(|&p| p != NONE)
-            .map(|p| row_of[p as usize])
-            .filter(|&r| r != NONE)
-            .map(|r| r as usize)
-        else {
-            continue;
-        };
-        let row_gutters = (row_gutters != NONE).then_some(row_gutters);
-        let show_connector = bits & frame::SHOW_CONNECTOR != 0;
-        let is_last = bits & frame::IS_LAST != 0;
-        let virtual_child = bits & frame::VIRTUAL_CHILD != 0;
-        rows[row] = PiRow {
-            indent,
-            show_connector,
-            is_last,
-            is_virtual_root_child: virtual_child,
-            gutters: row_gutters,
-            foldable: false,
-        };
-        let kids = children(k);
-        let multiple = kids.len() > 1;
-        let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
-            indent + 1
-        } else {
-            indent
-        };
-        let displayed = show_connector && !virtual_child;
-        let display_indent = if multiple_roots {
-            indent.saturating_sub(1)
-        } else {
-            indent
-        };
-        let child_gutters = if displayed {
-            gutters.push(Gutter {
-                position: display_indent.saturating_sub(1),
-                show: !is_last,
-                prev: row_gutters,
-            });
-            Some(gutters.len() as u32 - 1)
-        } else {
-            row_gutters
-        };
-        let child_bits = if multiple {
-            frame::JUST_BRANCHED | frame::SHOW_CONNECTOR
-        } else {
-            0
-        };
-        let child_gutters = child_gutters.unwrap_or(NONE);
-        if let [c] = *kids {
-            only_child = Some((c, child_indent, child_gutters, child_bits | frame::IS_LAST));
-            continue;
-        }
-        for (i, &c) in kids.iter().enumerate().rev() {
-            let last = if i + 1 == kids.len() {
+        for (i, &r) in roots.iter().enumerate().rev() {
+            let last = if i + 1 == roots.len() {
                 frame::IS_LAST
             } else {
                 0
             };
-            stack.push((c, child_indent, child_gutters, child_bits | last));
+            stack.push((r, start, NONE, root_bits | last));
         }
-    }
-    let mut parent_row = Vec::with_capacity(visible.len());
-    for (own, (&found, row)) in found_of.iter().zip(rows.iter_mut()).enumerate() {
-        let k = model.key_at(visible[own]);
-        let kids = children(k).len();
-        // Drawn as pi draws it (a self-parented entry counts itself as a child there).
-        row.foldable = kids > 0
-            && match found {
-                NULL => true,
-                p => children(p as usize).len() > 1,
+        let cap = visible.len().saturating_mul(4).saturating_add(1024);
+        let mut steps = 0;
+        // An only child is walked next without a trip through the stack.
+        let mut only_child: Option<Frame> = None;
+        while let Some((k, indent, row_gutters, bits)) = only_child.take().or_else(|| stack.pop()) {
+            steps += 1;
+            if steps > cap {
+                break;
+            }
+            let k = k as usize;
+            let Some(row) = Some(filtered[k])
+                .filter(|&p| p != NONE)
+                .map(|p| row_of[p as usize])
+                .filter(|&r| r != NONE)
+                .map(|r| r as usize)
+            else {
+                continue;
             };
-        parent_row.push(
-            Some(found)
-                .filter(|&p| p != NULL)
-                .map(|p| filtered[p as usize])
-                .filter(|&pp| pp != NONE)
-                .map(|pp| row_of[pp as usize])
-                .filter(|&r| r != NONE && r as usize != own)
-                .unwrap_or(NONE),
-        );
-    }
-    // For clients the parent row is a row above: where ids repeat, pi's by-id parent can name a
-    // later copy; those rows take their nearest visible ancestor in the walk instead.
-    let later = |own: usize, p: u32| p != NONE && p as usize > own;
-    if parent_row.iter().enumerate().any(|(own, &p)| later(own, p)) {
-        let walked = visible_parents(model, visible, row_of);
-        for (own, p) in parent_row.iter_mut().enumerate() {
-            if later(own, *p) {
-                *p = walked[own];
+            let row_gutters = (row_gutters != NONE).then_some(row_gutters);
+            let show_connector = bits & frame::SHOW_CONNECTOR != 0;
+            let is_last = bits & frame::IS_LAST != 0;
+            let virtual_child = bits & frame::VIRTUAL_CHILD != 0;
+            rows[row] = PiRow {
+                indent,
+                show_connector,
+                is_last,
+                is_virtual_root_child: virtual_child,
+                gutters: row_gutters,
+                foldable: false,
+            };
+            let kids = children(k);
+            let multiple = kids.len() > 1;
+            let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
+                indent + 1
+            } else {
+                indent
+            };
+            let displayed = show_connector && !virtual_child;
+            let display_indent = if multiple_roots {
+                indent.saturating_sub(1)
+            } else {
+                indent
+            };
+            let child_gutters = if displayed {
+                gutters.push(Gutter {
+                    position: display_indent.saturating_sub(1),
+                    show: !is_last,
+                    prev: row_gutters,
+                });
+                Some(gutters.len() as u32 - 1)
+            } else {
+                row_gutters
+            };
+            let child_bits = if multiple {
+                frame::JUST_BRANCHED | frame::SHOW_CONNECTOR
+            } else {
+                0
+            };
+            let child_gutters = child_gutters.unwrap_or(NONE);
+            if let [c] = *kids {
+                only_child = Some((c, child_indent, child_gutters, child_bits | frame::IS_LAST));
+                continue;
+            }
+            for (i, &c) in kids.iter().enumerate().rev() {
+                let last = if i + 1 == kids.len() {
+                    frame::IS_LAST
+                } else {
+                    0
+                };
+                stack.push((c, child_indent, child_gutters, child_bits | last));
             }
         }
-    }
-    let mut child_rows = vec![0u32; visible.len()];
-    for &p in parent_row.iter().filter(|&&p| p != NONE) {
-        child_rows[p as usize] += 1;
+        (rows, gutters)
+    };
+    let parents = || {
+        let mut parent_row = Vec::with_capacity(visible.len());
+        let mut foldable = Vec::with_capacity(visible.len());
+        for (own, &found) in found_of.iter().enumerate() {
+            let k = model.key_at(visible[own]);
+            let kids = children(k).len();
+            // Drawn as pi draws it (a self-parented entry counts itself as a child there).
+            foldable.push(
+                kids > 0
+                    && match found {
+                        NULL => true,
+                        p => children(p as usize).len() > 1,
+                    },
+            );
+            parent_row.push(
+                Some(found)
+                    .filter(|&p| p != NULL)
+                    .map(|p| filtered[p as usize])
+                    .filter(|&pp| pp != NONE)
+                    .map(|pp| row_of[pp as usize])
+                    .filter(|&r| r != NONE && r as usize != own)
+                    .unwrap_or(NONE),
+            );
+        }
+        // For clients the parent row is a row above: where ids repeat, pi's by-id parent can name a
+        // later copy; those rows take their nearest visible ancestor in the walk instead.
+        let later = |own: usize, p: u32| p != NONE && p as usize > own;
+        if parent_row.iter().enumerate().any(|(own, &p)| later(own, p)) {
+            let walked = visible_parents(model, visible, row_of);
+            for (own, p) in parent_row.iter_mut().enumerate() {
+                if later(own, *p) {
+                    *p = walked[own];
+                }
+            }
+        }
+        let mut child_rows = vec![0u32; visible.len()];
+        for &p in parent_row.iter().filter(|&&p| p != NONE) {
+            child_rows[p as usize] += 1;
+        }
+        (parent_row, child_rows, foldable)
+    };
+    let ((mut rows, gutters), (parent_row, child_rows, foldable)) = if visible.len() < 4096 {
+        (walk(), parents())
+    } else {
+        super::join(walk, parents)
+    };
+    for (row, foldable) in rows.iter_mut().zip(foldable) {
+        row.foldable = foldable;
     }
     PiStructure {
         rows,

@@ -310,18 +310,27 @@ impl TreeModel {
     }
 }
 
-/// `work` on two halves at once: `b` on a second thread, `a` on this one. A panic on the second
-/// thread would be a bug; its half is then done here rather than lost.
+/// `work` on two halves at once: `b` on a second thread, `a` on this one.
 pub(crate) fn on_two_threads<I, T>(a: I, b: I, work: impl Fn(I) -> T + Sync) -> [T; 2]
 where
     I: Copy + Send + Sync,
     T: Send,
 {
+    let (first, second) = join(|| work(a), || work(b));
+    [first, second]
+}
+
+/// `a` on this thread and `b` on a second one, at once. A panic on the second thread would be a
+/// bug; `b` is then run here rather than its result lost.
+pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl Fn() -> B + Sync) -> (A, B)
+where
+    B: Send,
+{
     std::thread::scope(|scope| {
-        let second = scope.spawn(|| work(b));
-        let first = work(a);
-        let second = second.join().unwrap_or_else(|_| work(b));
-        [first, second]
+        let second = scope.spawn(&b);
+        let first = a();
+        let second = second.join().unwrap_or_else(|_| b());
+        (first, second)
     })
 }
 
