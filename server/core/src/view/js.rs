@@ -243,10 +243,40 @@ fn fits_width(s: &str, width: usize) -> bool {
         return s.len() <= width || visible_width(s) <= width;
     }
     let mut used = 0;
-    Clusters::new(s).all(|(_, w)| {
+    let mut fits = true;
+    walk_clusters(s, |_, w| {
         used += w;
-        used <= width
-    })
+        fits = used <= width;
+        fits
+    });
+    fits
+}
+
+/// Walks the clusters of `s` as [`Clusters`] splits them, calling `each(end, width)` with each
+/// one's end offset and width until it returns `false`. An ASCII character never joins the one
+/// before it at a cluster boundary, so one followed by another ASCII character (or by nothing) is
+/// a cluster of its own: such runs are walked byte by byte, and only the rest goes through
+/// [`Clusters`], restarted at each boundary (which reads the same there).
+fn walk_clusters(s: &str, mut each: impl FnMut(usize, usize) -> bool) {
+    let bytes = s.as_bytes();
+    let mut pos = 0;
+    while pos < bytes.len() {
+        let (end, width) = if bytes[pos].is_ascii() && bytes.get(pos + 1).is_none_or(u8::is_ascii) {
+            (
+                pos + 1,
+                usize::from(bytes[pos] >= 0x20 && bytes[pos] != 0x7f),
+            )
+        } else {
+            match Clusters::new(&s[pos..]).next() {
+                Some((cluster, width)) => (pos + cluster.len(), width),
+                None => return,
+            }
+        };
+        pos = end;
+        if !each(end, width) {
+            return;
+        }
+    }
 }
 
 /// `truncateToWidth(text, width, ellipsis)`: the text when it fits, otherwise the longest prefix
@@ -264,15 +294,17 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
     } else {
         (text, width - ellipsis_width, ellipsis)
     };
-    let mut out = String::new();
-    let mut used = 0;
-    for (cluster, w) in Clusters::new(source) {
+    let (mut used, mut cut) = (0, 0);
+    walk_clusters(source, |end, w| {
         if used + w > target {
-            break;
+            return false;
         }
         used += w;
-        out.push_str(cluster);
-    }
+        cut = end;
+        true
+    });
+    let mut out = String::with_capacity(cut + tail.len());
+    out.push_str(&source[..cut]);
     out.push_str(tail);
     out
 }
@@ -291,8 +323,21 @@ mod tests {
             "│  └─ \u{7}\u{1b}tab\there 👍🏽👍🏽 ok",
             "",
             "🇫",
+            // ASCII next to joining characters, controls, keycaps and joiners.
+            "ab\u{301}c de\u{200d}f 1\u{fe0f}\u{20e3}x \u{1}\u{7f}y 🇫🇷z 👍🏽a\tb\r\nc",
+            "\u{200d}a e\u{301}\u{301} \u{fe0f}ok",
+            "a",
+            "aé",
         ];
         for text in samples {
+            let mut walked = Vec::new();
+            let mut start = 0;
+            walk_clusters(text, |end, w| {
+                walked.push((&text[start..end], w));
+                start = end;
+                true
+            });
+            assert_eq!(walked, clusters(text), "{text:?}");
             let whole: usize = clusters(text).iter().map(|(_, w)| w).sum();
             assert_eq!(visible_width(text), whole, "{text:?}");
             for width in 0..=whole + 2 {
