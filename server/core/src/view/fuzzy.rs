@@ -512,59 +512,6 @@ pub fn may_match_word(token: &[char], stream: &[char]) -> bool {
     })
 }
 
-/// [`may_match_word`] with the presence test of the word's characters, over an ASCII text read in
-/// place: the stream's characters are the text's letters and digits, lower-cased, so each is
-/// looked for in both cases and the closeness window counts letters and digits only. The same
-/// answer as building the stream, without building it.
-pub fn may_match_ascii_text(token: &[char], text: &[u8]) -> bool {
-    let find = |c: u8, from: usize| -> Option<usize> {
-        let hay = &text[from..];
-        let at = if c.is_ascii_lowercase() {
-            memchr::memchr2(c, c.to_ascii_uppercase(), hay)
-        } else {
-            memchr::memchr(c, hay)
-        };
-        at.map(|i| from + i)
-    };
-    // Every ASCII character of the word is in the stream (letters and digits only can be).
-    for &c in token {
-        if !c.is_ascii() {
-            continue;
-        }
-        if !(c.is_ascii_lowercase() || c.is_ascii_digit()) || find(c as u8, 0).is_none() {
-            return false;
-        }
-    }
-    let n = token.len();
-    if !closeness_test_applies(token) {
-        return true;
-    }
-    let needle: Vec<u8> = token[..n - 2].iter().map(|&c| c as u8).collect();
-    let window = 2 * n + 2;
-    let mut from = 0;
-    while let Some(start) = find(needle[0], from) {
-        let mut qi = 0;
-        let mut seen = 0;
-        for &b in &text[start..] {
-            if !b.is_ascii_alphanumeric() {
-                continue;
-            }
-            seen += 1;
-            if seen > window {
-                break;
-            }
-            if b.to_ascii_lowercase() == needle[qi] {
-                qi += 1;
-                if qi == needle.len() {
-                    return true;
-                }
-            }
-        }
-        from = start + 1;
-    }
-    false
-}
-
 /// A text's characters as [`may_match_word`] reads them: lower-cased, letters, digits and marks
 /// only (the normalized text without its separators).
 pub fn word_stream(text: &str) -> Vec<char> {
@@ -670,39 +617,6 @@ mod tests {
             }
         }
         assert!(hits > 100 && misses > 100, "{hits} hits, {misses} misses");
-    }
-
-    /// The in-place test answers as presence + [`may_match_word`] over the stream, on generated
-    /// ASCII texts and words (letters of a small alphabet, digits, separators, both cases).
-    #[test]
-    fn the_in_place_test_equals_the_stream_one() {
-        let mut next = numbers();
-        let alphabet = b"abcAB01 -_.";
-        let word_chars = b"abc01";
-        for _ in 0..20_000 {
-            let len = next(40);
-            let text: String = (0..len)
-                .map(|_| alphabet[next(alphabet.len())] as char)
-                .collect();
-            let wlen = 1 + next(8);
-            let word: Vec<char> = (0..wlen)
-                .map(|_| word_chars[next(word_chars.len())] as char)
-                .collect();
-            let stream = word_stream(&text);
-            let mut present = [false; 128];
-            for &c in &stream {
-                if let Some(slot) = present.get_mut(c as usize) {
-                    *slot = true;
-                }
-            }
-            let expected = word.iter().all(|&c| !c.is_ascii() || present[c as usize])
-                && may_match_word(&word, &stream);
-            assert_eq!(
-                may_match_ascii_text(&word, text.as_bytes()),
-                expected,
-                "{word:?} in {text:?}"
-            );
-        }
     }
 
     /// Whenever the full matcher matches a token, the quick test lets it through (texts and tokens

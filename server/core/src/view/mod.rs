@@ -10,6 +10,7 @@ pub mod branch_pick;
 pub(crate) mod columns;
 mod flatten;
 pub mod fuzzy;
+mod fuzzy_ascii;
 pub mod js;
 pub mod navigate;
 mod render;

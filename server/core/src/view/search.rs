@@ -5,6 +5,7 @@
 //! search).
 
 use super::fuzzy;
+use super::fuzzy_ascii::{AsciiWord, Words};
 use crate::dialect::Dialect;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -18,6 +19,8 @@ pub struct Query {
     token_finders: Vec<memchr::memmem::Finder<'static>>,
     /// omp: each token's normalized words (what its fuzzy rule matches one by one).
     words: Vec<Vec<char>>,
+    /// omp: the same words prepared for ASCII texts.
+    ascii_words: Vec<AsciiWord>,
     /// omp: the same words as text, when they are all ASCII lower-case letters and digits (with a
     /// vectorized finder each: this test runs over every text the filter shows).
     plain_words: Option<Vec<memchr::memmem::Finder<'static>>>,
@@ -46,6 +49,7 @@ impl Query {
             })
             .collect();
         let words: Vec<Vec<char>> = words;
+        let ascii_words = words.iter().map(|w| AsciiWord::new(w)).collect();
         let plain_words = words
             .iter()
             .all(|w| {
@@ -70,6 +74,7 @@ impl Query {
             token_finders,
             tokens,
             words,
+            ascii_words,
             plain_words,
         }
     }
@@ -118,22 +123,18 @@ impl Query {
                         return true;
                     }
                 }
-                // Every rule (word, prefix, substring, subsequence, initials, swapped pair) needs
-                // each character of the normalized word somewhere in the text (checked for ASCII
-                // characters), and long words need most of theirs close together.
+                // ASCII text: a quick test that can only refuse, then the rules on its words.
                 if text.is_ascii() {
-                    // The same test read in place in the text.
                     let bytes = text.as_bytes();
-                    if !self
-                        .words
-                        .iter()
-                        .all(|w| fuzzy::may_match_ascii_text(w, bytes))
-                    {
+                    if !self.ascii_words.iter().all(|w| w.may_match(bytes)) {
                         return false;
                     }
-                    let index = fuzzy::SearchIndex::new(text);
-                    return self.tokens.iter().all(|t| index.is_match(t));
+                    let words = Words::new(bytes);
+                    return self.ascii_words.iter().all(|w| words.matches(w));
                 }
+                // Every rule needs the word's first characters somewhere in the text (all but
+                // the last two, which a text word it extends may lack; three with swaps), checked
+                // for ASCII characters, and long words need most of theirs close together.
                 let stream = fuzzy::word_stream(text);
                 let mut present = [false; 128];
                 for &c in &stream {
@@ -141,8 +142,10 @@ impl Query {
                         *slot = true;
                     }
                 }
-                let possible = self.words.iter().all(|w| {
-                    w.iter().all(|&c| !c.is_ascii() || present[c as usize])
+                let possible = self.words.iter().zip(&self.ascii_words).all(|(w, a)| {
+                    w[..a.required()]
+                        .iter()
+                        .all(|&c| !c.is_ascii() || present[c as usize])
                         && fuzzy::may_match_word(w, &stream)
                 });
                 if !possible {
@@ -351,6 +354,98 @@ mod tests {
                 assert_eq!(q.matches(&long), expected, "{query:?} in a long {text:?}");
             }
         }
+    }
+
+    /// A deterministic xorshift stream: each call gives a number below `n`.
+    fn numbers() -> impl FnMut(usize) -> usize {
+        let mut seed = 0x5851_f42d_4c95_7f2du64;
+        move |n: usize| {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            (seed % n as u64) as usize
+        }
+    }
+
+    /// Queries for the omp comparisons: words of the generated sessions, typos, one and two
+    /// letters, initials, letter–digit swaps, camelCase, paths, punctuation only, non-ASCII.
+    const ODD_QUERIES: [&str; 34] = [
+        "parse config",
+        "error",
+        "fn main",
+        "a b c",
+        "p",
+        "pa",
+        "par",
+        "parxy",
+        "confg",
+        "cnfig",
+        "PaRsE CONFIG",
+        "tool result",
+        "brnch smmry",
+        "qn",
+        "x2",
+        "ut8f",
+        "utf8",
+        "ftu8",
+        "parseConfig",
+        "HTMLParser",
+        "src/reader.rs",
+        "\"quoted phrase\"",
+        "-",
+        "  ",
+        "a-b",
+        "ü",
+        "é",
+        "naïve",
+        "İstanbul",
+        "straße",
+        "σοφια",
+        "日本",
+        "abcü",
+        "e\u{301}",
+    ];
+
+    /// omp's filter answers as the fuzzy rule run token by token, over the searchable texts of
+    /// the generated sessions and the fixtures, and over random texts with non-ASCII letters.
+    #[test]
+    fn omp_matching_equals_the_fuzzy_rule() {
+        use crate::session::{OpenOptions, Session};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut texts: Vec<String> = Vec::new();
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            let model = super::super::flatten::Model::build(&session, None);
+            let generated = path.starts_with(dir.path());
+            let n = model.nodes.len();
+            // Every text of the fixtures, every fifth of the generated sessions.
+            let step = if generated { 5 } else { 1 };
+            texts.extend(
+                (0..n)
+                    .step_by(step)
+                    .map(|pos| model.search(pos).into_owned()),
+            );
+        }
+        let mut next = numbers();
+        let alphabet: Vec<char> = "aeioprscfgnPCÜüéİß日σ2 -_./".chars().collect();
+        for _ in 0..500 {
+            let len = next(60);
+            texts.push((0..len).map(|_| alphabet[next(alphabet.len())]).collect());
+        }
+        assert!(texts.len() > 2000, "{}", texts.len());
+        let mut matched = 0;
+        for text in &texts {
+            let index = fuzzy::SearchIndex::new(text);
+            for q in ODD_QUERIES {
+                let query = Query::new(q, Dialect::Omp);
+                let expected = query.tokens().iter().all(|t| index.matches(t).matches);
+                assert_eq!(query.matches(text), expected, "{q:?} in {text:?}");
+                matched += usize::from(expected);
+            }
+        }
+        assert!(matched > 1000, "{matched}");
     }
 
     #[test]
