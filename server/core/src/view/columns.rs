@@ -179,7 +179,9 @@ impl ViewColumns {
         for slot in slots {
             let text = &*slot.get()?.facts.search;
             if text.is_ascii() {
-                bytes.extend(text.bytes().map(|b| b.to_ascii_lowercase()));
+                let from = bytes.len();
+                bytes.extend_from_slice(text.as_bytes());
+                bytes[from..].make_ascii_lowercase();
             } else {
                 bytes.extend_from_slice(text.to_lowercase().as_bytes());
             }

@@ -15,7 +15,8 @@ use nucleo_matcher::{Config, Matcher, Utf32Str};
 pub struct Query {
     dialect: Dialect,
     tokens: Vec<String>,
-    /// pi: a vectorized finder per token (made once; the test runs over every shown text).
+    /// A vectorized finder per token, made once: pi's test runs over every shown text, and
+    /// highlights look for every token in each row's text.
     token_finders: Vec<memchr::memmem::Finder<'static>>,
     /// omp: each token's normalized words (what its fuzzy rule matches one by one).
     words: Vec<Vec<char>>,
@@ -173,10 +174,12 @@ fn to_ranges(mut positions: Vec<u32>) -> Vec<(usize, usize)> {
     out
 }
 
-/// Finds highlight ranges; holds one `nucleo-matcher` matcher for many texts.
+/// Finds highlight ranges; holds one `nucleo-matcher` matcher and its buffers for many texts.
 pub struct Highlighter {
     matcher: Option<Matcher>,
     buf: Vec<char>,
+    /// An ASCII text, lower-cased.
+    lower: Vec<u8>,
 }
 
 impl Default for Highlighter {
@@ -191,6 +194,7 @@ impl Highlighter {
         Highlighter {
             matcher: None,
             buf: Vec::new(),
+            lower: Vec::new(),
         }
     }
 
@@ -201,6 +205,14 @@ impl Highlighter {
         if query.is_empty() || text.is_empty() {
             return Vec::new();
         }
+        if text.is_ascii() {
+            return self.ascii_ranges(query, text);
+        }
+        self.char_ranges(query, text)
+    }
+
+    /// [`Highlighter::ranges`] of any text, character by character.
+    fn char_ranges(&mut self, query: &Query, text: &str) -> Vec<(usize, usize)> {
         let lower: Vec<char> = text
             .chars()
             .map(|c| c.to_lowercase().next().unwrap_or(c))
@@ -218,26 +230,56 @@ impl Highlighter {
                 }
             }
             if !found && query.dialect == Dialect::Omp {
-                let matcher = self
-                    .matcher
-                    .get_or_insert_with(|| Matcher::new(Config::DEFAULT));
-                let atom = Atom::new(
-                    token,
-                    CaseMatching::Ignore,
-                    Normalization::Smart,
-                    AtomKind::Fuzzy,
-                    false,
-                );
-                let mut hits = Vec::new();
-                if atom
-                    .indices(Utf32Str::new(text, &mut self.buf), matcher, &mut hits)
-                    .is_some()
-                {
-                    positions.extend(hits);
-                }
+                self.fuzzy_positions(token, text, &mut positions);
             }
         }
         to_ranges(positions)
+    }
+
+    /// [`Highlighter::ranges`] of an ASCII text: characters are bytes, and a token with other
+    /// characters is not in it.
+    fn ascii_ranges(&mut self, query: &Query, text: &str) -> Vec<(usize, usize)> {
+        self.lower.clear();
+        self.lower.extend_from_slice(text.as_bytes());
+        self.lower.make_ascii_lowercase();
+        let mut positions: Vec<u32> = Vec::new();
+        for (token, finder) in query.tokens.iter().zip(&query.token_finders) {
+            let mut found = false;
+            if token.is_ascii() {
+                let mut from = 0;
+                while let Some(at) = finder.find(&self.lower[from..]) {
+                    let start = from + at;
+                    found = true;
+                    positions.extend((start..start + token.len()).map(|p| p as u32));
+                    from = start + 1;
+                }
+            }
+            if !found && query.dialect == Dialect::Omp {
+                self.fuzzy_positions(token, text, &mut positions);
+            }
+        }
+        to_ranges(positions)
+    }
+
+    /// The character positions `nucleo-matcher` picks for a token that is not in the text as is.
+    fn fuzzy_positions(&mut self, token: &str, text: &str, positions: &mut Vec<u32>) {
+        let matcher = self
+            .matcher
+            .get_or_insert_with(|| Matcher::new(Config::DEFAULT));
+        let atom = Atom::new(
+            token,
+            CaseMatching::Ignore,
+            Normalization::Smart,
+            AtomKind::Fuzzy,
+            false,
+        );
+        let mut hits = Vec::new();
+        if atom
+            .indices(Utf32Str::new(text, &mut self.buf), matcher, &mut hits)
+            .is_some()
+        {
+            positions.extend(hits);
+        }
     }
 }
 
@@ -446,6 +488,51 @@ mod tests {
             }
         }
         assert!(matched > 1000, "{matched}");
+    }
+
+    /// Highlights of ASCII texts, read as bytes, are those found character by character, over the
+    /// row texts of the generated sessions and the fixtures and over random texts.
+    #[test]
+    fn ascii_highlights_equal_the_character_ones() {
+        use crate::session::{OpenOptions, Session};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut texts: Vec<String> = Vec::new();
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            let model = super::super::flatten::Model::build(&session, None);
+            let n = model.nodes.len();
+            let step = if path.starts_with(dir.path()) { 10 } else { 1 };
+            texts.extend(
+                (0..n)
+                    .step_by(step)
+                    .map(|pos| model.row_text(pos).as_str().to_owned()),
+            );
+        }
+        let mut next = numbers();
+        let alphabet: Vec<char> = "aAeEpPrscfgn2 -_./".chars().collect();
+        for _ in 0..500 {
+            let len = next(60);
+            texts.push((0..len).map(|_| alphabet[next(alphabet.len())]).collect());
+        }
+        let mut highlighter = Highlighter::new();
+        let mut hits = 0;
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            for q in ODD_QUERIES.iter().chain(&["aa", "pe", "e e", "user", "SE"]) {
+                let query = Query::new(q, dialect);
+                for text in texts.iter().filter(|t| t.is_ascii()) {
+                    let expected = highlighter.char_ranges(&query, text);
+                    hits += usize::from(!expected.is_empty());
+                    assert_eq!(
+                        highlighter.ranges(&query, text),
+                        expected,
+                        "{q:?} in {text:?}"
+                    );
+                }
+            }
+        }
+        assert!(hits > 1000, "{hits}");
     }
 
     #[test]
