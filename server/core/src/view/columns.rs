@@ -109,14 +109,16 @@ pub(crate) struct ViewColumns {
     calls: Chunked<CallRecord>,
     /// Some entry came without facts, so its calls are not in `calls`.
     calls_unknown: bool,
-    /// pi's search strings of each full chunk, lower-cased end to end, made on the first search.
-    lower: Vec<Arc<OnceLock<Option<LowerTexts>>>>,
+    /// The search strings of each full chunk end to end, made on the first search.
+    texts: Vec<Arc<OnceLock<Option<SearchTexts>>>>,
 }
 
-/// The lower-cased search strings of one chunk's entries, laid end to end: a search reads them in
-/// order instead of following two pointers per entry into memory the open wrote long before.
+/// The search strings of one chunk's entries, laid end to end (pi's lower-cased, as its test
+/// reads them; omp's as they are, since its rule splits words at letter case): a search reads
+/// them in order instead of following two pointers per entry into memory the open wrote long
+/// before.
 #[derive(Debug)]
-struct LowerTexts {
+struct SearchTexts {
     bytes: Vec<u8>,
     /// Where each entry's string ends in `bytes`.
     ends: Vec<u32>,
@@ -151,18 +153,19 @@ impl ViewColumns {
         self.facts.push(slot);
         self.ids.push(entry.id.clone());
         if self.ids.len() % CHUNK == 0 {
-            self.lower.push(Arc::default());
+            self.texts.push(Arc::default());
         }
     }
 
-    /// Entry `index`'s search string (without its label), lower-cased as `toLowerCase` does, when
-    /// its chunk is full and every entry of it has its facts (else the caller reads the facts).
-    pub fn lower_search(&self, index: usize) -> Option<&[u8]> {
+    /// Entry `index`'s search string (without its label) — for pi lower-cased as `toLowerCase`
+    /// does, for omp as it is — when its chunk is full and every entry of it has its facts for
+    /// `dialect` (else the caller reads the facts).
+    pub fn search_text(&self, index: usize, dialect: Dialect) -> Option<&[u8]> {
         let chunk = index / CHUNK;
         let texts = self
-            .lower
+            .texts
             .get(chunk)?
-            .get_or_init(|| self.lower_texts(chunk))
+            .get_or_init(|| self.search_texts(chunk, dialect))
             .as_ref()?;
         let at = index % CHUNK;
         let start = match at {
@@ -172,13 +175,16 @@ impl ViewColumns {
         texts.bytes.get(start..texts.ends[at] as usize)
     }
 
-    fn lower_texts(&self, chunk: usize) -> Option<LowerTexts> {
+    fn search_texts(&self, chunk: usize, dialect: Dialect) -> Option<SearchTexts> {
         let slots = self.facts.chunks().nth(chunk)?;
         let mut bytes = Vec::new();
         let mut ends = Vec::with_capacity(slots.len());
         for slot in slots {
-            let text = &*slot.get()?.facts.search;
-            if text.is_ascii() {
+            let scanned = slot.get().filter(|s| s.dialect == dialect)?;
+            let text = &*scanned.facts.search;
+            if dialect == Dialect::Omp {
+                bytes.extend_from_slice(text.as_bytes());
+            } else if text.is_ascii() {
                 let from = bytes.len();
                 bytes.extend_from_slice(text.as_bytes());
                 bytes[from..].make_ascii_lowercase();
@@ -187,7 +193,7 @@ impl ViewColumns {
             }
             ends.push(u32::try_from(bytes.len()).ok()?);
         }
-        Some(LowerTexts { bytes, ends })
+        Some(SearchTexts { bytes, ends })
     }
 
     /// Every tool call, when every entry's calls are known.

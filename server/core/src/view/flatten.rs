@@ -505,13 +505,13 @@ impl Model {
         self.flags_at(pos) & flag::KIND_MISSING != 0
     }
 
-    /// Whether a position's searchable text matches a query: pi reads an unlabeled entry's
-    /// lower-cased string from the session's columns.
+    /// Whether a position's searchable text matches a query: an unlabeled entry's string is read
+    /// from the session's columns (pi's lower-cased).
     pub fn search_matches(&self, pos: usize, query: &super::search::Query) -> bool {
-        if self.dialect == Dialect::Pi && self.flags_at(pos) & flag::LABELED == 0 {
+        if self.flags_at(pos) & flag::LABELED == 0 {
             let entry = self.key_entry[self.key_at(pos)] as usize;
-            if let Some(lower) = self.columns.lower_search(entry) {
-                return query.matches_lower(lower);
+            if let Some(text) = self.columns.search_text(entry, self.dialect) {
+                return query.matches_column(text);
             }
         }
         query.matches(&self.search(pos))
@@ -1178,7 +1178,7 @@ mod tests {
             let query = super::super::search::Query::new(q, Dialect::Pi);
             for pos in 0..model.nodes.len() {
                 let entry = model.key_entry[model.key_at(pos)] as usize;
-                if model.columns.lower_search(entry).is_some() {
+                if model.columns.search_text(entry, Dialect::Pi).is_some() {
                     fast += 1;
                 }
                 assert_eq!(

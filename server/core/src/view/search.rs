@@ -90,9 +90,40 @@ impl Query {
         &self.tokens
     }
 
-    /// pi: whether an already lower-cased searchable text holds every token.
-    pub(crate) fn matches_lower(&self, lower: &[u8]) -> bool {
-        self.token_finders.iter().all(|t| t.find(lower).is_some())
+    /// Whether a search string as the session's columns keep it (pi's lower-cased, omp's as it
+    /// is) matches every token.
+    pub(crate) fn matches_column(&self, text: &[u8]) -> bool {
+        match self.dialect {
+            Dialect::Pi => self.token_finders.iter().all(|t| t.find(text).is_some()),
+            Dialect::Omp if self.tokens.is_empty() => true,
+            Dialect::Omp if text.is_ascii() => self.omp_matches_ascii(text),
+            Dialect::Omp => self.matches(&String::from_utf8_lossy(text)),
+        }
+    }
+
+    /// omp's rule on an ASCII text. A word written as is in the text (lower case) matches: it
+    /// sits inside one word of the normalized text. The others get a quick test that can only
+    /// refuse, then the rules on the text's words.
+    fn omp_matches_ascii(&self, text: &[u8]) -> bool {
+        let plain = self.plain_words.as_deref();
+        // Bit i: word i is written as is (words past the 64th are decided by the rules).
+        let mut written = 0u64;
+        for (i, word) in self.ascii_words.iter().enumerate() {
+            if plain.is_some_and(|p| p[i].find(text).is_some()) {
+                written |= 1u64.checked_shl(i as u32).unwrap_or(0);
+            } else if !word.may_match(text) {
+                return false;
+            }
+        }
+        let decided = |i: usize| written & 1u64.checked_shl(i as u32).unwrap_or(0) != 0;
+        if (0..self.ascii_words.len()).all(decided) {
+            return true;
+        }
+        let words = Words::new(text);
+        self.ascii_words
+            .iter()
+            .enumerate()
+            .all(|(i, w)| decided(i) || words.matches(w))
     }
 
     /// Whether a searchable text matches every token, by the dialect's rule.
@@ -117,21 +148,15 @@ impl Query {
                 self.tokens.iter().all(|t| lower.contains(t.as_str()))
             }
             Dialect::Omp => {
+                if text.is_ascii() {
+                    return self.omp_matches_ascii(text.as_bytes());
+                }
                 // Every word of the query written as is in the text, in lower case: it sits inside
                 // one word of the normalized text, so the substring rule matches it.
                 if let Some(plain) = &self.plain_words {
                     if plain.iter().all(|w| w.find(text.as_bytes()).is_some()) {
                         return true;
                     }
-                }
-                // ASCII text: a quick test that can only refuse, then the rules on its words.
-                if text.is_ascii() {
-                    let bytes = text.as_bytes();
-                    if !self.ascii_words.iter().all(|w| w.may_match(bytes)) {
-                        return false;
-                    }
-                    let words = Words::new(bytes);
-                    return self.ascii_words.iter().all(|w| words.matches(w));
                 }
                 // Every rule needs the word's first characters somewhere in the text (all but
                 // the last two, which a text word it extends may lack; three with swaps), checked
@@ -488,6 +513,62 @@ mod tests {
             }
         }
         assert!(matched > 1000, "{matched}");
+    }
+
+    /// omp's filter over the search strings its columns keep end to end answers as the fuzzy
+    /// rule on each text, with labels (which stay on the per-text path), non-ASCII texts,
+    /// camelCase and appended entries.
+    #[test]
+    fn omp_column_strings_answer_as_the_fuzzy_rule() {
+        use crate::session::{OpenOptions, Session};
+        use crate::synth::{self, SynthOptions};
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("omp.jsonl");
+        let options = SynthOptions {
+            dialect: Dialect::Omp,
+            entries: 4000,
+            seed: 5,
+        };
+        synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
+        let mut session =
+            Session::open(&path, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        while session.entries().len() < 4300 {
+            let n = session.entries().len();
+            let text = match n % 3 {
+                0 => format!("İSTANBUL ΣΟΦΙΑ Straße {n} parseConfig"),
+                1 => format!("HTMLParser the par {n} cnfg"),
+                _ => format!("plain words {n} utf8 ftu8"),
+            };
+            let id = session
+                .append_message(serde_json::json!({"role": "user", "content": text}))
+                .unwrap_or_else(|e| panic!("{e}"));
+            if n % 50 == 0 {
+                session
+                    .append_label_change(&id, Some("Config Parse"))
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        let model = super::super::flatten::Model::build(&session, None);
+        let mut from_columns = 0;
+        for q in ODD_QUERIES {
+            let query = Query::new(q, Dialect::Omp);
+            for pos in (0..model.nodes.len()).step_by(7) {
+                let entry = model.key_entry[model.key[pos]] as usize;
+                from_columns +=
+                    usize::from(model.columns.search_text(entry, Dialect::Omp).is_some());
+                let text = model.search(pos);
+                let expected = query
+                    .tokens()
+                    .iter()
+                    .all(|t| fuzzy::fuzzy_match(t, &text).matches);
+                assert_eq!(
+                    model.search_matches(pos, &query),
+                    expected,
+                    "{q:?} at {pos}"
+                );
+            }
+        }
+        assert!(from_columns > 15_000, "{from_columns}");
     }
 
     /// Highlights of ASCII texts, read as bytes, are those found character by character, over the
