@@ -22,6 +22,8 @@ pub(crate) struct AsciiWord {
     required: usize,
     /// Five or more letters or digits, no letter–digit pair: the closeness test applies.
     long: bool,
+    /// The widest span of a subsequence match.
+    span: usize,
 }
 
 impl AsciiWord {
@@ -55,6 +57,7 @@ impl AsciiWord {
             impossible,
             required,
             long,
+            span: max_span(n),
         }
     }
 
@@ -74,9 +77,9 @@ impl AsciiWord {
         if self.long {
             return self.may_match_long(text);
         }
-        self.bytes[..self.required].iter().all(|&c| {
-            (c.is_ascii_lowercase() || c.is_ascii_digit()) && find_either(c, text, 0).is_some()
-        })
+        self.bytes[..self.required]
+            .iter()
+            .all(|&c| (c.is_ascii_lowercase() || c.is_ascii_digit()) && find_either(c, text))
     }
 
     /// The test for a long word (no swaps, too long for initials). Every rule puts the word's
@@ -86,53 +89,74 @@ impl AsciiWord {
     /// text's letters and digits from `s` spell the whole word (across words) or its first
     /// `len - 2` or `len - 1` characters up to where a text word may end.
     fn may_match_long(&self, text: &[u8]) -> bool {
+        let first = self.bytes[0];
+        if first.is_ascii_lowercase() {
+            let upper = first.to_ascii_uppercase();
+            memchr::memchr2_iter(first, upper, text).any(|s| self.may_match_at(text, s))
+        } else {
+            memchr::memchr_iter(first, text).any(|s| self.may_match_at(text, s))
+        }
+    }
+
+    /// [`AsciiWord::may_match_long`] from the word's first character at `s`.
+    fn may_match_at(&self, text: &[u8], s: usize) -> bool {
         let t = &self.bytes;
         let n = t.len();
-        let span = max_span(n);
-        let mut from = 0;
-        while let Some(s) = find_either(t[0], text, from) {
-            from = s + 1;
-            // A subsequence within one run, over at most `span` characters.
-            let mut qi = 1;
-            for &b in text[s + 1..].iter().take(span - 1) {
-                if !b.is_ascii_alphanumeric() {
-                    break;
-                }
-                if b.to_ascii_lowercase() == t[qi] {
-                    qi += 1;
-                    if qi == n {
-                        return true;
-                    }
-                }
+        // A subsequence within one run, over at most `span` characters.
+        let end = text.len().min(s + self.span);
+        let mut qi = 1;
+        for &b in &text[s + 1..end] {
+            let c = FOLD[b as usize];
+            if c == 0 {
+                break;
             }
-            // Text words start after a non-alphanumeric byte or at an upper-case letter.
-            if s > 0 && text[s - 1].is_ascii_alphanumeric() && !text[s].is_ascii_uppercase() {
-                continue;
-            }
-            let (mut k, mut j, mut crossed) = (1, s + 1, false);
-            loop {
-                if k >= n - 2 && !crossed && may_end_word(text, j) {
+            if c == t[qi] {
+                qi += 1;
+                if qi == n {
                     return true;
-                }
-                while j < text.len() && !text[j].is_ascii_alphanumeric() {
-                    j += 1;
-                    crossed = true;
-                }
-                match text.get(j) {
-                    Some(b) if b.to_ascii_lowercase() == t[k] => {
-                        k += 1;
-                        j += 1;
-                        if k == n {
-                            return true;
-                        }
-                    }
-                    _ => break,
                 }
             }
         }
-        false
+        // Text words start after a non-alphanumeric byte or at an upper-case letter.
+        if s > 0 && FOLD[text[s - 1] as usize] != 0 && !text[s].is_ascii_uppercase() {
+            return false;
+        }
+        let (mut k, mut j, mut crossed) = (1, s + 1, false);
+        loop {
+            if k >= n - 2 && !crossed && may_end_word(text, j) {
+                return true;
+            }
+            while j < text.len() && FOLD[text[j] as usize] == 0 {
+                j += 1;
+                crossed = true;
+            }
+            match text.get(j) {
+                Some(&b) if FOLD[b as usize] == t[k] => {
+                    k += 1;
+                    j += 1;
+                    if k == n {
+                        return true;
+                    }
+                }
+                _ => return false,
+            }
+        }
     }
 }
+
+/// Each byte's letter or digit in lower case, 0 for every other byte.
+const FOLD: [u8; 256] = {
+    let mut table = [0u8; 256];
+    let mut b = 0;
+    while b < 128 {
+        let c = b as u8;
+        if c.is_ascii_alphanumeric() {
+            table[b] = c.to_ascii_lowercase();
+        }
+        b += 1;
+    }
+    table
+};
 
 /// Whether a text word may end before byte `j` (the byte before it being a letter or digit): at
 /// the end, before a non-alphanumeric byte, or before an upper-case letter.
@@ -141,15 +165,12 @@ fn may_end_word(text: &[u8], j: usize) -> bool {
         .is_none_or(|b| !b.is_ascii_alphanumeric() || b.is_ascii_uppercase())
 }
 
-/// The first `c` (a lower-case letter or digit) at or after `from`, in either case.
-fn find_either(c: u8, text: &[u8], from: usize) -> Option<usize> {
-    let hay = text.get(from..)?;
-    let at = if c.is_ascii_lowercase() {
-        memchr::memchr2(c, c.to_ascii_uppercase(), hay)
-    } else {
-        memchr::memchr(c, hay)
-    };
-    at.map(|i| from + i)
+/// Whether `c` (a lower-case letter or digit) is in the text, in either case.
+fn find_either(c: u8, text: &[u8]) -> bool {
+    match c.is_ascii_lowercase() {
+        true => memchr::memchr2(c, c.to_ascii_uppercase(), text).is_some(),
+        false => memchr::memchr(c, text).is_some(),
+    }
 }
 
 /// The widest span the subsequence rule accepts for a word of `n` characters.

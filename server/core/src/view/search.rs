@@ -101,18 +101,19 @@ impl Query {
         }
     }
 
-    /// omp's rule on an ASCII text. A word written as is in the text (lower case) matches: it
-    /// sits inside one word of the normalized text. The others get a quick test that can only
-    /// refuse, then the rules on the text's words.
+    /// omp's rule on an ASCII text: a quick test that can only refuse, then the rules on the
+    /// text's words for each word not written as is in the text (lower case: it sits inside one
+    /// word of the normalized text, so the substring rule matches it).
     fn omp_matches_ascii(&self, text: &[u8]) -> bool {
+        if !self.ascii_words.iter().all(|w| w.may_match(text)) {
+            return false;
+        }
         let plain = self.plain_words.as_deref();
         // Bit i: word i is written as is (words past the 64th are decided by the rules).
         let mut written = 0u64;
-        for (i, word) in self.ascii_words.iter().enumerate() {
+        for i in 0..self.ascii_words.len() {
             if plain.is_some_and(|p| p[i].find(text).is_some()) {
                 written |= 1u64.checked_shl(i as u32).unwrap_or(0);
-            } else if !word.may_match(text) {
-                return false;
             }
         }
         let decided = |i: usize| written & 1u64.checked_shl(i as u32).unwrap_or(0) != 0;
