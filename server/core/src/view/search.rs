@@ -554,7 +554,7 @@ mod tests {
         for q in ODD_QUERIES {
             let query = Query::new(q, Dialect::Omp);
             for pos in (0..model.nodes.len()).step_by(7) {
-                let entry = model.key_entry[model.key[pos]] as usize;
+                let entry = model.key_entry[model.key_at(pos)] as usize;
                 from_columns +=
                     usize::from(model.columns.search_text(entry, Dialect::Omp).is_some());
                 let text = model.search(pos);
