@@ -8,7 +8,15 @@ use serde_json::{Map, Value};
 
 /// `v[key]`: `undefined` unless `v` is an object that has the key.
 pub(crate) fn get<'a>(v: &'a Value, key: &str) -> Option<&'a Value> {
-    v.as_object().and_then(|o| o.get(key))
+    /// Up to this many keys, comparing them is cheaper than hashing the key (the map hashes
+    /// with SipHash).
+    const SCAN: usize = 12;
+    let object = v.as_object()?;
+    if object.len() <= SCAN {
+        // Keys of a map are distinct, so the first match is the only one.
+        return object.iter().find(|(k, _)| *k == key).map(|(_, v)| v);
+    }
+    object.get(key)
 }
 
 /// `v.type === name`.

@@ -29,7 +29,7 @@ impl Message {
     pub fn value(&self) -> Cow<'_, Value> {
         match &self.0 {
             Repr::Value(v) => Cow::Borrowed(v),
-            Repr::Raw(p) => Cow::Owned(parse(&p.json)),
+            Repr::Raw(p) => Cow::Owned(parse(p.json.as_str())),
         }
     }
 
@@ -37,7 +37,7 @@ impl Message {
     pub fn into_value(self) -> Value {
         match self.0 {
             Repr::Value(v) => v,
-            Repr::Raw(p) => parse(&p.json),
+            Repr::Raw(p) => parse(p.json.as_str()),
         }
     }
 
@@ -65,7 +65,10 @@ impl Message {
         if !plain {
             return None;
         }
-        Some((f.role.as_str(), super::probe::content_text(&p.json)?))
+        Some((
+            f.role.as_str(),
+            super::probe::content_text(p.json.as_str())?,
+        ))
     }
 }
 

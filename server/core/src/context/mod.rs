@@ -21,6 +21,7 @@ mod reduce;
 mod session;
 mod state;
 mod template;
+mod text;
 
 pub use message::Message;
 pub use session::session_context;

@@ -13,6 +13,7 @@
 //! treats specially).
 
 use super::js;
+use super::text::SharedStr;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -58,15 +59,16 @@ pub(crate) struct Facts {
     pub has_meaningful_block: bool,
 }
 
-/// A probed message: its JSON text (as in the entry) and its facts.
+/// A probed message: its JSON text (as in the entry, sharing the entry's text) and its facts.
 #[derive(Debug, Clone)]
 pub(crate) struct Probed {
-    pub json: Box<str>,
+    pub json: SharedStr,
     pub facts: Facts,
 }
 
 /// Probes the JSON text of a `message` entry; `None` when the entry must be parsed instead.
-pub(crate) fn message_entry(entry: &str) -> Option<Probed> {
+pub(crate) fn message_entry(shared: &SharedStr) -> Option<Probed> {
+    let entry = shared.as_str();
     let mut scan = Scan {
         text: entry,
         at: 0,
@@ -81,7 +83,7 @@ pub(crate) fn message_entry(entry: &str) -> Option<Probed> {
     }
     let (span, found) = scan.message?;
     Some(Probed {
-        json: entry[span].into(),
+        json: shared.slice(span)?,
         facts: found.facts(entry)?,
     })
 }
@@ -133,7 +135,7 @@ impl Found {
         let value = |span: &Option<Range<usize>>| -> Option<Option<Value>> {
             match span {
                 None => Some(None),
-                Some(r) => serde_json::from_str(&text[r.clone()]).ok().map(Some),
+                Some(r) => value_at(text, r.clone()).map(Some),
             }
         };
         let [role, provider, model, stop_reason, retry_recovery, tool_call_id, error_message] =
@@ -170,6 +172,17 @@ impl Found {
             has_meaningful_block: meaningful,
         })
     }
+}
+
+/// The value at `span` (validated by the scan); a string without escapes is taken as it is.
+fn value_at(text: &str, span: Range<usize>) -> Option<Value> {
+    let raw = &text[span];
+    if let Some(inner) = raw.strip_prefix('"').and_then(|r| r.strip_suffix('"')) {
+        if !inner.contains('\\') {
+            return Some(Value::String(inner.to_owned()));
+        }
+    }
+    serde_json::from_str(raw).ok()
 }
 
 /// omp `isEmptyErrorTurn`'s test of one block: `None` if a field cannot be read.
@@ -620,6 +633,10 @@ fn js_string_at(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
 mod tests {
     use super::*;
 
+    fn message_entry(entry: &str) -> Option<Probed> {
+        super::message_entry(&SharedStr::new(entry.to_owned()))
+    }
+
     fn probe(entry: &str) -> Option<Facts> {
         message_entry(entry).map(|p| p.facts)
     }
@@ -675,7 +692,7 @@ mod tests {
         for entry in [spaced, repeated] {
             let probed = message_entry(entry).expect(entry);
             let full: Value = serde_json::from_str(entry).expect("json");
-            let message: Value = serde_json::from_str(&probed.json).expect("message");
+            let message: Value = serde_json::from_str(probed.json.as_str()).expect("message");
             assert_eq!(message, full["message"], "{entry}");
         }
         let ids = message_entry(repeated).expect("probed").facts.tool_call_ids;

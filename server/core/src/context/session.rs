@@ -65,11 +65,10 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<(Value, Option<Probed>
 /// again, together, after the probe: they are few).
 fn read_all(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
     let mut out: Vec<(Value, Option<Probed>)> = Vec::with_capacity(entries.len());
-    let _ = crate::entry::for_each_body(entries, |k, body| {
+    super::text::for_each_text(entries, |k, text| {
         let entry = entries[k];
-        let text = body.ok().and_then(|bytes| std::str::from_utf8(bytes).ok());
         let probed = match (entry.kind(), entry.id(), text) {
-            ("message", Some(id), Some(text)) => probe::message_entry(text).map(|p| (id, p)),
+            ("message", Some(id), Some(text)) => probe::message_entry(&text).map(|p| (id, p)),
             _ => None,
         };
         out.push(match probed {
@@ -81,7 +80,6 @@ fn read_all(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
             }
             None => (Value::Null, None),
         });
-        Ok::<(), ()>(())
     });
     let rest: Vec<usize> = (0..out.len()).filter(|&k| out[k].1.is_none()).collect();
     let picked: Vec<&Entry> = rest.iter().map(|&k| entries[k]).collect();
