@@ -41,6 +41,17 @@ impl Message {
         }
     }
 
+    /// Writes the message as `serde_json::to_writer` writes [`Message::value`]: the text of a
+    /// message kept as text is copied when it already is those bytes (see `canonical`), and only
+    /// other messages are parsed and serialized.
+    pub fn write_json(&self, out: &mut Vec<u8>) {
+        match &self.0 {
+            Repr::Raw(p) if p.plain => out.extend_from_slice(p.json.as_str().as_bytes()),
+            // Writing a value into a `Vec` does not fail.
+            _ => drop(serde_json::to_writer(out, &*self.value())),
+        }
+    }
+
     pub(crate) fn view(&self) -> MessageRef<'_> {
         match &self.0 {
             Repr::Value(v) => MessageRef::Value(v),
@@ -190,5 +201,73 @@ impl<'a> MessageRef<'a> {
                 js::str_of(f.stop_reason.as_ref()) == Some("error") && !f.has_meaningful_block
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::context::session_context;
+    use crate::session::{OpenOptions, Session};
+    use crate::Dialect;
+    use serde_json::Value;
+
+    /// The leaves to check in a session: the default one and every entry of a small session,
+    /// about thirty spread over a large one plus its last ten.
+    fn leaves(session: &Session) -> Vec<Option<&str>> {
+        let ids: Vec<&str> = session.entries().iter().filter_map(|e| e.id()).collect();
+        let mut leaves: Vec<Option<&str>> = vec![None];
+        if ids.len() <= 400 {
+            leaves.extend(ids.iter().map(|id| Some(*id)));
+        } else {
+            leaves.extend(ids.iter().step_by(ids.len() / 30).map(|id| Some(*id)));
+            leaves.extend(ids.iter().rev().take(10).map(|id| Some(*id)));
+        }
+        leaves
+    }
+
+    /// The messages written without their values are the bytes serde_json writes for the array
+    /// of their values, at the leaves of every fixture session and of generated sessions, under
+    /// both dialects' rules; and most probed messages are written without a value.
+    #[test]
+    fn written_messages_equal_the_serialized_values_at_every_leaf() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (mut contexts, mut copied, mut messages) = (0, 0, 0);
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            for dialect in [Dialect::Pi, Dialect::Omp] {
+                let Ok(session) = Session::open(&path, OpenOptions::with_dialect(dialect)) else {
+                    continue;
+                };
+                for leaf in leaves(&session) {
+                    let context = session_context(&session, leaf);
+                    let mut written = Vec::new();
+                    context.write_messages_json(&mut written);
+                    let values: Vec<Value> = context
+                        .messages
+                        .iter()
+                        .map(|m| m.value().into_owned())
+                        .collect();
+                    let expected = serde_json::to_vec(&values).unwrap_or_default();
+                    assert!(
+                        written == expected,
+                        "{} {dialect:?} at {leaf:?}:\n  {}\n  {}",
+                        path.display(),
+                        String::from_utf8_lossy(&written),
+                        String::from_utf8_lossy(&expected),
+                    );
+                    contexts += 1;
+                    messages += context.messages.len();
+                    copied += context
+                        .messages
+                        .iter()
+                        .filter(|m| matches!(&m.0, super::Repr::Raw(p) if p.plain))
+                        .count();
+                }
+            }
+        }
+        assert!(contexts > 1000, "{contexts} contexts");
+        assert!(
+            copied * 10 > messages * 7,
+            "{copied} of {messages} messages copied"
+        );
     }
 }

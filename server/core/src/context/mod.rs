@@ -9,6 +9,7 @@
 //! messages, `llm`/`omp_llm` the LLM conversion, `template` omp's prompt rendering, `reduce` the fixture
 //! shapes, and `js` the JavaScript value semantics they share.
 
+mod canonical;
 mod emit;
 mod js;
 mod llm;
@@ -219,6 +220,19 @@ impl SessionContext {
             }
         }
         out
+    }
+
+    /// The messages as one JSON array, the bytes `serde_json::to_writer` writes for the array of
+    /// their values, without building the values of messages whose text is already those bytes.
+    pub fn write_messages_json(&self, out: &mut Vec<u8>) {
+        out.push(b'[');
+        for (i, message) in self.messages.iter().enumerate() {
+            if i > 0 {
+                out.push(b',');
+            }
+            message.write_json(out);
+        }
+        out.push(b']');
     }
 
     /// The state as the agent's object (`undefined` fields left out).

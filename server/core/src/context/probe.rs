@@ -12,8 +12,8 @@
 //! long numbers or large exponents, or serde_json's private raw-value key (which its value parser
 //! treats specially).
 
-use super::js;
 use super::text::SharedStr;
+use super::{canonical, js};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
@@ -64,27 +64,26 @@ pub(crate) struct Facts {
 pub(crate) struct Probed {
     pub json: SharedStr,
     pub facts: Facts,
+    /// Whether `json` is byte for byte what serde_json writes for the message's value
+    /// ([`canonical`](super::canonical)).
+    pub plain: bool,
 }
 
 /// Probes the JSON text of a `message` entry; `None` when the entry must be parsed instead.
 pub(crate) fn message_entry(shared: &SharedStr) -> Option<Probed> {
     let entry = shared.as_str();
-    let mut scan = Scan {
-        text: entry,
-        at: 0,
-        message: None,
-        controls: has_controls(entry),
-    };
+    let mut scan = Scan::new(entry);
     scan.ws();
     scan.entry().ok()?;
     scan.ws();
     if scan.at != entry.len() {
         return None;
     }
-    let (span, found) = scan.message?;
+    let (span, found, plain) = scan.message?;
     Some(Probed {
         json: shared.slice(span)?,
         facts: found.facts(entry)?,
+        plain,
     })
 }
 
@@ -230,10 +229,14 @@ fn key(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
 struct Scan<'a> {
     text: &'a str,
     at: usize,
-    /// The span of the entry's `message` and what was found in it.
-    message: Option<(Range<usize>, Found)>,
+    /// The span of the entry's `message`, what was found in it, and whether its text is plain.
+    message: Option<(Range<usize>, Found, bool)>,
     /// Whether the text has control characters at all (strings are checked for them only then).
     controls: bool,
+    /// While the message is scanned: whether its text is still what serde_json writes for it.
+    plain: Option<bool>,
+    /// The keys of the message's objects being scanned, to find repeated ones.
+    keys: canonical::Keys,
 }
 
 /// Whether `text` has a byte below 0x20 (in chunks, which the compiler vectorizes).
@@ -244,13 +247,39 @@ fn has_controls(text: &str) -> bool {
 }
 
 impl<'a> Scan<'a> {
+    fn new(text: &'a str) -> Scan<'a> {
+        Scan {
+            text,
+            at: 0,
+            message: None,
+            controls: has_controls(text),
+            plain: None,
+            keys: canonical::Keys::with_capacity(32),
+        }
+    }
+
     fn peek(&self) -> Option<u8> {
         self.text.as_bytes().get(self.at).copied()
     }
 
+    /// Whether the text being scanned is checked for being plain and still is.
+    fn checking(&self) -> bool {
+        self.plain == Some(true)
+    }
+
+    fn not_plain(&mut self) {
+        if let Some(plain) = &mut self.plain {
+            *plain = false;
+        }
+    }
+
     fn ws(&mut self) {
+        let start = self.at;
         while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
             self.at += 1;
+        }
+        if self.at != start {
+            self.not_plain();
         }
     }
 
@@ -278,9 +307,13 @@ impl<'a> Scan<'a> {
             self.at += 1;
             return Ok(());
         }
+        let keys = self.keys.open();
         loop {
             self.ws();
             let span = self.string()?;
+            if self.checking() && !self.keys.add(keys, self.text, span.clone()) {
+                self.not_plain();
+            }
             let key = key(self.text, span)?;
             self.eat(b':')?;
             self.ws();
@@ -290,6 +323,7 @@ impl<'a> Scan<'a> {
                 Some(b',') => self.at += 1,
                 Some(b'}') => {
                     self.at += 1;
+                    self.keys.close(keys);
                     return Ok(());
                 }
                 _ => return Err(GiveUp),
@@ -387,6 +421,9 @@ impl<'a> Scan<'a> {
         if self.at - start > 24 {
             return Err(GiveUp);
         }
+        if self.checking() && !canonical::number(&self.text[start..self.at]) {
+            self.not_plain();
+        }
         Ok(())
     }
 
@@ -414,12 +451,23 @@ impl<'a> Scan<'a> {
     /// The escape after a backslash: surrogates must come in pairs.
     fn escape(&mut self) -> Step {
         match self.peek().ok_or(GiveUp)? {
-            b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => {
+            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
+                self.at += 1;
+                Ok(())
+            }
+            b'/' => {
+                self.not_plain();
                 self.at += 1;
                 Ok(())
             }
             b'u' => {
                 self.at += 1;
+                if self.checking() {
+                    let hex = self.text.get(self.at..self.at + 4).unwrap_or_default();
+                    if !canonical::unicode_escape(hex) {
+                        self.not_plain();
+                    }
+                }
                 let n = self.hex4()?;
                 match n {
                     0xDC00..=0xDFFF => Err(GiveUp),
@@ -459,8 +507,10 @@ impl<'a> Scan<'a> {
                 return Err(GiveUp);
             }
             let start = s.at;
+            s.plain = Some(true);
             let found = s.message_object(depth)?;
-            s.message = Some((start..s.at, found));
+            let plain = s.plain.take() == Some(true);
+            s.message = Some((start..s.at, found, plain));
             Ok(())
         })
     }
@@ -522,12 +572,7 @@ impl<'a> Scan<'a> {
 /// or the `text` of every `text` block joined (`String(text)` for non-strings). `None` only if the
 /// text cannot be read at all (the probe read it before).
 pub(crate) fn content_text(message: &str) -> Option<String> {
-    let mut scan = Scan {
-        text: message,
-        at: 0,
-        message: None,
-        controls: has_controls(message),
-    };
+    let mut scan = Scan::new(message);
     let text = message;
     let mut out = String::new();
     scan.object(1, |s, key, depth| {
@@ -697,6 +742,36 @@ mod tests {
         }
         let ids = message_entry(repeated).expect("probed").facts.tool_call_ids;
         assert_eq!(ids, [Some(Value::from("x")), Some(Value::from("z"))]);
+    }
+
+    /// A message taken as plain is written back the same by serde_json; the agents' own lines
+    /// are plain.
+    #[test]
+    fn plain_messages_are_what_serde_json_writes() {
+        let plain = |message: &str| {
+            let entry = format!(r#"{{"type":"message","id":"a","message":{message}}}"#);
+            let probed = message_entry(&entry).expect(message);
+            let value: Value = serde_json::from_str(probed.json.as_str()).expect("json");
+            let written = serde_json::to_string(&value).expect("written");
+            assert_eq!(probed.plain, written == message, "{message} → {written}");
+            probed.plain
+        };
+        let agents = r#"{"role":"assistant","content":[{"type":"text","text":"a\"b\\c\nd\te\u0001é "},{"type":"toolCall","id":"t","name":"x","arguments":{"a":[1,-2,0.5,1e-7,null,true,{}],"b":{"a":1}}}],"usage":{"cost":{"total":0.0123}},"timestamp":1735689603000}"#;
+        assert!(plain(agents));
+        for other in [
+            r#"{"role":"user", "content":"x"}"#,
+            r#"{"role":"user","content":"a\/b"}"#,
+            r#"{"role":"user","content":"\u00e9"}"#,
+            r#"{"role":"user","content":"\u001F"}"#,
+            r#"{"role":"user","content":"\ud83d\ude00"}"#,
+            r#"{"role":"user","content":[{"type":"text","type":"text"}]}"#,
+            r#"{"role":"user","content":"x","n":-0}"#,
+            r#"{"role":"user","content":"x","n":2.50}"#,
+            r#"{"role":"user","content":"x","n":1E5}"#,
+            r#"{"role":"user","content":"x","n":0.000001}"#,
+        ] {
+            assert!(!plain(other), "{other}");
+        }
     }
 
     #[test]
