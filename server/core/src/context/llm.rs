@@ -44,6 +44,19 @@ pub(crate) fn plain_text(
     messages[i].plain_llm_text(dialect)
 }
 
+/// [`plain_text`] with the text as JSON writes it inside a string's quotes, when the message's
+/// text gives it without decoding.
+pub(crate) fn plain_text_json(
+    dialect: Dialect,
+    messages: &[Message],
+    i: usize,
+) -> Option<(&'static str, String)> {
+    if dialect == Dialect::Omp && interrupted_next(messages, i) {
+        return None;
+    }
+    messages[i].plain_llm_text_json(dialect)
+}
+
 /// omp: an assistant turn directly followed by its interrupted-thinking note.
 fn interrupted_next(messages: &[Message], i: usize) -> bool {
     messages[i].view().is_role("assistant")

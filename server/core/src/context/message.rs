@@ -52,6 +52,14 @@ impl Message {
         }
     }
 
+    /// About how many bytes [`Message::write_json`] writes (to size buffers).
+    pub fn len_hint(&self) -> usize {
+        match &self.0 {
+            Repr::Raw(p) => p.json.as_str().len(),
+            Repr::Value(_) => 256,
+        }
+    }
+
     pub(crate) fn view(&self) -> MessageRef<'_> {
         match &self.0 {
             Repr::Value(v) => MessageRef::Value(v),
@@ -62,6 +70,12 @@ impl Message {
     /// For a probed message that convertToLlm passes on with its role and content unchanged: its
     /// role and the text of its content (the reduced LLM shape's `role` and `text`).
     pub(crate) fn plain_llm_text(&self, dialect: crate::Dialect) -> Option<(&'static str, String)> {
+        let (role, p) = self.plain_llm_role(dialect)?;
+        Some((role, super::probe::content_text(p)?))
+    }
+
+    /// The role of a probed message that convertToLlm passes on unchanged, and the message.
+    fn plain_llm_role(&self, dialect: crate::Dialect) -> Option<(&'static str, &Probed)> {
         let Repr::Raw(p) = &self.0 else {
             return None;
         };
@@ -73,13 +87,24 @@ impl Message {
                 // Interrupted turns may lose thinking blocks or the whole turn.
                 Role::Assistant => !user_interrupted(f),
             };
-        if !plain {
-            return None;
+        plain.then_some((f.role.as_str(), &**p))
+    }
+}
+
+impl Message {
+    /// [`Message::plain_llm_text`] with the text as JSON writes it inside a string's quotes,
+    /// taken from the message's text when that is what serde_json writes.
+    pub(crate) fn plain_llm_text_json(
+        &self,
+        dialect: crate::Dialect,
+    ) -> Option<(&'static str, String)> {
+        match &self.0 {
+            Repr::Raw(p) if p.plain => {
+                let (role, _) = self.plain_llm_role(dialect)?;
+                Some((role, super::probe::content_text_json(p)?))
+            }
+            _ => None,
         }
-        Some((
-            f.role.as_str(),
-            super::probe::content_text(p.json.as_str())?,
-        ))
     }
 }
 

@@ -206,17 +206,36 @@ impl SessionContext {
     /// `""` for a role that is not a string), without building the LLM messages of the messages
     /// that `convertToLlm` passes on unchanged.
     pub fn llm_texts(&self) -> Vec<(String, String)> {
+        self.llm_texts_as(false)
+    }
+
+    /// [`SessionContext::llm_texts`] with each text as JSON writes it inside a string's quotes
+    /// (the roles as they are): the bytes `serde_json` writes for the text, read from a message's
+    /// text without decoding and escaping it again where that text is what serde_json writes.
+    pub fn llm_texts_json(&self) -> Vec<(String, String)> {
+        self.llm_texts_as(true)
+    }
+
+    fn llm_texts_as(&self, json: bool) -> Vec<(String, String)> {
+        let escape = |text: String| if json { escape_json(&text) } else { text };
         let mut out = Vec::with_capacity(self.messages.len());
         for i in 0..self.messages.len() {
-            if let Some((role, text)) = llm::plain_text(self.dialect, &self.messages, i) {
+            let written = json
+                .then(|| llm::plain_text_json(self.dialect, &self.messages, i))
+                .flatten();
+            if let Some((role, text)) = written {
                 out.push((role.to_owned(), text));
+                continue;
+            }
+            if let Some((role, text)) = llm::plain_text(self.dialect, &self.messages, i) {
+                out.push((role.to_owned(), escape(text)));
                 continue;
             }
             for m in llm::convert_at(self.dialect, &self.messages, i) {
                 let reduced = reduce::llm(&m);
                 let role = js::str_of(js::get(&reduced, "role")).unwrap_or_default();
                 let text = js::str_of(js::get(&reduced, "text")).unwrap_or_default();
-                out.push((role.to_owned(), text.to_owned()));
+                out.push((role.to_owned(), escape(text.to_owned())));
             }
         }
         out
@@ -270,6 +289,16 @@ impl SessionContext {
         map.insert("llm".to_owned(), Value::Array(self.reduced_llm()));
         Value::Object(map)
     }
+}
+
+/// `text` as serde_json writes it inside a string's quotes.
+fn escape_json(text: &str) -> String {
+    let quoted = serde_json::to_string(text).unwrap_or_default();
+    quoted
+        .strip_prefix('"')
+        .and_then(|q| q.strip_suffix('"'))
+        .unwrap_or_default()
+        .to_owned()
 }
 
 #[cfg(test)]

@@ -67,6 +67,8 @@ pub(crate) struct Probed {
     /// Whether `json` is byte for byte what serde_json writes for the message's value
     /// ([`canonical`](super::canonical)).
     pub plain: bool,
+    /// Where in `json` the values are whose text makes up the content's text.
+    pub text_spans: Vec<Range<usize>>,
 }
 
 /// Probes the JSON text of a `message` entry; `None` when the entry must be parsed instead.
@@ -80,10 +82,16 @@ pub(crate) fn message_entry(shared: &SharedStr) -> Option<Probed> {
         return None;
     }
     let (span, found, plain) = scan.message?;
+    let text_spans = found
+        .text_spans(entry)?
+        .into_iter()
+        .map(|r| r.start - span.start..r.end - span.start)
+        .collect();
     Some(Probed {
         json: shared.slice(span)?,
         facts: found.facts(entry)?,
         plain,
+        text_spans,
     })
 }
 
@@ -98,6 +106,8 @@ struct Found {
     fields: [Option<Range<usize>>; 7],
     pruned_at: bool,
     blocks: Vec<FoundBlock>,
+    /// A `content` that is a string.
+    content_string: Option<Range<usize>>,
 }
 
 #[derive(Default)]
@@ -130,6 +140,25 @@ const BLOCK_KEYS: [&str; 6] = [
 ];
 
 impl Found {
+    /// The spans of the values whose text makes up the content's text (see [`content_text`]):
+    /// a string content, or the `text` of every `text` block.
+    fn text_spans(&self, text: &str) -> Option<Vec<Range<usize>>> {
+        if let Some(span) = &self.content_string {
+            return Some(vec![span.clone()]);
+        }
+        let mut spans = Vec::new();
+        for block in self.blocks.iter().filter(|b| b.object) {
+            let (Some(kind), Some(body)) = (&block.kind, &block.texts[0]) else {
+                continue;
+            };
+            if text[kind.clone()].starts_with('"') && string_at(text, kind.clone()).ok()? == "text"
+            {
+                spans.push(body.clone());
+            }
+        }
+        Some(spans)
+    }
+
     fn facts(self, text: &str) -> Option<Facts> {
         let value = |span: &Option<Range<usize>>| -> Option<Option<Value>> {
             match span {
@@ -528,7 +557,9 @@ impl<'a> Scan<'a> {
                 Some(_) if content => return Err(GiveUp),
                 Some(_) => {
                     content = true;
-                    if s.peek() == Some(b'[') {
+                    if s.peek() == Some(b'"') {
+                        found.content_string = Some(s.string()?);
+                    } else if s.peek() == Some(b'[') {
                         s.array(depth, |s, depth| {
                             let block = s.block(depth)?;
                             found.blocks.push(block);
@@ -571,50 +602,25 @@ impl<'a> Scan<'a> {
 /// The text of a probed message's content as the fixtures' reduced shape reads it: string content,
 /// or the `text` of every `text` block joined (`String(text)` for non-strings). `None` only if the
 /// text cannot be read at all (the probe read it before).
-pub(crate) fn content_text(message: &str) -> Option<String> {
-    let mut scan = Scan::new(message);
-    let text = message;
+pub(crate) fn content_text(probed: &Probed) -> Option<String> {
+    let message = probed.json.as_str();
     let mut out = String::new();
-    scan.object(1, |s, key, depth| {
-        if key != "content" {
-            return s.value(depth).map(drop);
-        }
-        out.clear();
-        match s.peek() {
-            Some(b'"') => {
-                let span = s.string()?;
-                out.push_str(&string_at(text, span)?);
-            }
-            Some(b'[') => s.array(depth, |s, depth| {
-                if s.peek() != Some(b'{') {
-                    return s.value(depth).map(drop);
-                }
-                let (mut kind, mut body) = (None, None);
-                s.object(depth, |s, key, depth| {
-                    let span = s.value(depth)?;
-                    match key {
-                        "type" => kind = Some(span),
-                        "text" => body = Some(span),
-                        _ => {}
-                    }
-                    Ok(())
-                })?;
-                if let (Some(kind), Some(body)) = (kind, body) {
-                    let is_text =
-                        text[kind.clone()].starts_with('"') && string_at(text, kind)? == "text";
-                    if is_text {
-                        out.push_str(&js_string_at(text, body)?);
-                    }
-                }
-                Ok(())
-            })?,
-            _ => {
-                s.value(depth)?;
-            }
-        }
-        Ok(())
-    })
-    .ok()?;
+    for span in &probed.text_spans {
+        out.push_str(&js_string_at(message, span.clone()).ok()?);
+    }
+    Some(out)
+}
+
+/// [`content_text`] as JSON writes it inside a string's quotes, for a message whose text is what
+/// serde_json writes (then each piece's text between its quotes is exactly that); `None` when a
+/// piece is not a string.
+pub(crate) fn content_text_json(probed: &Probed) -> Option<String> {
+    let message = probed.json.as_str();
+    let mut out = String::new();
+    for span in &probed.text_spans {
+        let raw = message.get(span.clone())?;
+        out.push_str(raw.strip_prefix('"')?.strip_suffix('"')?);
+    }
     Some(out)
 }
 
@@ -787,7 +793,14 @@ mod tests {
 
     #[test]
     fn content_text_joins_text_blocks() {
-        let raw = r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"text":"b","type":"text"},{"type":"text","text":7}]}"#;
-        assert_eq!(content_text(raw).as_deref(), Some("ab7"));
+        let raw = r#"{"role":"user","content":[{"type":"text","text":"a"},{"type":"image"},{"text":"b","type":"text"},{"type":"text","text":7},"c",{"type":"t\u0065xt","text":"\n"}]}"#;
+        let probed = message_entry(&format!(r#"{{"type":"message","message":{raw}}}"#));
+        let probed = probed.expect("probed");
+        assert_eq!(content_text(&probed).as_deref(), Some("ab7\n"));
+        assert_eq!(content_text_json(&probed), None, "7 is not a string");
+        let plain = r#"{"type":"message","message":{"role":"user","content":"a\"b"}}"#;
+        let probed = message_entry(plain).expect("probed");
+        assert_eq!(content_text(&probed).as_deref(), Some("a\"b"));
+        assert_eq!(content_text_json(&probed).as_deref(), Some("a\\\"b"));
     }
 }
