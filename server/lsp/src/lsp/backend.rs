@@ -35,6 +35,9 @@ pub struct Backend {
     pub(crate) protocol_open: dashmap::DashSet<PathBuf>,
     /// Set by `shutdown`; `exit` without it means an unclean stop (exit code 1).
     pub(crate) shut_down: Arc<std::sync::atomic::AtomicBool>,
+    /// Where large results written as text wait for the output stream (see `raw_reply`); `None`
+    /// when the service is used without that stream (results are then values).
+    pub(crate) raw_replies: Option<Arc<crate::raw_reply::RawReplies>>,
 }
 
 impl Backend {
@@ -48,6 +51,18 @@ impl Backend {
             symbols: Arc::new(SymbolIndex::default()),
             shut_down: Arc::default(),
             protocol_open: dashmap::DashSet::new(),
+            raw_replies: None,
+        }
+    }
+
+    /// A server whose output goes through a [`Splice`](crate::raw_reply::Splice) over `replies`.
+    pub(crate) fn with_raw_replies(
+        client: Client,
+        replies: Arc<crate::raw_reply::RawReplies>,
+    ) -> Self {
+        Backend {
+            raw_replies: Some(replies),
+            ..Backend::new(client)
         }
     }
 

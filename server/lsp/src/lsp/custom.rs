@@ -2,10 +2,10 @@
 //! errors with `data.kind`), work routed to the session's actor, results returned typed.
 
 use crate::backend::Backend;
+use crate::context_reply::{Answer, ContextReply};
 use crate::errors::{ApiError, ApiResult};
 use crate::{discovery, registry, rows, to_proto};
 use serde_json::{json, Value};
-use sessiontree_core::context::Message;
 use sessiontree_core::session::CustomMessageArgs;
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind, Request as _};
 use tower_lsp_server::jsonrpc;
@@ -29,7 +29,9 @@ macro_rules! handlers {
 
         /// Registers every `sessionTree/*` request on the service.
         pub fn register(builder: LspServiceBuilder<Backend>) -> LspServiceBuilder<Backend> {
-            builder $(.custom_method(<$marker>::METHOD, Backend::$handler))*
+            builder
+                $(.custom_method(<$marker>::METHOD, Backend::$handler))*
+                .custom_method(proto::Context::METHOD, Backend::h_context)
         }
     };
 }
@@ -41,7 +43,6 @@ handlers! {
     h_rows => proto::Rows, rows;
     h_tree => proto::Tree, tree;
     h_entry => proto::GetEntry, entry;
-    h_context => proto::Context, context;
     h_navigate => proto::Navigate, navigate;
     h_branch => proto::Branch, branch;
     h_set_label => proto::SetLabel, set_label;
@@ -227,8 +228,16 @@ impl Backend {
             .await
     }
 
-    pub(crate) async fn context(&self, p: proto::ContextParams) -> ApiResult<proto::ContextResult> {
+    /// `sessionTree/context`, answered as text when the output can splice it in (see
+    /// `raw_reply`): its messages are mostly JSON text already.
+    async fn h_context(&self, params: Value) -> jsonrpc::Result<ContextReply> {
+        let params = parse(proto::Context::METHOD, params)?;
+        Ok(self.context(params).await?)
+    }
+
+    pub(crate) async fn context(&self, p: proto::ContextParams) -> ApiResult<ContextReply> {
         let handle = self.registry.get(&p.uri)?;
+        let replies = self.raw_replies.clone();
         handle
             .read(move |a| {
                 let s = &a.session;
@@ -245,18 +254,10 @@ impl Backend {
                 };
                 // No leaf means an empty session: the empty context.
                 let ctx = sessiontree_core::context::session_context(s, leaf.as_deref());
-                let text = ctx
-                    .llm_texts()
-                    .iter()
-                    .map(|(role, body)| format!("{role}: {body}\n"))
-                    .collect::<Vec<_>>()
-                    .join("\n");
-                Ok(proto::ContextResult {
-                    revision: a.revision(),
-                    leaf,
-                    state: ctx.state_json(),
-                    messages: ctx.messages.into_iter().map(Message::into_value).collect(),
-                    text,
+                let answer = Answer::new(a.revision(), leaf, ctx);
+                Ok(match replies {
+                    Some(replies) => ContextReply::Placeholder(replies.stash(answer.to_json())),
+                    None => ContextReply::Value(answer.into_result()),
                 })
             })
             .await

@@ -10,11 +10,13 @@
 
 mod actor;
 mod backend;
+mod context_reply;
 mod custom;
 mod discovery;
 mod errors;
 mod plain;
 mod preview_fast;
+mod raw_reply;
 mod registry;
 mod render;
 mod rows;
@@ -42,7 +44,13 @@ where
     I: tokio::io::AsyncRead + Unpin,
     O: tokio::io::AsyncWrite,
 {
-    let (service, socket) = service();
+    let replies = raw_reply::RawReplies::new();
+    let spliced = std::sync::Arc::clone(&replies);
+    let (service, socket) = custom::register(LspService::build(move |client| {
+        Backend::with_raw_replies(client, spliced)
+    }))
+    .finish();
+    let output = raw_reply::Splice::new(output, replies);
     let shut_down = std::sync::Arc::clone(&service.inner().shut_down);
     // Requests for a session wait in its actor's queue (behind a pending hook, for instance);
     // a wider window keeps requests for other sessions and reads flowing meanwhile. Requests

@@ -1,0 +1,149 @@
+//! `sessionTree/context`'s result, either as the protocol's value or written as JSON text
+//! straight from the context: the messages kept as text are copied, not parsed into values and
+//! serialized again (see `raw_reply` for how that text reaches the wire).
+
+use serde::{Serialize, Serializer};
+use sessiontree_core::context::{Message, SessionContext};
+use sessiontree_protocol as proto;
+
+/// What the handler answers: the result as a value, or the placeholder of its stashed text.
+pub(crate) enum ContextReply {
+    Value(proto::ContextResult),
+    Placeholder(String),
+}
+
+impl Serialize for ContextReply {
+    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            ContextReply::Value(result) => result.serialize(s),
+            ContextReply::Placeholder(key) => key.serialize(s),
+        }
+    }
+}
+
+/// The parts of a result.
+pub(crate) struct Answer {
+    revision: u64,
+    leaf: Option<String>,
+    context: SessionContext,
+}
+
+impl Answer {
+    pub(crate) fn new(revision: u64, leaf: Option<String>, context: SessionContext) -> Answer {
+        Answer {
+            revision,
+            leaf,
+            context,
+        }
+    }
+
+    /// The result as the protocol's type (every message as a value).
+    pub(crate) fn into_result(self) -> proto::ContextResult {
+        // The model-facing text: `role: text` per LLM message, blank lines between them.
+        let text = self
+            .context
+            .llm_texts()
+            .iter()
+            .map(|(role, body)| format!("{role}: {body}\n"))
+            .collect::<Vec<_>>()
+            .join("\n");
+        proto::ContextResult {
+            revision: self.revision,
+            leaf: self.leaf,
+            state: self.context.state_json(),
+            messages: self
+                .context
+                .messages
+                .into_iter()
+                .map(Message::into_value)
+                .collect(),
+            text,
+        }
+    }
+
+    /// The result as JSON text: the bytes serde_json writes for [`Answer::into_result`]'s value
+    /// (fields in the struct's order; tests compare the two).
+    pub(crate) fn to_json(&self) -> Vec<u8> {
+        let texts = self.context.llm_texts_json();
+        let texts_len: usize = texts.iter().map(|(r, t)| r.len() + t.len() + 8).sum();
+        let messages_len: usize = self.context.messages.iter().map(Message::len_hint).sum();
+        let mut out = Vec::with_capacity(texts_len + messages_len + 4096);
+        // Writing into a `Vec` does not fail; nothing here can be a map with non-string keys.
+        let field = |out: &mut Vec<u8>, name: &str, first: bool| {
+            out.extend_from_slice(if first { b"{\"" } else { b",\"" });
+            out.extend_from_slice(name.as_bytes());
+            out.extend_from_slice(b"\":");
+        };
+        field(&mut out, "revision", true);
+        let _ = serde_json::to_writer(&mut out, &self.revision);
+        field(&mut out, "leaf", false);
+        let _ = serde_json::to_writer(&mut out, &self.leaf);
+        field(&mut out, "state", false);
+        let _ = serde_json::to_writer(&mut out, &self.context.state_json());
+        field(&mut out, "messages", false);
+        self.context.write_messages_json(&mut out);
+        field(&mut out, "text", false);
+        // `role: text\n` per LLM message with a blank line between them, as `into_result` joins
+        // them, written piece by piece (escaping a string is escaping its pieces in turn).
+        out.push(b'"');
+        for (k, (role, text)) in texts.iter().enumerate() {
+            if k > 0 {
+                out.extend_from_slice(b"\\n");
+            }
+            let role = serde_json::to_string(role).unwrap_or_default();
+            let role = role.strip_prefix('"').and_then(|r| r.strip_suffix('"'));
+            out.extend_from_slice(role.unwrap_or_default().as_bytes());
+            out.extend_from_slice(b": ");
+            out.extend_from_slice(text.as_bytes());
+            out.extend_from_slice(b"\\n");
+        }
+        out.push(b'"');
+        out.push(b'}');
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sessiontree_core::context::session_context;
+    use sessiontree_core::synth::{generate_file, SynthOptions};
+    use sessiontree_core::{Dialect, OpenOptions, Session};
+
+    /// The text equals what serde_json writes for the value the result used to be, key order
+    /// included, at leaves of generated sessions of both dialects.
+    #[test]
+    fn the_text_is_the_serialized_result() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let file = dir.path().join(format!("{dialect:?}.jsonl"));
+            let options = SynthOptions {
+                dialect,
+                entries: 600,
+                seed: 3,
+            };
+            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+            let session = Session::open(&file, OpenOptions::with_dialect(dialect))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let ids: Vec<&str> = session.entries().iter().filter_map(|e| e.id()).collect();
+            let mut leaves: Vec<Option<&str>> = vec![None];
+            leaves.extend(ids.iter().step_by(17).map(|id| Some(*id)));
+            for leaf in leaves {
+                let answer = || {
+                    let context = session_context(&session, leaf);
+                    Answer::new(7, leaf.map(str::to_owned), context)
+                };
+                let value =
+                    serde_json::to_value(answer().into_result()).unwrap_or_else(|e| panic!("{e}"));
+                let expected = serde_json::to_vec(&value).unwrap_or_default();
+                let written = answer().to_json();
+                assert!(
+                    written == expected,
+                    "{dialect:?} at {leaf:?}:\n{}\n{}",
+                    String::from_utf8_lossy(&written),
+                    String::from_utf8_lossy(&expected)
+                );
+            }
+        }
+    }
+}

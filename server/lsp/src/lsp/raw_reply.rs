@@ -1,0 +1,278 @@
+//! Answers written as JSON text we already have, instead of as a `serde_json::Value`.
+//!
+//! `tower-lsp-server` turns every result into a `Value` (`serde_json::to_value`, which parses
+//! even a `RawValue` again) and then into text. For `sessionTree/context` — megabytes of messages
+//! that are JSON text already — that was most of the answer's time. So the handler writes the
+//! result's text itself, leaves it here ([`RawReplies::stash`]) and answers with a short
+//! placeholder string; [`Splice`], the server's output stream, finds a response whose result is
+//! such a placeholder and writes the stashed text in its place (with the frame's new length).
+//! The bytes on the wire are those the `Value` would have given (tests compare them).
+//!
+//! A placeholder names a random per-process key, so no other response can be taken for one.
+
+use std::collections::{HashMap, VecDeque};
+use std::io;
+use std::pin::Pin;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::{Arc, Mutex};
+use std::task::{ready, Context, Poll};
+use tokio::io::AsyncWrite;
+
+/// How a response frame with a placeholder result starts (`Response` serializes its fields in
+/// this order, and the placeholder needs no escaping).
+const RESPONSE_START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":\"";
+/// Stashed texts never taken (a response dropped on the way) are dropped beyond this many.
+const MAX_STASHED: usize = 16;
+
+/// Result texts waiting for [`Splice`] to write them.
+pub(crate) struct RawReplies {
+    /// `sessiontree.raw.<random>.`: what every placeholder starts with.
+    mark: String,
+    next: AtomicU64,
+    stashed: Mutex<HashMap<u64, Vec<u8>>>,
+}
+
+impl RawReplies {
+    pub(crate) fn new() -> Arc<RawReplies> {
+        Arc::new(RawReplies {
+            mark: format!("sessiontree.raw.{:016x}{:016x}.", random(), random()),
+            next: AtomicU64::new(0),
+            stashed: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// Keeps `json` (a whole result as JSON text) for the response; returns the placeholder to
+    /// answer with.
+    pub(crate) fn stash(&self, json: Vec<u8>) -> String {
+        let n = self.next.fetch_add(1, Ordering::Relaxed);
+        if let Ok(mut stashed) = self.stashed.lock() {
+            if stashed.len() >= MAX_STASHED {
+                let oldest = stashed.keys().min().copied();
+                oldest.map(|k| stashed.remove(&k));
+            }
+            stashed.insert(n, json);
+        }
+        format!("{}{n}", self.mark)
+    }
+
+    /// The stashed text a response body stands for, when it is a placeholder response:
+    /// the body's parts before and after the result, and the text (taken out of the stash).
+    fn take<'a>(&self, body: &'a [u8]) -> Option<(&'a [u8], Vec<u8>, &'a [u8])> {
+        let rest = body.strip_prefix(RESPONSE_START)?;
+        let rest = rest.strip_prefix(self.mark.as_bytes())?;
+        let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
+        let after = rest[digits..].strip_prefix(b"\"")?;
+        let n: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
+        let json = self.stashed.lock().ok()?.remove(&n)?;
+        let before = &RESPONSE_START[..RESPONSE_START.len() - 1];
+        Some((before, json, after))
+    }
+}
+
+/// Shows how many texts wait, not the key.
+impl std::fmt::Debug for RawReplies {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let waiting = self.stashed.lock().map_or(0, |s| s.len());
+        f.debug_struct("RawReplies")
+            .field("waiting", &waiting)
+            .finish()
+    }
+}
+
+/// 64 bits that differ from process to process (std seeds each `RandomState` randomly).
+fn random() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u128(
+        std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_nanos()),
+    );
+    hasher.finish()
+}
+
+/// The server's output: frames (`Content-Length: N\r\n\r\n` + body) pass through unchanged,
+/// except a placeholder response, which goes out with its stashed result.
+pub(crate) struct Splice<W> {
+    inner: Pin<Box<W>>,
+    replies: Arc<RawReplies>,
+    /// Bytes received that do not yet make a whole frame.
+    partial: Vec<u8>,
+    /// Bytes ready to go out, in order, and how much of the first is written.
+    queue: VecDeque<Vec<u8>>,
+    written: usize,
+    /// Set if the output stops looking like frames: everything then passes through as it is.
+    raw: bool,
+}
+
+/// Headers longer than this are not ours: the stream is passed through from there on.
+const MAX_HEADER: usize = 1024;
+/// Accepting more output waits while this much is queued.
+const MAX_QUEUED: usize = 1 << 20;
+
+impl<W: AsyncWrite> Splice<W> {
+    pub(crate) fn new(inner: W, replies: Arc<RawReplies>) -> Splice<W> {
+        Splice {
+            inner: Box::pin(inner),
+            replies,
+            partial: Vec::new(),
+            queue: VecDeque::new(),
+            written: 0,
+            raw: false,
+        }
+    }
+
+    fn queued(&self) -> usize {
+        self.queue.iter().map(Vec::len).sum::<usize>() - self.written
+    }
+
+    /// Writes queued bytes until none are left or the output is not ready.
+    fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        while let Some(front) = self.queue.front() {
+            let n = ready!(self.inner.as_mut().poll_write(cx, &front[self.written..]))?;
+            if n == 0 {
+                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
+            }
+            self.written += n;
+            if self.written == front.len() {
+                self.queue.pop_front();
+                self.written = 0;
+            }
+        }
+        Poll::Ready(Ok(()))
+    }
+
+    /// Moves every whole frame of `partial` to the queue.
+    fn frames(&mut self) {
+        let mut at = 0;
+        while !self.raw {
+            let rest = &self.partial[at..];
+            let Some(end) = memchr::memmem::find(rest, b"\r\n\r\n") else {
+                self.raw = rest.len() > MAX_HEADER;
+                break;
+            };
+            let Some(len) = content_length(&rest[..end]) else {
+                self.raw = true;
+                break;
+            };
+            let body_at = end + 4;
+            let Some(body) = rest.get(body_at..body_at + len) else {
+                break;
+            };
+            match self.replies.take(body) {
+                Some((before, json, after)) => {
+                    let len = before.len() + json.len() + after.len();
+                    let mut head = format!("Content-Length: {len}\r\n\r\n").into_bytes();
+                    head.extend_from_slice(before);
+                    self.queue.push_back(head);
+                    self.queue.push_back(json);
+                    self.queue.push_back(after.to_vec());
+                }
+                None => self.queue.push_back(rest[..body_at + len].to_vec()),
+            }
+            at += body_at + len;
+        }
+        if self.raw {
+            self.queue.push_back(self.partial.split_off(at));
+            self.partial.clear();
+        } else {
+            self.partial.drain(..at);
+        }
+    }
+}
+
+/// The `Content-Length` of a header (its lines without the blank one).
+fn content_length(header: &[u8]) -> Option<usize> {
+    let header = std::str::from_utf8(header).ok()?;
+    header.split("\r\n").find_map(|line| {
+        let (name, value) = line.split_once(':')?;
+        name.eq_ignore_ascii_case("content-length")
+            .then(|| value.trim().parse().ok())?
+    })
+}
+
+impl<W: AsyncWrite> AsyncWrite for Splice<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        let this = self.get_mut();
+        if this.drain(cx)?.is_pending() && this.queued() >= MAX_QUEUED {
+            return Poll::Pending;
+        }
+        if this.raw {
+            this.queue.push_back(buf.to_vec());
+        } else {
+            this.partial.extend_from_slice(buf);
+            this.frames();
+        }
+        // Start writing now; what is left goes out on the next write or flush.
+        let _ = this.drain(cx)?;
+        Poll::Ready(Ok(buf.len()))
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        this.inner.as_mut().poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        let this = self.get_mut();
+        ready!(this.drain(cx))?;
+        this.inner.as_mut().poll_shutdown(cx)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use tokio::io::AsyncWriteExt;
+
+    fn frame(body: &str) -> Vec<u8> {
+        format!("Content-Length: {}\r\n\r\n{body}", body.len()).into_bytes()
+    }
+
+    #[tokio::test]
+    async fn placeholder_responses_carry_their_stashed_text_and_the_rest_pass_through() {
+        let replies = RawReplies::new();
+        let placeholder = replies.stash(br#"{"a":[1,"x"]}"#.to_vec());
+        let mut out = Vec::new();
+        let mut splice = Splice::new(&mut out, Arc::clone(&replies));
+        let other = r#"{"jsonrpc":"2.0","method":"x","params":{"s":"sessiontree.raw.0.0"}}"#;
+        let mut input = frame(other);
+        input.extend(frame(&format!(
+            r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":7}}"#
+        )));
+        let unknown = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":8}}"#);
+        input.extend(frame(&unknown));
+        // In pieces that cut headers and bodies.
+        for piece in input.chunks(5) {
+            splice.write_all(piece).await.expect("write");
+        }
+        splice.flush().await.expect("flush");
+        drop(splice);
+        let mut expected = frame(other);
+        expected.extend(frame(r#"{"jsonrpc":"2.0","result":{"a":[1,"x"]},"id":7}"#));
+        // Taken once: a second response naming it passes through.
+        expected.extend(frame(&unknown));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
+    #[tokio::test]
+    async fn output_that_is_not_frames_passes_through() {
+        let replies = RawReplies::new();
+        let mut out = Vec::new();
+        let mut splice = Splice::new(&mut out, replies);
+        let junk = vec![b'x'; 3000];
+        splice.write_all(&junk).await.expect("write");
+        splice.write_all(b"\r\n\r\nmore").await.expect("write");
+        splice.flush().await.expect("flush");
+        drop(splice);
+        assert_eq!(out.len(), 3008);
+    }
+}
