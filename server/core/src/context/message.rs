@@ -251,10 +251,11 @@ mod tests {
     }
 
     /// The messages written without their values are the bytes serde_json writes for the array
-    /// of their values, at the leaves of every fixture session and of generated sessions, under
-    /// both dialects' rules; and most probed messages are written without a value.
+    /// of their values, and the LLM texts read as JSON are the escaped texts, at the leaves of
+    /// every fixture session and of generated sessions, under both dialects' rules; and most
+    /// probed messages are written without a value.
     #[test]
-    fn written_messages_equal_the_serialized_values_at_every_leaf() {
+    fn written_messages_and_texts_equal_the_serialized_values_at_every_leaf() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let (mut contexts, mut copied, mut messages) = (0, 0, 0);
         for path in crate::test_sessions::sample_sessions(dir.path()) {
@@ -279,6 +280,12 @@ mod tests {
                         String::from_utf8_lossy(&written),
                         String::from_utf8_lossy(&expected),
                     );
+                    let texts: Vec<(String, String)> = context
+                        .llm_texts()
+                        .into_iter()
+                        .map(|(role, text)| (role, super::super::escape_json(&text)))
+                        .collect();
+                    assert_eq!(context.llm_texts_json(), texts, "{}", path.display());
                     contexts += 1;
                     messages += context.messages.len();
                     copied += context
