@@ -7,7 +7,9 @@
 //!
 //! `state` holds the settings, `pi`/`omp` the message emission rules, `emit` the synthesized
 //! messages, `llm`/`omp_llm` the LLM conversion, `template` omp's prompt rendering, `reduce` the fixture
-//! shapes, and `js` the JavaScript value semantics they share.
+//! shapes, and `js` the JavaScript value semantics they share. `probe` reads kept message entries
+//! without building values (their texts shared with the blocks they were read in, `text`), and
+//! `canonical` tells whether such a text is what serde_json writes for it.
 
 mod canonical;
 mod emit;

@@ -5,7 +5,8 @@
 //! Layout: `backend` (the `LanguageServer` impl), `custom` (the `sessionTree/*` requests),
 //! `actor` (one task per open session, its only writer), `registry` (open sessions), `watcher`
 //! (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
-//! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors).
+//! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
+//! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output).
 //! Nothing here writes to stdout except the protocol itself.
 
 mod actor;
