@@ -48,3 +48,52 @@ pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
     }
     files
 }
+
+/// A generated session of `entries` entries, opened from `dir`.
+pub(crate) fn generated_session(
+    dir: &std::path::Path,
+    dialect: crate::dialect::Dialect,
+    entries: usize,
+    seed: u64,
+) -> crate::session::Session {
+    let path = dir.join(format!("{dialect:?}-{entries}-{seed}.jsonl"));
+    let options = crate::synth::SynthOptions {
+        dialect,
+        entries,
+        seed,
+    };
+    crate::synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
+    crate::session::Session::open(&path, crate::session::OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// A deterministic xorshift stream from `seed`: each call gives a number below `n`.
+pub(crate) fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut seed = seed;
+    move |n: usize| {
+        seed ^= seed << 13;
+        seed ^= seed >> 7;
+        seed ^= seed << 17;
+        (seed % n as u64) as usize
+    }
+}
+
+/// Appends user messages with `text(entry count)` until the session holds `until` entries, every
+/// 50th labeled "Config Parse" (a label puts an entry's search string off the column path).
+pub(crate) fn append_labeled(
+    session: &mut crate::session::Session,
+    until: usize,
+    text: impl Fn(usize) -> String,
+) {
+    while session.entries().len() < until {
+        let n = session.entries().len();
+        let id = session
+            .append_message(serde_json::json!({"role": "user", "content": text(n)}))
+            .unwrap_or_else(|e| panic!("{e}"));
+        if n % 50 == 0 {
+            session
+                .append_label_change(&id, Some("Config Parse"))
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+    }
+}

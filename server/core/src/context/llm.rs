@@ -38,10 +38,7 @@ pub(crate) fn plain_text(
     messages: &[Message],
     i: usize,
 ) -> Option<(&'static str, String)> {
-    if dialect == Dialect::Omp && interrupted_next(messages, i) {
-        return None;
-    }
-    messages[i].plain_llm_text(dialect)
+    passed_on(dialect, messages, i).and_then(|m| m.plain_llm_text(dialect))
 }
 
 /// [`plain_text`] with the text as JSON writes it inside a string's quotes, when the message's
@@ -51,10 +48,15 @@ pub(crate) fn plain_text_json(
     messages: &[Message],
     i: usize,
 ) -> Option<(&'static str, String)> {
+    passed_on(dialect, messages, i).and_then(|m| m.plain_llm_text_json(dialect))
+}
+
+/// Message `i`, unless omp rewrites it (an assistant turn its interrupted-thinking note follows).
+fn passed_on(dialect: Dialect, messages: &[Message], i: usize) -> Option<&Message> {
     if dialect == Dialect::Omp && interrupted_next(messages, i) {
         return None;
     }
-    messages[i].plain_llm_text_json(dialect)
+    messages.get(i)
 }
 
 /// omp: an assistant turn directly followed by its interrupted-thinking note.

@@ -1140,29 +1140,12 @@ mod tests {
     #[test]
     fn lower_cased_search_strings_answer_as_the_texts() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().join("pi.jsonl");
-        let options = SynthOptions {
-            dialect: Dialect::Pi,
-            entries: 4000,
-            seed: 3,
-        };
-        synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
-        let mut session =
-            Session::open(&path, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let mut session = crate::test_sessions::generated_session(dir.path(), Dialect::Pi, 4000, 3);
         // Appended entries fill the first chunk: non-ASCII texts whose lower case changes length,
         // and labels (which put an entry's label before its text).
-        while session.entries().len() < 4300 {
-            let n = session.entries().len();
-            let text = format!("İSTANBUL ΣΟΦΙΑ Straße {n} Parse CONFIG");
-            let id = session
-                .append_message(serde_json::json!({"role": "user", "content": text}))
-                .unwrap_or_else(|e| panic!("{e}"));
-            if n % 50 == 0 {
-                session
-                    .append_label_change(&id, Some("Config Parse"))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
+        crate::test_sessions::append_labeled(&mut session, 4300, |n| {
+            format!("İSTANBUL ΣΟΦΙΑ Straße {n} Parse CONFIG")
+        });
         let model = Model::build(&session, None);
         let mut fast = 0;
         for q in [

@@ -452,12 +452,36 @@ fn score_against_word(token: &[char], word: &Word) -> Option<FuzzyMatch> {
     hit(-40.0 + score)
 }
 
-fn swap_variants(token: &[char]) -> Vec<Vec<char>> {
-    let mut out: Vec<Vec<char>> = Vec::new();
+/// A character or a byte, as the swap rule reads it.
+pub(super) trait SwapUnit: Copy + PartialEq {
+    fn lower(self) -> bool;
+    fn digit(self) -> bool;
+}
+
+impl SwapUnit for char {
+    fn lower(self) -> bool {
+        self.is_ascii_lowercase()
+    }
+    fn digit(self) -> bool {
+        self.is_ascii_digit()
+    }
+}
+
+impl SwapUnit for u8 {
+    fn lower(self) -> bool {
+        self.is_ascii_lowercase()
+    }
+    fn digit(self) -> bool {
+        self.is_ascii_digit()
+    }
+}
+
+/// `swap_variants`: each adjacent letter–digit pair swapped, without repeats.
+pub(super) fn swap_variants<T: SwapUnit>(token: &[T]) -> Vec<Vec<T>> {
+    let mut out: Vec<Vec<T>> = Vec::new();
     for i in 0..token.len().saturating_sub(1) {
         let (a, b) = (token[i], token[i + 1]);
-        let swap = (a.is_ascii_lowercase() && b.is_ascii_digit())
-            || (a.is_ascii_digit() && b.is_ascii_lowercase());
+        let swap = (a.lower() && b.digit()) || (a.digit() && b.lower());
         if !swap {
             continue;
         }
@@ -549,13 +573,7 @@ mod tests {
 
     /// A deterministic xorshift stream: each call gives a number below `n`.
     fn numbers() -> impl FnMut(usize) -> usize {
-        let mut seed = 0x2545_f491_4f6c_dd1du64;
-        move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        }
+        crate::test_sessions::numbers(0x2545_f491_4f6c_dd1du64)
     }
 
     /// ASCII text normalizes byte by byte exactly as through `char`s.

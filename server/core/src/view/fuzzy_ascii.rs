@@ -34,7 +34,7 @@ impl AsciiWord {
             .map(|&c| if c.is_ascii() { c as u8 } else { OTHER })
             .collect();
         let n = bytes.len();
-        let variants = swap_variants(&bytes);
+        let variants = super::fuzzy::swap_variants(&bytes);
         // Only "the word extends a text word by up to two characters" matches with characters the
         // text lacks, and those are its last two (swaps move ASCII characters only).
         let impossible = bytes
@@ -176,25 +176,6 @@ fn find_either(c: u8, text: &[u8]) -> bool {
 /// The widest span the subsequence rule accepts for a word of `n` characters.
 fn max_span(n: usize) -> usize {
     (n + 2).max((n as f64 * 1.8).ceil() as usize)
-}
-
-/// `swap_variants`: each adjacent letter–digit pair swapped, without repeats.
-fn swap_variants(token: &[u8]) -> Vec<Vec<u8>> {
-    let mut out: Vec<Vec<u8>> = Vec::new();
-    for i in 0..token.len().saturating_sub(1) {
-        let (a, b) = (token[i], token[i + 1]);
-        let swap = (a.is_ascii_lowercase() && b.is_ascii_digit())
-            || (a.is_ascii_digit() && b.is_ascii_lowercase());
-        if !swap {
-            continue;
-        }
-        let mut v = token.to_vec();
-        v.swap(i, i + 1);
-        if !out.contains(&v) {
-            out.push(v);
-        }
-    }
-    out
 }
 
 /// An ASCII text's normalized words (`normalizeForSearch` split on spaces), end to end.
@@ -361,16 +342,7 @@ mod tests {
     use super::super::fuzzy::{normalize, SearchIndex};
     use super::*;
 
-    /// A deterministic xorshift stream: each call gives a number below `n`.
-    fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
-        let mut seed = seed;
-        move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        }
-    }
+    use crate::test_sessions::numbers;
 
     fn random(next: &mut impl FnMut(usize) -> usize, alphabet: &[char], len: usize) -> String {
         let len = next(len + 1);

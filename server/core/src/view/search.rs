@@ -426,13 +426,7 @@ mod tests {
 
     /// A deterministic xorshift stream: each call gives a number below `n`.
     fn numbers() -> impl FnMut(usize) -> usize {
-        let mut seed = 0x5851_f42d_4c95_7f2du64;
-        move |n: usize| {
-            seed ^= seed << 13;
-            seed ^= seed >> 7;
-            seed ^= seed << 17;
-            (seed % n as u64) as usize
-        }
+        crate::test_sessions::numbers(0x5851_f42d_4c95_7f2du64)
     }
 
     /// Queries for the omp comparisons: words of the generated sessions, typos, one and two
@@ -478,24 +472,11 @@ mod tests {
     /// the generated sessions and the fixtures, and over random texts with non-ASCII letters.
     #[test]
     fn omp_matching_equals_the_fuzzy_rule() {
-        use crate::session::{OpenOptions, Session};
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let mut texts: Vec<String> = Vec::new();
-        for path in crate::test_sessions::sample_sessions(dir.path()) {
-            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
-                continue;
-            };
-            let model = super::super::flatten::Model::build(&session, None);
-            let generated = path.starts_with(dir.path());
-            let n = model.nodes.len();
-            // Every text of the fixtures, every fifth of the generated sessions.
-            let step = if generated { 5 } else { 1 };
-            texts.extend(
-                (0..n)
-                    .step_by(step)
-                    .map(|pos| model.search(pos).into_owned()),
-            );
-        }
+        // Every text of the fixtures, every fifth of the generated sessions.
+        let mut texts = super::super::testkit::sample_texts(dir.path(), 5, |model, pos| {
+            model.search(pos).into_owned()
+        });
         let mut next = numbers();
         let alphabet: Vec<char> = "aeioprscfgnPCÜüéİß日σ2 -_./".chars().collect();
         for _ in 0..500 {
@@ -521,34 +502,14 @@ mod tests {
     /// camelCase and appended entries.
     #[test]
     fn omp_column_strings_answer_as_the_fuzzy_rule() {
-        use crate::session::{OpenOptions, Session};
-        use crate::synth::{self, SynthOptions};
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let path = dir.path().join("omp.jsonl");
-        let options = SynthOptions {
-            dialect: Dialect::Omp,
-            entries: 4000,
-            seed: 5,
-        };
-        synth::generate_file(options, &path).unwrap_or_else(|e| panic!("{e}"));
         let mut session =
-            Session::open(&path, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
-        while session.entries().len() < 4300 {
-            let n = session.entries().len();
-            let text = match n % 3 {
-                0 => format!("İSTANBUL ΣΟΦΙΑ Straße {n} parseConfig"),
-                1 => format!("HTMLParser the par {n} cnfg"),
-                _ => format!("plain words {n} utf8 ftu8"),
-            };
-            let id = session
-                .append_message(serde_json::json!({"role": "user", "content": text}))
-                .unwrap_or_else(|e| panic!("{e}"));
-            if n % 50 == 0 {
-                session
-                    .append_label_change(&id, Some("Config Parse"))
-                    .unwrap_or_else(|e| panic!("{e}"));
-            }
-        }
+            crate::test_sessions::generated_session(dir.path(), Dialect::Omp, 4000, 5);
+        crate::test_sessions::append_labeled(&mut session, 4300, |n| match n % 3 {
+            0 => format!("İSTANBUL ΣΟΦΙΑ Straße {n} parseConfig"),
+            1 => format!("HTMLParser the par {n} cnfg"),
+            _ => format!("plain words {n} utf8 ftu8"),
+        });
         let model = super::super::flatten::Model::build(&session, None);
         let mut from_columns = 0;
         for q in ODD_QUERIES {
@@ -576,22 +537,10 @@ mod tests {
     /// row texts of the generated sessions and the fixtures and over random texts.
     #[test]
     fn ascii_highlights_equal_the_character_ones() {
-        use crate::session::{OpenOptions, Session};
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let mut texts: Vec<String> = Vec::new();
-        for path in crate::test_sessions::sample_sessions(dir.path()) {
-            let Ok(session) = Session::open(&path, OpenOptions::default()) else {
-                continue;
-            };
-            let model = super::super::flatten::Model::build(&session, None);
-            let n = model.nodes.len();
-            let step = if path.starts_with(dir.path()) { 10 } else { 1 };
-            texts.extend(
-                (0..n)
-                    .step_by(step)
-                    .map(|pos| model.row_text(pos).as_str().to_owned()),
-            );
-        }
+        let mut texts = super::super::testkit::sample_texts(dir.path(), 10, |model, pos| {
+            model.row_text(pos).as_str().to_owned()
+        });
         let mut next = numbers();
         let alphabet: Vec<char> = "aAeEpPrscfgn2 -_./".chars().collect();
         for _ in 0..500 {

@@ -185,3 +185,31 @@ impl Kit {
         k
     }
 }
+
+/// One text per position of every [`crate::test_sessions::sample_sessions`] file, as `text` reads it from the file's tree
+/// model: every position of the fixtures, every `generated_step`-th of the generated sessions.
+pub(crate) fn sample_texts(
+    dir: &std::path::Path,
+    generated_step: usize,
+    text: impl Fn(&super::flatten::Model, usize) -> String,
+) -> Vec<String> {
+    use crate::session::{OpenOptions, Session};
+    let mut texts = Vec::new();
+    for path in crate::test_sessions::sample_sessions(dir) {
+        let Ok(session) = Session::open(&path, OpenOptions::default()) else {
+            continue;
+        };
+        let model = super::flatten::Model::build(&session, None);
+        let step = if path.starts_with(dir) {
+            generated_step
+        } else {
+            1
+        };
+        texts.extend(
+            (0..model.nodes.len())
+                .step_by(step)
+                .map(|pos| text(&model, pos)),
+        );
+    }
+    texts
+}
