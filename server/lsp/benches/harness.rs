@@ -16,7 +16,7 @@ use serde_json::{json, Value};
 use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
-use sessiontree_core::view::{compute_rows, FilterMode, TreeModel, ViewState};
+use sessiontree_core::view::{compute_rows, first_window, FilterMode, TreeModel, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -299,11 +299,12 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
         "entries": session.entries().len(),
     });
     match op {
-        // The first answer an editor waits for: the first window of the /tree rows.
-        // The tree model is built for it (what an editor's first `sessionTree/rows` costs).
+        // The first answer an editor waits for: the first window of the /tree rows, found as
+        // the server finds it for its first `sessionTree/rows` (without a tree model when the
+        // selector opens on the leaf).
         "open" => {
             let t = Instant::now();
-            let view = TreeModel::new(&session, None).window(&ViewState::default());
+            let view = opening_window(&session);
             out["firstWindowMs"] = json!(t.elapsed().as_secs_f64() * 1e3);
             out["firstAnswerMs"] = json!(started.elapsed().as_secs_f64() * 1e3);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
@@ -312,7 +313,7 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
         // Loops for profilers (`perf record … --probe FILE --op rows`).
         // `window`: a fresh tree model and its first window; `model`: the model alone;
         // `rows:<filter>`: every row in a filter mode.
-        "rows" | "search" | "context" | "tree" | "branch" | "window" | "model"
+        "rows" | "search" | "context" | "tree" | "branch" | "window" | "model" | "first"
         | "create_branched" => {
             let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
             let mut times = Vec::new();
@@ -337,6 +338,8 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                         .rows
                         .len(),
                     "model" => TreeModel::new(&session, None).len(),
+                    "first" => first_window(&session, None, &ViewState::default())
+                        .map_or(0, |v| v.rows.len()),
                     "context" => session_context(&session, None).messages.len(),
                     "tree" => session.tree().roots.len(),
                     // Writes a new file next to FILE (use a scratch copy), removed again.
@@ -492,7 +495,7 @@ fn measure(
     figs.push(Figure {
         samples: first,
         ..Figure::time(
-            "first window right after open (same fresh process: tree model + window)",
+            "first window right after open (same fresh process)",
             "first_window",
             &[],
         )
@@ -590,22 +593,28 @@ fn measure(
         "",
         &t,
     ));
-    let (t, view) = time_runs(runs, |_| {
-        TreeModel::new(&session, None).window(&state(FilterMode::Default, ""))
-    });
+    let (t, view) = time_runs(runs, |_| opening_window(&session));
     let window_rows = view.as_ref().map_or(0, |v| v.rows.len());
     let visible_rows = view.as_ref().map_or(0, |v| v.visible_count);
     drop(view);
     figs.push(
         Figure::time(
-            "first window of rows (fresh tree model + window)",
+            "first window of rows (as the selector opens: no tree model)",
             "first_window",
             &t,
         )
         .with_note(format!(
-            "{window_rows} rows built of {visible_rows} visible; the model is built anew for each sample"
+            "{window_rows} rows built of {visible_rows} visible, from the leaf's path and the rows after it"
         )),
     );
+    let (t, _) = time_runs(runs, |_| {
+        TreeModel::new(&session, None).window(&state(FilterMode::Default, ""))
+    });
+    figs.push(Figure::time(
+        "  a fresh tree model + its window (what a search or another selection first costs)",
+        "",
+        &t,
+    ));
     let model = TreeModel::new(&session, None);
     let _ = model.window(&state(FilterMode::Default, ""));
     let leaf_id = session.leaf_id().map(str::to_owned);
@@ -985,6 +994,14 @@ fn read_frame(r: &mut impl std::io::BufRead) -> Option<Value> {
     serde_json::from_slice(&body).ok()
 }
 
+/// The first window as a server's first `sessionTree/rows` finds it: without a tree model when
+/// the selector opens on the leaf, else from a fresh one.
+fn opening_window(session: &Session) -> sessiontree_core::view::RowsView {
+    let state = ViewState::default();
+    first_window(session, None, &state)
+        .unwrap_or_else(|| TreeModel::new(session, None).window(&state))
+}
+
 /// Server-level figures on `file` (alone in its folder; lines get appended to it).
 fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure>> {
     let root = file.parent().ok_or("no folder")?;
@@ -1053,7 +1070,7 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             &rows,
         )
         .with_note(format!(
-            "{window_rows} rows in the window; the first request after open builds the tree model"
+            "{window_rows} rows in the window, found without a tree model"
         )),
         Figure::time(
             "server: workspace/symbol, first query (indexes the file)",
@@ -1072,7 +1089,7 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             &change,
         ),
         Figure::time(
-            "server: sessionTree/rows again (after one appended line: a new tree model)",
+            "server: sessionTree/rows again (after one appended line)",
             "first_window",
             &rows_again,
         ),

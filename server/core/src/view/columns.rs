@@ -217,6 +217,37 @@ impl ViewColumns {
         }
     }
 
+    /// How many of `entries` have static flags that `pass` accepts, read from the flags column
+    /// (facts made for the entries the scan did not make them for).
+    pub fn count_static(
+        &self,
+        entries: &[Entry],
+        dialect: Dialect,
+        pass: impl Fn(u16) -> bool,
+    ) -> usize {
+        let mut count = 0;
+        let mut index = 0;
+        for chunk in self.flags.chunks() {
+            for &flags in chunk {
+                let flags = match flags {
+                    FLAGS_UNKNOWN => match entries.get(index) {
+                        Some(entry) => self.static_flags(index, entry, dialect),
+                        None => flags,
+                    },
+                    f => f,
+                };
+                count += usize::from(pass(flags));
+                index += 1;
+            }
+        }
+        count
+            + entries[index.min(entries.len())..]
+                .iter()
+                .enumerate()
+                .filter(|(i, e)| pass(self.static_flags(index + i, e, dialect)))
+                .count()
+    }
+
     /// The facts of entry `index`, as made so far (a model makes those of every entry it holds
     /// while it is built).
     pub fn facts(&self, index: usize) -> &Arc<EntryFacts> {

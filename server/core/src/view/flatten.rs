@@ -212,15 +212,72 @@ fn key_flags(session: &Session, columns: &ViewColumns, keys: &[u32]) -> Vec<u16>
         .collect()
 }
 
+/// The session's active path and labels as a model marks them.
+pub(crate) struct Marks {
+    /// The path from the root to the leaf ([`Session::branch_path`]).
+    pub path: Vec<usize>,
+    /// Each label in effect with the entry that holds its target id.
+    pub labels: Vec<(usize, Arc<str>)>,
+}
+
+impl Marks {
+    pub fn of(session: &Session) -> Marks {
+        Marks {
+            path: session.branch_path(None),
+            labels: session
+                .labels()
+                .filter_map(|(target, state)| {
+                    Some((session.index_of(target)?, state.label.as_str().into()))
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Where a walk stops early (see [`Model::build_prefix`]).
+pub(crate) struct Stop<'a> {
+    /// Whether an entry is shown.
+    pub shown: &'a dyn Fn(usize) -> bool,
+    /// How many shown entries to walk.
+    pub rows: usize,
+}
+
+/// The subtrees a stopped walk did not enter: each one's parent position (`None`: a root) and
+/// its node.
+pub(crate) type Unwalked = Vec<(Option<u32>, usize)>;
+
 impl Model {
     /// Flattens a session; `home` shortens tool-call paths.
     pub fn build(session: &Session, home: Option<&Path>) -> Model {
+        Model::walk(session, &session.tree(), &Marks::of(session), home, None).0
+    }
+
+    /// The model of the walk's first positions: it stops once `stop.rows` shown entries are
+    /// walked. Every value of those positions is what [`Model::build`] gives them (the walk is
+    /// in pre-order and computes top-down), so the prefix's rows are the first rows of the
+    /// whole view. Also returns the subtrees left unwalked.
+    pub fn build_prefix(
+        session: &Session,
+        tree: &Tree,
+        marks: &Marks,
+        home: Option<&Path>,
+        stop: Stop<'_>,
+    ) -> (Model, Unwalked) {
+        Model::walk(session, tree, marks, home, Some(stop))
+    }
+
+    fn walk(
+        session: &Session,
+        tree: &Tree,
+        marks: &Marks,
+        home: Option<&Path>,
+        stop: Option<Stop<'_>>,
+    ) -> (Model, Unwalked) {
         let dialect = session.dialect();
-        let tree = session.tree();
         let entries = session.entries();
         let leaf = session.leaf_id().and_then(|id| session.index_of(id));
 
-        let contains = holds_leaf(session, &tree, leaf);
+        let contains = holds_leaf(session, tree, leaf);
         let ordered = |list| leaf_first(list, &contains);
 
         let roots = ordered(&tree.roots);
@@ -268,7 +325,23 @@ impl Model {
         }
         // An only child is walked next without a trip through the stack (most nodes have one).
         let mut only_child: Option<Pending> = None;
+        let mut shown = 0;
+        let mut unwalked = Unwalked::new();
         loop {
+            if let Some(stop) = &stop {
+                if shown >= stop.rows {
+                    let left =
+                        only_child
+                            .take()
+                            .into_iter()
+                            .chain(stack.drain(..).rev().filter_map(|step| match step {
+                                Step::Enter(p) => Some(p),
+                                Step::Exit(_) => None,
+                            }));
+                    unwalked.extend(left.map(|p| (p.parent.map(|q| q as u32), p.node)));
+                    break;
+                }
+            }
             let p = match only_child.take() {
                 Some(p) => p,
                 None => match stack.pop() {
@@ -302,6 +375,11 @@ impl Model {
                 }
             };
             key.push(k);
+            if let Some(stop) = &stop {
+                if (stop.shown)(p.node) {
+                    shown += 1;
+                }
+            }
             let children = ordered(tree.children(p.node));
             let branch_up = p.parent.and_then(|parent: usize| {
                 let pn: &Node = &nodes[parent];
@@ -384,7 +462,7 @@ impl Model {
             k => Some(k as usize),
         };
         // The path from the leaf up (pi `buildActivePath`, omp's parent map).
-        for i in session.branch_path(None) {
+        for &i in &marks.path {
             if let Some(k) = key_at(i) {
                 if has_id(k) {
                     flags[k] |= flag::ACTIVE;
@@ -397,10 +475,10 @@ impl Model {
         }
         // Labels by the entry that holds their target id.
         let mut labels: HashMap<usize, Arc<str>, foldhash::fast::RandomState> = HashMap::default();
-        for (target, state) in session.labels() {
-            if let Some(k) = session.index_of(target).and_then(key_at) {
+        for (target, label) in &marks.labels {
+            if let Some(k) = key_at(*target) {
                 if has_id(k) {
-                    labels.insert(k, state.label.as_str().into());
+                    labels.insert(k, label.clone());
                     flags[k] |= flag::LABELED;
                 }
             }
@@ -415,7 +493,7 @@ impl Model {
                 Dialect::Omp => nodes[pos as usize].parent.map_or(NONE, |p| key[p as usize]),
             })
             .collect();
-        Model {
+        let model = Model {
             dialect,
             nodes,
             key,
@@ -431,7 +509,8 @@ impl Model {
             calls: OnceLock::new(),
             home: home.map(|h| h.to_string_lossy().into_owned()),
             gutters,
-        }
+        };
+        (model, unwalked)
     }
 
     /// The key at a position.
@@ -838,6 +917,15 @@ pub(crate) fn visible_parents(model: &Model, visible: &[usize], row_of: &[u32]) 
     visible.iter().map(|&pos| nearest[pos]).collect()
 }
 
+/// What lies past the end of a prefix model ([`Model::build_prefix`]), for pi's re-layout of its
+/// rows: how many visible children (0, 1 or 2 for "several") each key has among the unwalked
+/// subtrees, and how many visible roots.
+#[derive(Debug, Default)]
+pub(crate) struct Beyond {
+    pub kids: Vec<u8>,
+    pub roots: u8,
+}
+
 /// A pending row of pi's walk: key, indent, gutter list head ([`NONE`]: none) and [`frame`] bits.
 type Frame = (u32, u32, u32, u8);
 
@@ -855,8 +943,16 @@ const NULL: u32 = u32::MAX - 1;
 /// pi's `recalculateVisualStructure` over the visible rows. Like pi it keys everything by entry
 /// id: with duplicated ids only the last visible copy is re-laid out, the others keep their
 /// `flattenTree` values. Kept in `u32`s: it runs over every visible row of a 100k-entry session.
-pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> PiStructure {
+pub(crate) fn pi_structure(
+    model: &Model,
+    visible: &[usize],
+    row_of: &[u32],
+    beyond: Option<&Beyond>,
+) -> PiStructure {
     let keys = model.key_count();
+    // Visible children past a prefix model's end (see [`Beyond`]).
+    let more = |k: usize| beyond.map_or(0, |b| b.kids.get(k).map_or(0, |&n| n as usize));
+    let more_roots = beyond.map_or(0, |b| b.roots as usize);
     // key → its last visible position (NONE: hidden).
     let mut filtered: Vec<u32> = vec![NONE; keys];
     for &pos in visible {
@@ -915,7 +1011,7 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
     }
     drop(fill);
     let children = |k: usize| &child_list[child_start[k] as usize..child_start[k + 1] as usize];
-    let multiple_roots = roots.len() > 1;
+    let multiple_roots = roots.len() + more_roots > 1;
     // The walk lays rows out; their parents and child counts need only the child lists, so
     // they are found at the same time on a second thread. Rows keep their `flattenTree` values
     // unless the walk reaches their key's last copy.
@@ -930,7 +1026,7 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
             0
         };
         for (i, &r) in roots.iter().enumerate().rev() {
-            let last = if i + 1 == roots.len() {
+            let last = if i + 1 == roots.len() && more_roots == 0 {
                 frame::IS_LAST
             } else {
                 0
@@ -968,7 +1064,8 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
                 foldable: false,
             };
             let kids = children(k);
-            let multiple = kids.len() > 1;
+            let later = more(k);
+            let multiple = kids.len() + later > 1;
             let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
                 indent + 1
             } else {
@@ -996,12 +1093,12 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
                 0
             };
             let child_gutters = child_gutters.unwrap_or(NONE);
-            if let [c] = *kids {
-                only_child = Some((c, child_indent, child_gutters, child_bits | frame::IS_LAST));
+            if let ([c], 0) = (kids, later) {
+                only_child = Some((*c, child_indent, child_gutters, child_bits | frame::IS_LAST));
                 continue;
             }
             for (i, &c) in kids.iter().enumerate().rev() {
-                let last = if i + 1 == kids.len() {
+                let last = if i + 1 == kids.len() && later == 0 {
                     frame::IS_LAST
                 } else {
                     0
@@ -1016,13 +1113,13 @@ pub(crate) fn pi_structure(model: &Model, visible: &[usize], row_of: &[u32]) -> 
         let mut foldable = Vec::with_capacity(visible.len());
         for (own, &found) in found_of.iter().enumerate() {
             let k = model.key_at(visible[own]);
-            let kids = children(k).len();
+            let kids = children(k).len() + more(k);
             // Drawn as pi draws it (a self-parented entry counts itself as a child there).
             foldable.push(
                 kids > 0
                     && match found {
                         NULL => true,
-                        p => children(p as usize).len() > 1,
+                        p => children(p as usize).len() + more(p as usize) > 1,
                     },
             );
             parent_row.push(

@@ -8,6 +8,7 @@
 
 pub mod branch_pick;
 pub(crate) mod columns;
+mod first_window;
 mod flatten;
 pub mod fuzzy;
 mod fuzzy_ascii;
@@ -22,6 +23,7 @@ pub mod text;
 mod visibility;
 pub mod window;
 
+pub use first_window::first_window;
 pub use shared_text::SharedText;
 pub use visibility::FilterMode;
 pub use window::{Move, Window};
@@ -188,6 +190,7 @@ impl RowsView {
     }
 }
 
+#[cfg(test)]
 fn cells_of(prefix: &str) -> Vec<GutterCell> {
     prefix
         .chars()
@@ -360,10 +363,39 @@ struct Layout {
     parent_rows: Vec<u32>,
     child_rows: Vec<u32>,
     ids: RowIds,
+    /// How many rows are visible in all (more than `visible` holds for a prefix model).
+    visible_count: usize,
+    /// How many positions the whole walk has.
+    total: usize,
 }
 
 impl Layout {
     fn build(model: &Model, filter: FilterMode, search: &str, folded: &[String]) -> Layout {
+        Layout::build_with(model, filter, search, folded, None)
+    }
+
+    /// The layout of a prefix model ([`flatten::Model::build_prefix`]): its visible rows are the
+    /// first `visible.len()` of `visible_count`, re-laid out knowing what lies `beyond` it.
+    fn of_prefix(
+        model: &Model,
+        filter: FilterMode,
+        beyond: &flatten::Beyond,
+        visible_count: usize,
+        total: usize,
+    ) -> Layout {
+        let mut layout = Layout::build_with(model, filter, "", &[], Some(beyond));
+        layout.visible_count = visible_count;
+        layout.total = total;
+        layout
+    }
+
+    fn build_with(
+        model: &Model,
+        filter: FilterMode,
+        search: &str,
+        folded: &[String],
+        beyond: Option<&flatten::Beyond>,
+    ) -> Layout {
         let dialect = model.dialect;
         let query = search::Query::new(search, dialect);
         let mut visible = visibility::visible(model, filter, &query);
@@ -392,8 +424,8 @@ impl Layout {
             row_of[pos] = row as u32;
             row_of_key[model.key_at(pos)] = row as u32;
         }
-        let mut pi =
-            (dialect == Dialect::Pi).then(|| flatten::pi_structure(model, &visible, &row_of));
+        let mut pi = (dialect == Dialect::Pi)
+            .then(|| flatten::pi_structure(model, &visible, &row_of, beyond));
         // pi's structure found the parents and child counts; the layout keeps them.
         let parent_rows = match &mut pi {
             Some(s) => std::mem::take(&mut s.parent_row),
@@ -420,6 +452,8 @@ impl Layout {
             filter,
             search: search.to_owned(),
             folded: folded.to_vec(),
+            visible_count: visible.len(),
+            total: model.nodes.len(),
             visible,
             row_of_key,
             folded_key,
@@ -460,11 +494,12 @@ fn compute_in(
     let pi = &layout.pi;
     let parent_rows = &layout.parent_rows;
     let child_rows = &layout.child_rows;
-    let selected = model.nearest_visible(anchor, &layout.row_of_key, visible.len());
+    let visible_count = layout.visible_count;
+    let selected = model.nearest_visible(anchor, &layout.row_of_key, visible_count);
     // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
     let selected_key = selected.map(|s| model.key_at(visible[s]));
     let max_rows = window::window_size(dialect, state.height);
-    let win = window::centered(selected, visible.len(), max_rows);
+    let win = window::centered(selected, visible_count, max_rows);
 
     let deepest = visible[win.start..win.end]
         .iter()
@@ -473,7 +508,7 @@ fn compute_in(
         .unwrap_or(0);
 
     let built = if all_rows {
-        0..visible.len()
+        0..visible_count
     } else {
         win.start..win.end
     };
@@ -521,10 +556,14 @@ fn compute_in(
                     (node.depth as usize, connector, false)
                 }
             };
-            let prefix = in_window.then(|| match &pi {
+            let drawn = in_window.then(|| match &pi {
                 Some(s) => render::pi_prefix(s, row, folded_key[model.key_at(pos)]),
                 None => render::omp_prefix(model, pos, state.width, deepest),
             });
+            let (prefix, gutter) = match drawn {
+                Some(p) => (Some(p.text), p.cells),
+                None => (None, Vec::new()),
+            };
             let matched = highlighter.ranges(&query, &text);
             rows.push(Row {
                 id: model.id(pos).map(str::to_owned),
@@ -538,7 +577,7 @@ fn compute_in(
                 connector,
                 foldable,
                 folded: folded_key[model.key_at(pos)],
-                gutter: prefix.as_deref().map(cells_of).unwrap_or_default(),
+                gutter,
                 prefix,
                 on_active_path: model.on_active_path(pos),
                 is_leaf: model.is_leaf(pos),
@@ -591,15 +630,15 @@ fn compute_in(
         Dialect::Pi => render::pi_lines(
             &line_rows,
             selected,
-            visible.len(),
+            visible_count,
             state.filter,
             state.width,
         ),
         Dialect::Omp => render::omp_lines(
             &line_rows,
             win,
-            visible.len(),
-            model.nodes.len(),
+            visible_count,
+            layout.total,
             state.filter,
             &state.search,
             state.width,
@@ -622,10 +661,10 @@ fn compute_in(
         state: resolved,
         rows,
         first_row: built.start,
-        visible_count: visible.len(),
+        visible_count,
         selected,
         window: win,
-        total: model.nodes.len(),
+        total: layout.total,
         ids,
         lines,
     }
@@ -949,6 +988,39 @@ mod tests {
             m.rows_folded(&state, &[omp.id("start")]).text_lines(),
             m.rows(&state).text_lines()
         );
+    }
+
+    /// Each row's gutter cells are what its drawn prefix shows, level by level.
+    #[test]
+    fn gutter_cells_read_as_the_drawn_prefix() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (mut checked, mut scrolled) = (0, 0);
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(session) = Session::open(&path, crate::session::OpenOptions::default()) else {
+                continue;
+            };
+            let model = TreeModel::new(&session, None);
+            for (filter, width) in [(FilterMode::Default, 120), (FilterMode::All, 40)] {
+                let state = ViewState {
+                    filter,
+                    width,
+                    height: 400,
+                    ..ViewState::default()
+                };
+                for row in model.window(&state).rows {
+                    let prefix = row.prefix.as_deref().unwrap_or_default();
+                    assert_eq!(
+                        row.gutter,
+                        cells_of(prefix),
+                        "{} {prefix:?}",
+                        path.display()
+                    );
+                    checked += usize::from(!row.gutter.is_empty());
+                    scrolled += usize::from(row.gutter.first() == Some(&GutterCell::Ellipsis));
+                }
+            }
+        }
+        assert!(checked > 1000 && scrolled > 100, "{checked} {scrolled}");
     }
 
     #[test]

@@ -6,10 +6,47 @@
 use super::flatten::{Model, PiStructure};
 use super::js;
 use super::window::{thumb_range, Window};
-use super::FilterMode;
+use super::{FilterMode, GutterCell};
+
+/// A gutter prefix as drawn, and its cells (one per three-character level).
+pub(crate) struct Prefix {
+    pub text: String,
+    pub cells: Vec<GutterCell>,
+}
+
+impl Prefix {
+    fn with_levels(levels: usize) -> Prefix {
+        Prefix {
+            text: String::with_capacity(levels * 5),
+            cells: Vec::with_capacity(levels),
+        }
+    }
+
+    /// A level drawn as a gutter column: `│` or blank.
+    fn column(&mut self, show: bool) {
+        self.text.push_str(if show { "│  " } else { "   " });
+        self.cells.push(if show {
+            GutterCell::Line
+        } else {
+            GutterCell::Space
+        });
+    }
+
+    /// A level drawn as this row's connector, `marker` after the corner.
+    fn connector(&mut self, is_last: bool, marker: char) {
+        self.text.push(if is_last { '└' } else { '├' });
+        self.text.push(marker);
+        self.text.push(' ');
+        self.cells.push(if is_last {
+            GutterCell::Last
+        } else {
+            GutterCell::Branch
+        });
+    }
+}
 
 /// pi's gutter prefix for a visible row.
-pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> String {
+pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> Prefix {
     let r = structure.rows[row];
     let indent = r.indent as usize;
     let display_indent = if structure.multiple_roots {
@@ -24,30 +61,28 @@ pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> St
         None
     };
     let gutters = structure.gutters_of(row, display_indent);
-    let mut out = String::with_capacity(display_indent * 3);
+    let mut out = Prefix::with_levels(display_indent);
     for (level, gutter) in gutters.into_iter().enumerate() {
         if let Some(show) = gutter {
-            out.push(if show { '│' } else { ' ' });
-            out.push_str("  ");
+            out.column(show);
         } else if connector_level == Some(level) {
-            out.push(if r.is_last { '└' } else { '├' });
-            out.push(if folded {
+            let marker = if folded {
                 '⊞'
             } else if r.foldable {
                 '⊟'
             } else {
                 '─'
-            });
-            out.push(' ');
+            };
+            out.connector(r.is_last, marker);
         } else {
-            out.push_str("   ");
+            out.column(false);
         }
     }
     out
 }
 
 /// omp's gutter prefix for a node, given the deepest depth in the window.
-pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize) -> String {
+pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize) -> Prefix {
     let node = &model.nodes[pos];
     let reserve = 24usize.max(width / 2);
     let max_levels = (width.saturating_sub(reserve).saturating_sub(4) / 3).max(1);
@@ -73,27 +108,24 @@ pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize
         gutters.push((depth - 1, an.is_last));
         cursor = an.branch_up;
     }
-    let mut cells: Vec<char> = Vec::with_capacity(rendered * 3);
+    let mut out = Prefix::with_levels(rendered);
     for level in 0..rendered {
         let original = level + scroll;
         if let Some(&(_, is_last)) = gutters.iter().rev().find(|(d, _)| *d == original) {
-            cells.push(if is_last { ' ' } else { '│' });
-            cells.push(' ');
-            cells.push(' ');
+            out.column(!is_last);
         } else if connector_level == Some(level) {
-            cells.push(if node.is_last { '└' } else { '├' });
-            cells.push('─');
-            cells.push(' ');
+            out.connector(node.is_last, '─');
         } else {
-            cells.extend([' ', ' ', ' ']);
+            out.column(false);
         }
     }
-    if scroll > 0 {
-        if let Some(first) = cells.first_mut() {
-            *first = '…';
-        }
+    // Older levels scrolled out behind `…` in the first cell.
+    if scroll > 0 && !out.cells.is_empty() {
+        let first = out.text.chars().next().map_or(0, char::len_utf8);
+        out.text.replace_range(..first, "…");
+        out.cells[0] = GutterCell::Ellipsis;
     }
-    cells.into_iter().collect()
+    out
 }
 
 /// The part of a row after the gutter: bullet, label, text.

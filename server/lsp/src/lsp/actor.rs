@@ -6,6 +6,7 @@
 use crate::errors::{ApiError, ApiResult};
 use crate::to_proto;
 use crate::Shared;
+use sessiontree_core::view;
 use sessiontree_core::{Error as CoreError, OpenOptions, Session};
 use sessiontree_protocol::{self as proto, ChangeReason, ErrorKind};
 use std::collections::VecDeque;
@@ -190,7 +191,7 @@ pub struct Actor {
 struct CachedView {
     revision: u64,
     home: Option<PathBuf>,
-    model: Arc<sessiontree_core::view::TreeModel>,
+    model: Arc<view::TreeModel>,
 }
 
 /// How often the actor looks at its file even without a watcher event (network file systems,
@@ -265,9 +266,35 @@ impl Actor {
         self.rev_base + self.session.revision()
     }
 
+    /// The `/tree` window for `state`: from this revision's tree model when one is built; else,
+    /// as the selector opens (on the leaf, no search), found without building it (see
+    /// [`view::first_window`]); else from a model built now.
+    pub fn window(&self, home: Option<&Path>, state: &view::ViewState) -> view::RowsView {
+        if let Some(model) = self.built_tree_model(home) {
+            return model.window(state);
+        }
+        match view::first_window(&self.session, home, state) {
+            Some(quick) => quick,
+            None => self.tree_model(home).window(state),
+        }
+    }
+
+    /// This revision's tree model, when it is built.
+    fn built_tree_model(&self, home: Option<&Path>) -> Option<Arc<view::TreeModel>> {
+        let revision = self.revision();
+        let cached = self
+            .view
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        cached
+            .as_ref()
+            .filter(|c| c.revision == revision && c.home.as_deref() == home)
+            .map(|c| Arc::clone(&c.model))
+    }
+
     /// The `/tree` model of this revision: kept until the session changes, so windows, filters
     /// and searches over an unchanged session do not flatten it again.
-    pub fn tree_model(&self, home: Option<&Path>) -> Arc<sessiontree_core::view::TreeModel> {
+    fn tree_model(&self, home: Option<&Path>) -> Arc<view::TreeModel> {
         let revision = self.revision();
         let mut cached = self
             .view
@@ -278,7 +305,7 @@ impl Actor {
                 return Arc::clone(&c.model);
             }
         }
-        let model = Arc::new(sessiontree_core::view::TreeModel::new(&self.session, home));
+        let model = Arc::new(view::TreeModel::new(&self.session, home));
         *cached = Some(CachedView {
             revision,
             home: home.map(Path::to_path_buf),

@@ -185,8 +185,8 @@ impl Backend {
         let home = self.locations().home;
         handle
             .read(move |a| {
-                let model = a.tree_model(home.as_deref());
-                Ok(rows::compute_rows(&a.session, &model, &p, a.revision()))
+                let window = |state: &_| a.window(home.as_deref(), state);
+                Ok(rows::compute_rows(&a.session, window, &p, a.revision()))
             })
             .await
     }

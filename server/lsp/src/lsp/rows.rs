@@ -40,10 +40,10 @@ fn filter(f: FilterMode) -> view::FilterMode {
 }
 
 /// The rows of the `/tree` view inside the window, as the agent of the session's dialect shows
-/// them, from the session's cached tree model.
+/// them, from `window` (the session's tree model, or the first window found without one).
 pub fn compute_rows(
     session: &Session,
-    model: &view::TreeModel,
+    window: impl FnOnce(&ViewState) -> view::RowsView,
     p: &proto::RowsParams,
     revision: u64,
 ) -> proto::RowsResult {
@@ -60,7 +60,7 @@ pub fn compute_rows(
         width: if p.width == 0 { 120 } else { p.width as usize },
         height,
     };
-    let v = model.window(&state);
+    let v = window(&state);
     let window = v.window.start..v.window.end;
     let rows = v
         .rows

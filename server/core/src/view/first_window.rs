@@ -1,0 +1,240 @@
+//! The first window of the `/tree` view as the selector opens (on the leaf, no search), found
+//! without walking the whole tree.
+//!
+//! The walk puts the subtrees holding the leaf first, so the rows before the leaf are the path
+//! from the root and the window around the leaf is a prefix of the walk: a prefix model that
+//! stops one shown row past the window gives the window's rows exactly as the whole model does
+//! (see [`Model::build_prefix`]). The row count comes from every entry's filter flags, the
+//! selected row from the path, and pi's re-layout learns from the unwalked subtrees which rows
+//! have visible children past the prefix ([`Beyond`]).
+//!
+//! It applies to the trees read from parent indices where every parent comes before its child
+//! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
+//! other session, search or selection takes the whole model.
+
+use super::flatten::{flag, Beyond, Marks, Model, Stop, Unwalked};
+use super::visibility::passes;
+use super::{compute_in, window, Layout, RowsView, ViewState};
+use crate::dialect::Dialect;
+use crate::session::{Session, NO_PARENT};
+use crate::tree::Tree;
+use std::path::Path;
+
+/// The view [`super::TreeModel::window`] gives for `state`, when `state` has no search and
+/// selects the leaf (or nothing) and the session's tree is plain; `None` otherwise. The view's
+/// ids are known for the rows down to the window's end only: [`RowsView::moved`] past them
+/// gives `None`.
+pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -> Option<RowsView> {
+    if !state.search.is_empty() {
+        return None;
+    }
+    let leaf_id = session.leaf_id()?;
+    if state.selected.as_deref().is_some_and(|s| s != leaf_id) {
+        return None;
+    }
+    let leaf = session.index_of(leaf_id)?;
+    let entries = session.entries();
+    let n = entries.len();
+    let parents = session.plain_parents().filter(|p| p.len() == n)?;
+    if !parents
+        .iter()
+        .enumerate()
+        .all(|(i, &p)| p == NO_PARENT || (p as usize) < i)
+    {
+        return None;
+    }
+    let dialect = session.dialect();
+    let filter = state.filter;
+    let columns = session.view_columns();
+    let marks = Marks::of(session);
+    let mut labeled = vec![false; n];
+    for &(i, _) in &marks.labels {
+        labeled[i] = true;
+    }
+    // An entry's flags as a model has them (the active-path flag aside: no filter reads it).
+    let flags = |e: usize| {
+        let mut f = columns.static_flags(e, &entries[e], dialect);
+        if e == leaf {
+            f |= flag::LEAF;
+        }
+        if labeled[e] {
+            f |= flag::LABELED;
+        }
+        f
+    };
+    let shown = |e: usize| passes(flags(e), filter, dialect);
+
+    // Every entry is walked once: count the shown ones from their static flags, then correct
+    // the leaf and the labeled entries.
+    let mut visible_count = columns.count_static(entries, dialect, |f| passes(f, filter, dialect));
+    // (Ids are unique here: each labeled entry is listed once.)
+    let corrected = marks.labels.iter().map(|&(e, _)| e);
+    for e in corrected.chain((!labeled[leaf]).then_some(leaf)) {
+        let plain = passes(
+            columns.static_flags(e, &entries[e], dialect),
+            filter,
+            dialect,
+        );
+        visible_count = visible_count + usize::from(shown(e)) - usize::from(plain);
+    }
+    // The rows before the leaf are its shown ancestors; the selection is the nearest shown one.
+    let selected = marks
+        .path
+        .iter()
+        .filter(|&&e| shown(e))
+        .count()
+        .checked_sub(1)?;
+    let max_rows = window::window_size(dialect, state.height);
+    let win = window::centered(Some(selected), visible_count, max_rows);
+
+    let tree = session.tree();
+    let stop = Stop {
+        shown: &shown,
+        rows: (win.end + 1).min(visible_count),
+    };
+    let (model, unwalked) = Model::build_prefix(session, &tree, &marks, home, stop);
+    let beyond = match dialect {
+        Dialect::Pi => beyond(&model, &tree, &unwalked, &shown, filter),
+        Dialect::Omp => Beyond::default(),
+    };
+    let layout = Layout::of_prefix(&model, filter, &beyond, visible_count, n);
+    if layout.visible.len() < win.end {
+        debug_assert!(
+            false,
+            "the prefix holds {} of the window's {} rows",
+            layout.visible.len(),
+            win.end
+        );
+        return None;
+    }
+    Some(compute_in(&model, &layout, state, Some(leaf_id), false))
+}
+
+/// How many shown children (up to 2) each key of a prefix model has in the unwalked subtrees,
+/// and how many shown roots are there.
+fn beyond(
+    model: &Model,
+    tree: &Tree,
+    unwalked: &Unwalked,
+    shown: &dyn Fn(usize) -> bool,
+    filter: super::FilterMode,
+) -> Beyond {
+    let mut out = Beyond {
+        kids: vec![0; model.key_count()],
+        roots: 0,
+    };
+    let mut stack = Vec::new();
+    for &(parent, node) in unwalked {
+        let tops = shown_tops(tree, node, shown, &mut stack);
+        if tops == 0 {
+            continue;
+        }
+        // The nearest shown ancestor of the subtree (pi follows `parentId`s, which are the
+        // walk's parents here).
+        let mut cursor = parent.map(|pos| model.key_at(pos as usize));
+        while let Some(k) = cursor {
+            if passes(model.flags[k], filter, model.dialect) {
+                break;
+            }
+            cursor = model.parent_key(k);
+        }
+        let slot = match cursor {
+            Some(k) => &mut out.kids[k],
+            None => &mut out.roots,
+        };
+        *slot = (*slot + tops).min(2);
+    }
+    out
+}
+
+/// How many shown entries (up to 2) of `node`'s subtree have no shown ancestor inside it.
+fn shown_tops(
+    tree: &Tree,
+    node: usize,
+    shown: &dyn Fn(usize) -> bool,
+    stack: &mut Vec<usize>,
+) -> u8 {
+    stack.clear();
+    stack.push(node);
+    let mut tops = 0;
+    while let Some(x) = stack.pop() {
+        if shown(x) {
+            tops += 1;
+            if tops == 2 {
+                break;
+            }
+        } else {
+            stack.extend_from_slice(tree.children(x));
+        }
+    }
+    tops
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::OpenOptions;
+    use crate::view::{FilterMode, Move, TreeModel};
+
+    /// Every view the quick path gives is the whole model's window, field for field and line for
+    /// line: on generated sessions and fixtures, with the leaf where the file leaves it and moved
+    /// to other entries (so it has descendants and siblings after it), in every filter, at
+    /// several heights and widths.
+    #[test]
+    fn the_first_window_is_the_whole_models_window() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let (mut quick, mut all) = (0, 0);
+        for path in crate::test_sessions::sample_sessions(dir.path()) {
+            let Ok(mut session) = Session::open(&path, OpenOptions::default()) else {
+                continue;
+            };
+            let mut pick = crate::test_sessions::numbers(path.as_os_str().len() as u64 + 7);
+            let ids: Vec<String> = session
+                .entries()
+                .iter()
+                .filter_map(|e| e.id().map(str::to_owned))
+                .collect();
+            let mut leaves = vec![session.leaf_id().map(str::to_owned)];
+            if !ids.is_empty() {
+                leaves.extend((0..4).map(|_| Some(ids[pick(ids.len())].clone())));
+            }
+            for leaf in leaves {
+                if let Some(id) = &leaf {
+                    session.branch(id).unwrap_or_else(|e| panic!("{e}"));
+                }
+                let model = TreeModel::new(&session, Some(Path::new("/home/me")));
+                for filter in FilterMode::ALL {
+                    for (height, width) in [(3, 120), (12, 120), (40, 120), (40, 50)] {
+                        let state = ViewState {
+                            filter,
+                            height,
+                            width,
+                            ..ViewState::default()
+                        };
+                        all += 1;
+                        let Some(view) =
+                            first_window(&session, Some(Path::new("/home/me")), &state)
+                        else {
+                            continue;
+                        };
+                        quick += 1;
+                        let whole = model.window(&state);
+                        let at = format!("{} leaf {leaf:?} {state:?}", path.display());
+                        let json = |v: &RowsView| serde_json::to_value(v).unwrap_or_default();
+                        assert_eq!(json(&view), json(&whole), "{at}");
+                        assert_eq!(view.text_lines(), whole.text_lines(), "{at}");
+                        assert_eq!(view.selected_id(), whole.selected_id(), "{at}");
+                        for how in [Move::Up, Move::Down] {
+                            if let Some(id) = view.moved(how) {
+                                assert_eq!(Some(id), whole.moved(how), "{at} {how:?}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+        eprintln!("quick {quick} of {all}");
+        // The generated sessions are plain: the quick path takes all of their views.
+        assert!(quick >= 6 * 5 * 5 * 4, "{quick} of {all}");
+    }
+}
