@@ -15,7 +15,7 @@ pub struct Tree {
     /// Root nodes in file order.
     pub roots: Vec<usize>,
     /// Children of node `i` are `child_list[child_start[i]..child_start[i + 1]]`.
-    child_start: Vec<usize>,
+    child_start: Vec<u32>,
     child_list: Vec<usize>,
 }
 
@@ -68,7 +68,7 @@ impl Tree {
             (p != NO_PARENT && p as usize != i).then_some(p as usize)
         };
         let mut roots = Vec::new();
-        let mut start = vec![0usize; n + 1];
+        let mut start = vec![0u32; n + 1];
         for i in 0..n {
             match parent_of(i) {
                 Some(p) => start[p + 1] += 1,
@@ -78,18 +78,20 @@ impl Tree {
         for i in 0..n {
             start[i + 1] += start[i];
         }
-        let mut fill = start[..n].to_vec();
-        let mut list = vec![0usize; start[n]];
+        // Each list is filled through its own start, which then holds the next list's start:
+        // shifting them back by one restores them.
+        let mut list = vec![0usize; start[n] as usize];
         for i in 0..n {
             if let Some(p) = parent_of(i) {
-                list[fill[p]] = i;
-                fill[p] += 1;
+                list[start[p] as usize] = i;
+                start[p] += 1;
             }
         }
-        drop(fill);
+        start.copy_within(0..n, 1);
+        start[0] = 0;
         let stamp = |i: usize| Some(times[i]).filter(|t| !t.is_nan());
         for p in 0..n {
-            let kids = &mut list[start[p]..start[p + 1]];
+            let kids = &mut list[start[p] as usize..start[p + 1] as usize];
             if kids.len() < 2 {
                 continue;
             }
@@ -120,7 +122,7 @@ impl Tree {
         let n = entries.len();
         let mut tree = self;
         // Counting sort by parent keeps each list in file order.
-        let mut start = vec![0usize; n + 1];
+        let mut start = vec![0u32; n + 1];
         for &(p, _) in &links {
             start[p + 1] += 1;
         }
@@ -130,11 +132,11 @@ impl Tree {
         let mut fill = start.clone();
         let mut list = vec![0usize; links.len()];
         for &(p, c) in &links {
-            list[fill[p]] = c;
+            list[fill[p] as usize] = c;
             fill[p] += 1;
         }
         for p in 0..n {
-            let kids = &mut list[start[p]..start[p + 1]];
+            let kids = &mut list[start[p] as usize..start[p + 1] as usize];
             if kids.len() > 1 {
                 stable_sort(kids, |a, b| {
                     compare_stamps(entries[*a].timestamp_ms(), entries[*b].timestamp_ms())
@@ -149,7 +151,7 @@ impl Tree {
     /// The children of a node, sorted by timestamp (stable).
     pub fn children(&self, node: usize) -> &[usize] {
         match (self.child_start.get(node), self.child_start.get(node + 1)) {
-            (Some(&a), Some(&b)) => &self.child_list[a..b],
+            (Some(&a), Some(&b)) => &self.child_list[a as usize..b as usize],
             _ => &[],
         }
     }
@@ -245,6 +247,31 @@ mod tests {
             short >= 20 && general >= 1,
             "{short} sessions took the short path, {general} the general one"
         );
+    }
+
+    /// The tree a session keeps is dropped when an entry is added: after appends, a branch and
+    /// a label it is the tree built anew.
+    #[test]
+    fn the_kept_tree_follows_new_entries() {
+        use crate::dialect::Dialect;
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut session = crate::test_sessions::generated_session(dir.path(), dialect, 300, 5);
+            let before = session.tree();
+            assert_eq!(*before, Tree::build(&session));
+            let first = session.entries()[3]
+                .id()
+                .map(str::to_owned)
+                .unwrap_or_default();
+            session.branch(&first).unwrap_or_else(|e| panic!("{e}"));
+            crate::test_sessions::append_labeled(&mut session, 320, |n| format!("entry {n}"));
+            let after = session.tree();
+            assert_eq!(*after, Tree::build(&session));
+            assert_ne!(after, before);
+            let added = session.index_of(session.leaf_id().unwrap_or_default());
+            assert!(added.is_some_and(|i| i >= 300 && after.children(i).is_empty()));
+            assert!(after.children(3).len() > before.children(3).len());
+        }
     }
 
     #[test]

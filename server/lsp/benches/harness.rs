@@ -16,6 +16,7 @@ use serde_json::{json, Value};
 use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
+use sessiontree_core::tree::Tree;
 use sessiontree_core::view::{compute_rows, first_window, FilterMode, TreeModel, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::collections::BTreeMap;
@@ -341,7 +342,7 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                     "first" => first_window(&session, None, &ViewState::default())
                         .map_or(0, |v| v.rows.len()),
                     "context" => session_context(&session, None).messages.len(),
-                    "tree" => session.tree().roots.len(),
+                    "tree" => Tree::build(&session).roots.len(),
                     // Writes a new file next to FILE (use a scratch copy), removed again.
                     "create_branched" => {
                         let fork = session.create_branched_session(&leaf, Box::new(RandomIds))?;
@@ -520,7 +521,8 @@ fn measure(
     let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
 
     // Tree, branch, context.
-    let (t, _) = time_runs(runs, |_| session.tree().roots.len());
+    // Built anew each time (the session keeps the one it builds until an entry is added).
+    let (t, _) = time_runs(runs, |_| Tree::build(&session).roots.len());
     figs.push(Figure::time(
         "getTree (info; agents 77 / 106 ms at 100k)",
         "",

@@ -266,6 +266,7 @@ impl Session {
             times: Vec::new(),
             parents_dirty: false,
             view_columns: Default::default(),
+            tree: Default::default(),
             unresolved_parents: 0,
             duplicate_ids: false,
         }

@@ -87,6 +87,8 @@ pub struct Session {
     duplicate_ids: bool,
     /// What the `/tree` view reads of each entry, shared with the tree models built from it.
     view_columns: crate::view::columns::ViewColumns,
+    /// The tree of the entries as they stand, made on first use; an entry indexed drops it.
+    tree: std::sync::OnceLock<Arc<crate::tree::Tree>>,
 }
 
 /// No resolved parent.
@@ -458,8 +460,11 @@ impl Session {
     }
 
     /// `getTree()`.
-    pub fn tree(&self) -> crate::tree::Tree {
-        crate::tree::Tree::build(self)
+    pub fn tree(&self) -> Arc<crate::tree::Tree> {
+        Arc::clone(
+            self.tree
+                .get_or_init(|| Arc::new(crate::tree::Tree::build(self))),
+        )
     }
 
     /// `branch(id)`: moves the leaf; writes nothing.
@@ -493,6 +498,7 @@ impl Session {
 
     /// Records one entry in the index, in file order (load, live follow and appends all come here).
     pub(crate) fn insert(&mut self, mut entry: Entry) {
+        self.tree = Default::default();
         let previous = self.entries.last().and_then(|e| e.id.clone());
         if self.index_entry(&entry, self.entries.len(), previous.as_deref()) {
             self.leaf = entry.id.clone();
@@ -509,6 +515,7 @@ impl Session {
     /// [`Session::insert`] for many entries at once: the list becomes the session's entries
     /// without being copied when the session has none yet (opening a large file).
     pub(crate) fn insert_all(&mut self, mut entries: Vec<Entry>) {
+        self.tree = Default::default();
         if !self.entries.is_empty() {
             entries.into_iter().for_each(|e| self.insert(e));
             return;

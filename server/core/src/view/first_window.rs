@@ -66,7 +66,11 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
 
     // Every entry is walked once: count the shown ones from their static flags, then correct
     // the leaf and the labeled entries.
-    let mut visible_count = columns.count_static(entries, dialect, |f| passes(f, filter, dialect));
+    // Of an entry's static flags a filter reads five bits: one table lookup an entry.
+    let table: [bool; 32] = std::array::from_fn(|f| passes(f as u16, filter, dialect));
+    let mut visible_count = columns.count_static(entries, dialect, |f| {
+        table[usize::from(f & (flag::CATEGORY | flag::BLANK | flag::USER_REQUEST))]
+    });
     // (Ids are unique here: each labeled entry is listed once.)
     let corrected = marks.labels.iter().map(|&(e, _)| e);
     for e in corrected.chain((!labeled[leaf]).then_some(leaf)) {
@@ -173,6 +177,26 @@ fn shown_tops(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The five bits the count reads decide the filter for any static flags (the leaf and label
+    /// bits are never among them).
+    #[test]
+    fn five_bits_decide_the_filter_for_static_flags() {
+        let read = flag::CATEGORY | flag::BLANK | flag::USER_REQUEST;
+        assert_eq!(read, 31);
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            for filter in FilterMode::ALL {
+                for f in 0..=u16::MAX {
+                    if f & (flag::LEAF | flag::LABELED) == 0 {
+                        assert_eq!(
+                            passes(f, filter, dialect),
+                            passes(f & read, filter, dialect)
+                        );
+                    }
+                }
+            }
+        }
+    }
     use crate::session::OpenOptions;
     use crate::view::{FilterMode, Move, TreeModel};
 
