@@ -285,6 +285,14 @@ fn vm_kb(field: &str) -> Option<f64> {
         .and_then(|v| v.parse().ok())
 }
 
+/// The process's minor page faults so far (memory touched for the first time).
+fn minor_faults() -> Option<f64> {
+    let stat = std::fs::read_to_string("/proc/self/stat").ok()?;
+    // Fields after the command name (which ends with the last `)`); minflt is the 10th field.
+    let rest = &stat[stat.rfind(')')? + 2..];
+    rest.split_whitespace().nth(7)?.parse().ok()
+}
+
 fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
     let base_hwm = vm_kb("VmHWM:").unwrap_or(0.0);
     let started = Instant::now();
@@ -317,8 +325,9 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
         "rows" | "search" | "context" | "tree" | "branch" | "window" | "model" | "first"
         | "create_branched" => {
             let leaf = session.leaf_id().map(str::to_owned).unwrap_or_default();
-            let mut times = Vec::new();
+            let (mut times, mut faults) = (Vec::new(), Vec::new());
             for _ in 0..repeat {
+                let before = minor_faults();
                 let t = Instant::now();
                 let n = match op {
                     "rows" => compute_rows(&session, &ViewState::default(), None)
@@ -355,8 +364,10 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                 };
                 std::hint::black_box(n);
                 times.push(t.elapsed().as_secs_f64() * 1e3);
+                faults.push(minor_faults().zip(before).map_or(f64::NAN, |(a, b)| a - b));
             }
             out["opMs"] = json!(times);
+            out["opFaults"] = json!(faults);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
         }
         other if other.starts_with("rows:") => {

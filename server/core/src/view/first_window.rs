@@ -98,7 +98,7 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
     };
     let (model, unwalked) = Model::build_prefix(session, &tree, &marks, home, stop);
     let beyond = match dialect {
-        Dialect::Pi => beyond(&model, &tree, &unwalked, &shown, filter),
+        Dialect::Pi => beyond(&model, &tree, &unwalked, &shown, filter, win.start..win.end),
         Dialect::Omp => Beyond::default(),
     };
     let layout = Layout::of_prefix(&model, filter, &beyond, visible_count, n);
@@ -122,10 +122,12 @@ fn beyond(
     unwalked: &Unwalked,
     shown: &dyn Fn(usize) -> bool,
     filter: super::FilterMode,
+    built: std::ops::Range<usize>,
 ) -> Beyond {
     let mut out = Beyond {
         kids: vec![0; model.key_count()],
         roots: 0,
+        built,
     };
     let mut stack = Vec::new();
     for &(parent, node) in unwalked {

@@ -919,11 +919,14 @@ pub(crate) fn visible_parents(model: &Model, visible: &[usize], row_of: &[u32]) 
 
 /// What lies past the end of a prefix model ([`Model::build_prefix`]), for pi's re-layout of its
 /// rows: how many visible children (0, 1 or 2 for "several") each key has among the unwalked
-/// subtrees, and how many visible roots.
+/// subtrees, how many visible roots, and which rows will be built. Ids are not repeated there, so
+/// each key has one row.
 #[derive(Debug, Default)]
 pub(crate) struct Beyond {
     pub kids: Vec<u8>,
     pub roots: u8,
+    /// The rows that will be built (the window).
+    pub built: std::ops::Range<usize>,
 }
 
 /// A pending row of pi's walk: key, indent, gutter list head ([`NONE`]: none) and [`frame`] bits.
@@ -1149,10 +1152,36 @@ pub(crate) fn pi_structure(
         }
         (parent_row, child_rows, foldable)
     };
-    let ((mut rows, gutters), (parent_row, child_rows, foldable)) = if visible.len() < 4096 {
-        (walk(), parents())
-    } else {
-        super::join(walk, parents)
+    // A prefix model builds only the window's rows: their parents and child counts (a row's
+    // children are its key's visible children, with those past the prefix) are all it reads.
+    let parents_of_built = |built: std::ops::Range<usize>| {
+        let n = visible.len();
+        let (mut parent_row, mut child_rows, mut foldable) =
+            (vec![NONE; n], vec![0u32; n], vec![false; n]);
+        for own in built.start.min(n)..built.end.min(n) {
+            let found = found_of[own];
+            let k = model.key_at(visible[own]);
+            let kids = children(k).len() + more(k);
+            foldable[own] = kids > 0
+                && match found {
+                    NULL => true,
+                    p => children(p as usize).len() + more(p as usize) > 1,
+                };
+            parent_row[own] = Some(found)
+                .filter(|&p| p != NULL)
+                .map(|p| filtered[p as usize])
+                .filter(|&pp| pp != NONE)
+                .map(|pp| row_of[pp as usize])
+                .filter(|&r| r != NONE && r as usize != own)
+                .unwrap_or(NONE);
+            child_rows[own] = kids as u32;
+        }
+        (parent_row, child_rows, foldable)
+    };
+    let ((mut rows, gutters), (parent_row, child_rows, foldable)) = match beyond {
+        Some(b) => (walk(), parents_of_built(b.built.clone())),
+        None if visible.len() < 4096 => (walk(), parents()),
+        None => super::join(walk, parents),
     };
     for (row, foldable) in rows.iter_mut().zip(foldable) {
         row.foldable = foldable;
