@@ -259,7 +259,6 @@ mod tests {
                 }
             }
         }
-        eprintln!("quick {quick} of {all}");
         // The generated sessions are plain: the quick path takes all of their views.
         assert!(quick >= 6 * 5 * 5 * 4, "{quick} of {all}");
     }
