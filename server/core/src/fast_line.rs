@@ -1,5 +1,6 @@
 //! The common `message` line read straight into its index fields and view facts, without
-//! building a JSON value: typed, borrowed fields, everything else skipped (still validated).
+//! building a JSON value: one validating scan that borrows the fields it reads and skips the
+//! rest (strings eight bytes at a time), accepting only what serde_json accepts.
 //!
 //! Only clean, common shapes take this path: `type: "message"`, string fields written without
 //! escapes, no repeated keys, a `user` / `assistant` / `toolResult` role, content as a string or
@@ -10,10 +11,10 @@
 
 use crate::dialect::Dialect;
 use crate::view::text::{PlainBlock, PlainContent, PlainMessage};
-use serde::de::{Deserializer, IgnoredAny};
-use serde::Deserialize;
-use serde_json::value::RawValue;
 use serde_json::Value;
+
+#[cfg(test)]
+mod oracle;
 
 /// What a line gives the index and the view.
 pub(crate) struct FastLine<'a> {
@@ -26,108 +27,59 @@ pub(crate) struct FastLine<'a> {
     pub facts: Option<crate::view::text::EntryFacts>,
 }
 
-/// A present field, `null` included (`Option<T>` alone reads `null` as absent).
-fn present<'de, D: Deserializer<'de>, T: Deserialize<'de>>(d: D) -> Result<Option<T>, D::Error> {
-    T::deserialize(d).map(Some)
-}
-
-/// A struct read only from a JSON object: serde's derived structs also accept an array (fields
-/// by position), which the projection reads as no fields at all.
-struct Object<T>(T);
-
-impl<'de, T: Deserialize<'de>> Deserialize<'de> for Object<T> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ObjectVisitor<T>(std::marker::PhantomData<T>);
-        impl<'de, T: Deserialize<'de>> serde::de::Visitor<'de> for ObjectVisitor<T> {
-            type Value = T;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("an object")
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(self, map: A) -> Result<T, A::Error> {
-                T::deserialize(serde::de::value::MapAccessDeserializer::new(map))
-            }
-        }
-        d.deserialize_map(ObjectVisitor(std::marker::PhantomData))
-            .map(Object)
-    }
-}
-
-#[derive(Deserialize)]
-struct Line<'a> {
-    #[serde(rename = "type")]
-    kind: &'a str,
-    #[serde(default)]
-    id: Option<&'a str>,
-    #[serde(rename = "parentId", default, deserialize_with = "present")]
-    parent: Option<Option<&'a str>>,
-    #[serde(default)]
-    timestamp: Option<&'a str>,
-    #[serde(borrow)]
-    message: Object<Message<'a>>,
-}
-
-#[derive(Deserialize)]
-struct Message<'a> {
-    role: &'a str,
-    #[serde(default, borrow)]
-    content: Option<Content<'a>>,
-    #[serde(rename = "toolCallId", default)]
-    tool_call_id: Option<&'a str>,
-    #[serde(rename = "toolName", default)]
-    tool_name: Option<&'a str>,
-    #[serde(rename = "stopReason", default)]
-    stop_reason: Option<&'a str>,
-    #[serde(rename = "errorMessage", default)]
-    error_message: Option<&'a str>,
-    #[serde(default)]
-    usage: Option<Object<Usage>>,
-    #[serde(rename = "retryRecovery", default, deserialize_with = "present")]
-    retry_recovery: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct Usage {
-    #[serde(default, deserialize_with = "present")]
-    cost: Option<IgnoredAny>,
-}
-
-#[derive(Deserialize)]
-struct Block<'a> {
-    #[serde(rename = "type", default)]
-    kind: Option<&'a str>,
-    #[serde(default, borrow)]
-    text: Option<&'a RawValue>,
-    #[serde(default)]
-    id: Option<&'a str>,
-    #[serde(default)]
-    name: Option<&'a str>,
-    #[serde(default, deserialize_with = "present")]
-    arguments: Option<Value>,
-}
+/// Containers deeper than this leave the line to the projection (serde_json's limit is 128).
+const MAX_DEPTH: u32 = 100;
 
 /// Reads `text` (one line, no newline) when it is a common message line; the facts are made
 /// for `facts_for`.
+///
+/// The line is read by a scanner that accepts only what serde_json accepts (same grammar, string
+/// rules, escapes, white space and end of input) and reads the fields as serde's typed read did
+/// (the tests compare it with that read, kept in `oracle.rs`): strings borrowed (a field written
+/// with escapes, or any object key with escapes, leaves the line), `null` read as absent where an
+/// `Option` was, repeated known keys leave the line.
 pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_>> {
-    let mut de = serde_json::Deserializer::from_str(text);
-    let line = Line::deserialize(&mut de).ok()?;
-    de.end().ok()?;
-    let Object(message) = line.message;
-    if line.kind != "message"
-        || !matches!(message.role, "user" | "assistant" | "toolResult")
-        || message.retry_recovery.is_some()
-    {
+    let mut cur = Cursor {
+        text,
+        bytes: text.as_bytes(),
+        at: 0,
+    };
+    let mut seen = 0u8;
+    let (mut id, mut parent, mut timestamp, mut message) = (None, None, None, None);
+    cur.object(0, |cur, key, depth| {
+        let key = key?;
+        let bit = match key {
+            "type" => 1,
+            "id" => 2,
+            "parentId" => 4,
+            "timestamp" => 8,
+            "message" => 16,
+            _ => return cur.skip(depth),
+        };
+        if seen & bit != 0 {
+            return None;
+        }
+        seen |= bit;
+        match key {
+            "type" => (cur.plain_str()? == "message").then_some(()),
+            "id" => cur.opt_str().map(|v| id = v),
+            "parentId" => cur.opt_str().map(|v| parent = Some(v)),
+            "timestamp" => cur.opt_str().map(|v| timestamp = v),
+            _ => cur.message(depth).map(|m| message = Some(m)),
+        }
+    })?;
+    cur.ws();
+    if cur.at != cur.bytes.len() || seen & 1 == 0 {
         return None;
     }
-    let usage_without_cost = message.role == "assistant"
-        && message
-            .usage
-            .as_ref()
-            .is_some_and(|Object(u)| u.cost.is_none());
+    let message = message?;
+    let usage_without_cost = message.role == "assistant" && message.usage == Some(false);
     let facts = match facts_for {
         Some(dialect) => {
             let content = match message.content {
-                None => PlainContent::Absent,
-                Some(Content(content)) => content_of(content)?,
+                ScannedContent::Absent => PlainContent::Absent,
+                ScannedContent::Text(text) => PlainContent::Text(text),
+                ScannedContent::Blocks(blocks) => blocks_of(blocks)?,
             };
             Some(crate::view::text::plain_message_facts(
                 PlainMessage {
@@ -144,86 +96,51 @@ pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
         None => None,
     };
     Some(FastLine {
-        id: line.id,
-        parent: line.parent,
-        timestamp: line.timestamp,
+        id,
+        parent,
+        timestamp,
         role: message.role,
         usage_without_cost,
         facts,
     })
 }
 
-/// `message.content` as read in the one pass over the line: a string (cut as the projection
-/// cuts content text), an array of blocks, or something this path leaves to the projection.
-struct Content<'a>(RawContent<'a>);
+/// `message` as scanned.
+struct ScannedMessage<'a> {
+    role: &'a str,
+    content: ScannedContent<'a>,
+    tool_call_id: Option<&'a str>,
+    tool_name: Option<&'a str>,
+    stop_reason: Option<&'a str>,
+    error_message: Option<&'a str>,
+    /// `usage` when it is an object: whether it has a `cost` key.
+    usage: Option<bool>,
+}
 
-enum RawContent<'a> {
+/// `message.content` as scanned: absent or `null`, a string (cut as the projection cuts content
+/// text) or an array of blocks (anything else is left to the projection).
+enum ScannedContent<'a> {
+    Absent,
     Text(String),
-    Blocks(Vec<Object<Block<'a>>>),
-    Other,
+    Blocks(Vec<ScannedBlock<'a>>),
 }
 
-impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
-    fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Self, D::Error> {
-        struct ContentVisitor;
-        impl<'de> serde::de::Visitor<'de> for ContentVisitor {
-            type Value = RawContent<'de>;
-            fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-                f.write_str("message content")
-            }
-            fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
-                Ok(RawContent::Text(
-                    crate::projection::cut_content_text(v).to_owned(),
-                ))
-            }
-            fn visit_seq<A: serde::de::SeqAccess<'de>>(
-                self,
-                mut seq: A,
-            ) -> Result<Self::Value, A::Error> {
-                let mut blocks = Vec::new();
-                while let Some(block) = seq.next_element()? {
-                    blocks.push(block);
-                }
-                Ok(RawContent::Blocks(blocks))
-            }
-            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
-                Ok(RawContent::Other)
-            }
-            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
-                Ok(RawContent::Other)
-            }
-            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
-                Ok(RawContent::Other)
-            }
-            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
-                Ok(RawContent::Other)
-            }
-            fn visit_map<A: serde::de::MapAccess<'de>>(
-                self,
-                mut map: A,
-            ) -> Result<Self::Value, A::Error> {
-                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
-                Ok(RawContent::Other)
-            }
-        }
-        d.deserialize_any(ContentVisitor).map(Content)
-    }
+/// One content block as scanned (`text` raw, as written).
+#[derive(Default)]
+struct ScannedBlock<'a> {
+    kind: Option<&'a str>,
+    text: Option<&'a str>,
+    id: Option<&'a str>,
+    name: Option<&'a str>,
+    arguments: Option<Value>,
 }
 
-/// The facts' view of `message.content` (`None`: leave the line to the projection).
-fn content_of(content: RawContent<'_>) -> Option<PlainContent<'_>> {
-    let blocks = match content {
-        RawContent::Text(text) => return Some(PlainContent::Text(text)),
-        RawContent::Blocks(blocks) => blocks,
-        RawContent::Other => return None,
-    };
+/// The facts' view of the content blocks (`None`: leave the line to the projection).
+fn blocks_of(blocks: Vec<ScannedBlock<'_>>) -> Option<PlainContent<'_>> {
     let mut out = Vec::with_capacity(blocks.len());
-    for Object(b) in blocks {
+    for b in blocks {
         out.push(match b.kind {
-            Some("text") => match b.text {
-                Some(t) => PlainBlock::Text(crate::projection::cut_raw_string(t.get())?),
-                None => return None,
-            },
+            Some("text") => PlainBlock::Text(crate::projection::cut_raw_string(b.text?)?),
             Some("toolCall") => PlainBlock::ToolCall {
                 id: b.id?,
                 name: b.name?,
@@ -233,6 +150,380 @@ fn content_of(content: RawContent<'_>) -> Option<PlainContent<'_>> {
         });
     }
     Some(PlainContent::Blocks(out))
+}
+
+/// A string token's escapes.
+#[derive(Clone, Copy, Default)]
+struct Escapes {
+    any: bool,
+    unicode: bool,
+}
+
+/// Whether a string byte ends a run of plain characters: a quote, a backslash, or a control
+/// character (which JSON forbids in strings).
+#[inline(always)]
+fn stops_string(c: u8) -> bool {
+    c < 0x20 || c == b'"' || c == b'\\'
+}
+
+/// The index of the first byte at or after `at` that [`stops_string`] (`bytes.len()` if none),
+/// tested eight bytes at a time: in each word, a byte's high bit is set where it is a quote, a
+/// backslash or below 0x20. Only the lowest such byte is certain (a borrow can mark bytes above
+/// it), and only it is used.
+#[inline]
+fn plain_run(bytes: &[u8], mut at: usize) -> usize {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+    while let Some(word) = bytes.get(at..at + 8) {
+        let Ok(word) = <[u8; 8]>::try_from(word) else {
+            break;
+        };
+        let w = u64::from_le_bytes(word);
+        let quote = w ^ (ONES * u64::from(b'"'));
+        let backslash = w ^ (ONES * u64::from(b'\\'));
+        let found = ((quote.wrapping_sub(ONES) & !quote)
+            | (backslash.wrapping_sub(ONES) & !backslash)
+            | (w.wrapping_sub(ONES * 0x20) & !w))
+            & HIGH;
+        if found != 0 {
+            return at + (found.trailing_zeros() / 8) as usize;
+        }
+        at += 8;
+    }
+    while bytes.get(at).is_some_and(|&c| !stops_string(c)) {
+        at += 1;
+    }
+    at
+}
+
+/// A position in a line, read as serde_json reads JSON text.
+struct Cursor<'a> {
+    text: &'a str,
+    bytes: &'a [u8],
+    at: usize,
+}
+
+impl<'a> Cursor<'a> {
+    fn peek(&self) -> Option<u8> {
+        self.bytes.get(self.at).copied()
+    }
+
+    /// serde_json's white space: space, line feed, tab, carriage return.
+    fn ws(&mut self) {
+        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
+            self.at += 1;
+        }
+    }
+
+    fn eat(&mut self, c: u8) -> Option<()> {
+        (self.peek() == Some(c)).then(|| self.at += 1)
+    }
+
+    fn literal(&mut self, word: &[u8]) -> Option<()> {
+        let end = self.at + word.len();
+        (self.bytes.get(self.at..end) == Some(word)).then(|| self.at = end)
+    }
+
+    /// A string token (validated: no control characters, only JSON's escapes), quotes included.
+    fn string(&mut self) -> Option<(&'a str, Escapes)> {
+        let start = self.at;
+        self.eat(b'"')?;
+        let mut escapes = Escapes::default();
+        loop {
+            self.at = plain_run(self.bytes, self.at);
+            match self.peek()? {
+                b'"' => {
+                    self.at += 1;
+                    return Some((self.text.get(start..self.at)?, escapes));
+                }
+                b'\\' => {
+                    escapes.any = true;
+                    match *self.bytes.get(self.at + 1)? {
+                        b'"' | b'\\' | b'/' | b'b' | b'f' | b'n' | b'r' | b't' => self.at += 2,
+                        b'u' => {
+                            let hex = self.bytes.get(self.at + 2..self.at + 6)?;
+                            if !hex.iter().all(u8::is_ascii_hexdigit) {
+                                return None;
+                            }
+                            escapes.unicode = true;
+                            self.at += 6;
+                        }
+                        _ => return None,
+                    }
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// A string written without escapes, borrowed from the line.
+    fn plain_str(&mut self) -> Option<&'a str> {
+        match self.string()? {
+            (raw, Escapes { any: false, .. }) => raw.get(1..raw.len() - 1),
+            _ => None,
+        }
+    }
+
+    /// `null` (`None`) or a string written without escapes.
+    fn opt_str(&mut self) -> Option<Option<&'a str>> {
+        if self.peek() == Some(b'n') {
+            return self.literal(b"null").map(|()| None);
+        }
+        self.plain_str().map(Some)
+    }
+
+    /// A number, by JSON's grammar.
+    fn number(&mut self) -> Option<()> {
+        let digits = |cur: &mut Self| {
+            let from = cur.at;
+            while cur.peek().is_some_and(|c| c.is_ascii_digit()) {
+                cur.at += 1;
+            }
+            (cur.at > from).then_some(())
+        };
+        let _ = self.eat(b'-');
+        match self.peek()? {
+            b'0' => {
+                self.at += 1;
+                if self.peek().is_some_and(|c| c.is_ascii_digit()) {
+                    return None;
+                }
+            }
+            b'1'..=b'9' => digits(self)?,
+            _ => return None,
+        }
+        if self.eat(b'.').is_some() {
+            digits(self)?;
+        }
+        if let Some(b'e' | b'E') = self.peek() {
+            self.at += 1;
+            if let Some(b'+' | b'-') = self.peek() {
+                self.at += 1;
+            }
+            digits(self)?;
+        }
+        Some(())
+    }
+
+    /// Skips one value (validated), inside `depth` containers.
+    fn skip(&mut self, depth: u32) -> Option<()> {
+        match self.peek()? {
+            b'"' => self.string().map(drop),
+            b'{' => self.object(depth, |cur, _, depth| cur.skip(depth)),
+            b'[' => self.array(depth, |cur, depth| cur.skip(depth)),
+            b't' => self.literal(b"true"),
+            b'f' => self.literal(b"false"),
+            b'n' => self.literal(b"null"),
+            b'-' | b'0'..=b'9' => self.number(),
+            _ => None,
+        }
+    }
+
+    /// Skips one value and gives its text (as serde_json's `RawValue` holds it).
+    fn raw(&mut self, depth: u32) -> Option<&'a str> {
+        let start = self.at;
+        self.skip(depth)?;
+        self.text.get(start..self.at)
+    }
+
+    /// An object inside `depth` containers: `field` reads each value (the cursor is at it) given
+    /// its key (`None` when written with escapes: only a skipped object takes those) and the
+    /// depth inside the object.
+    fn object(
+        &mut self,
+        depth: u32,
+        mut field: impl FnMut(&mut Self, Option<&'a str>, u32) -> Option<()>,
+    ) -> Option<()> {
+        let depth = depth + 1;
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'{')?;
+        self.ws();
+        if self.eat(b'}').is_some() {
+            return Some(());
+        }
+        loop {
+            self.ws();
+            let key = match self.string()? {
+                (raw, Escapes { any: false, .. }) => Some(raw.get(1..raw.len() - 1)?),
+                _ => None,
+            };
+            self.ws();
+            self.eat(b':')?;
+            self.ws();
+            field(self, key, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b'}' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// An array inside `depth` containers: `element` reads each element (the cursor is at it).
+    fn array(
+        &mut self,
+        depth: u32,
+        mut element: impl FnMut(&mut Self, u32) -> Option<()>,
+    ) -> Option<()> {
+        let depth = depth + 1;
+        if depth > MAX_DEPTH {
+            return None;
+        }
+        self.eat(b'[')?;
+        self.ws();
+        if self.eat(b']').is_some() {
+            return Some(());
+        }
+        loop {
+            self.ws();
+            element(self, depth)?;
+            self.ws();
+            match self.peek()? {
+                b',' => self.at += 1,
+                b']' => {
+                    self.at += 1;
+                    return Some(());
+                }
+                _ => return None,
+            }
+        }
+    }
+
+    /// `message`: an object with a `user` / `assistant` / `toolResult` role and no
+    /// `retryRecovery`.
+    fn message(&mut self, depth: u32) -> Option<ScannedMessage<'a>> {
+        let mut m = ScannedMessage {
+            role: "",
+            content: ScannedContent::Absent,
+            tool_call_id: None,
+            tool_name: None,
+            stop_reason: None,
+            error_message: None,
+            usage: None,
+        };
+        let mut seen = 0u8;
+        self.object(depth, |cur, key, depth| {
+            let bit = match key? {
+                "role" => 1,
+                "content" => 2,
+                "toolCallId" => 4,
+                "toolName" => 8,
+                "stopReason" => 16,
+                "errorMessage" => 32,
+                "usage" => 64,
+                "retryRecovery" => return None,
+                _ => return cur.skip(depth),
+            };
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match key? {
+                "role" => {
+                    m.role = cur.plain_str()?;
+                    matches!(m.role, "user" | "assistant" | "toolResult").then_some(())
+                }
+                "content" => cur.content(depth).map(|c| m.content = c),
+                "toolCallId" => cur.opt_str().map(|v| m.tool_call_id = v),
+                "toolName" => cur.opt_str().map(|v| m.tool_name = v),
+                "stopReason" => cur.opt_str().map(|v| m.stop_reason = v),
+                "errorMessage" => cur.opt_str().map(|v| m.error_message = v),
+                _ => cur.usage(depth).map(|u| m.usage = u),
+            }
+        })?;
+        (seen & 1 != 0).then_some(m)
+    }
+
+    /// `usage`: `null` (`None`) or an object (whether it has a `cost` key).
+    fn usage(&mut self, depth: u32) -> Option<Option<bool>> {
+        if self.peek() == Some(b'n') {
+            return self.literal(b"null").map(|()| None);
+        }
+        let mut cost = false;
+        self.object(depth, |cur, key, depth| {
+            if key? == "cost" {
+                if cost {
+                    return None;
+                }
+                cost = true;
+            }
+            cur.skip(depth)
+        })?;
+        Some(Some(cost))
+    }
+
+    /// `message.content`.
+    fn content(&mut self, depth: u32) -> Option<ScannedContent<'a>> {
+        match self.peek()? {
+            b'n' => self.literal(b"null").map(|()| ScannedContent::Absent),
+            b'"' => {
+                let (raw, escapes) = self.string()?;
+                let inner = raw.get(1..raw.len() - 1)?;
+                let cut = crate::projection::cut_content_text;
+                if escapes.unicode {
+                    // Decoded in full, as the typed read did: `\u` escapes must pair up.
+                    let text: String = serde_json::from_str(raw).ok()?;
+                    Some(ScannedContent::Text(cut(&text).to_owned()))
+                } else if escapes.any {
+                    // Only JSON's one-character escapes: the prefix the cut needs is decoded.
+                    crate::projection::cut_raw_string(raw).map(ScannedContent::Text)
+                } else {
+                    Some(ScannedContent::Text(cut(inner).to_owned()))
+                }
+            }
+            b'[' => {
+                let mut blocks = Vec::new();
+                self.array(depth, |cur, depth| {
+                    blocks.push(cur.block(depth)?);
+                    Some(())
+                })?;
+                Some(ScannedContent::Blocks(blocks))
+            }
+            // A number, `true`, `false` or an object: the projection reads those (a number is
+            // parsed there, and may be out of range).
+            _ => None,
+        }
+    }
+
+    /// One content block: an object.
+    fn block(&mut self, depth: u32) -> Option<ScannedBlock<'a>> {
+        let mut b = ScannedBlock::default();
+        let mut seen = 0u8;
+        self.object(depth, |cur, key, depth| {
+            let key = key?;
+            let bit = match key {
+                "type" => 1,
+                "text" => 2,
+                "id" => 4,
+                "name" => 8,
+                "arguments" => 16,
+                _ => return cur.skip(depth),
+            };
+            if seen & bit != 0 {
+                return None;
+            }
+            seen |= bit;
+            match key {
+                "type" => cur.opt_str().map(|v| b.kind = v),
+                "text" if cur.peek() == Some(b'n') => cur.literal(b"null"),
+                "text" => cur.raw(depth).map(|raw| b.text = Some(raw)),
+                "id" => cur.opt_str().map(|v| b.id = v),
+                "name" => cur.opt_str().map(|v| b.name = v),
+                _ => {
+                    let raw = cur.raw(depth)?;
+                    b.arguments = Some(serde_json::from_str(raw).ok()?);
+                    Some(())
+                }
+            }
+        })?;
+        Some(b)
+    }
 }
 
 /// Checks that a line this path reads gives the entry and facts the projection gives (for both
@@ -337,6 +628,199 @@ mod tests {
             files > 50 && taken > 100,
             "{files} files, {taken} lines taken"
         );
+    }
+
+    /// The scanner's answer for `line` against the typed serde read it replaced: where the scanner
+    /// reads a line, the typed read gave the same (`Err` otherwise). `Ok(true)` when it reads it.
+    fn same_as_the_typed_read(line: &str) -> Result<bool, String> {
+        let describe = |fast: &FastLine<'_>| {
+            format!(
+                "{:?} {:?} {:?} {:?} {} {:?}",
+                fast.id,
+                fast.parent,
+                fast.timestamp,
+                fast.role,
+                fast.usage_without_cost,
+                fast.facts
+            )
+        };
+        let mut taken = false;
+        for facts in [Some(Dialect::Pi), Some(Dialect::Omp), None] {
+            let Some(new) = scan(line, facts) else {
+                continue;
+            };
+            taken = true;
+            let Some(old) = oracle::scan(line, facts) else {
+                return Err(format!("{facts:?}: read by the scanner only"));
+            };
+            let (new, old) = (describe(&new), describe(&old));
+            if new != old {
+                return Err(format!("{facts:?}: scanner {new}\ntyped read {old}"));
+            }
+            if serde_json::from_str::<serde::de::IgnoredAny>(line).is_err() {
+                return Err("not JSON".to_owned());
+            }
+        }
+        Ok(taken)
+    }
+
+    /// Message lines of generated sessions (both dialects) and of every fixture.
+    fn sample_lines() -> Vec<String> {
+        let mut texts = Vec::new();
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut out = Vec::new();
+            let options = crate::synth::SynthOptions {
+                dialect,
+                entries: 2000,
+                seed: 7,
+            };
+            crate::synth::generate(options, &mut out).unwrap();
+            texts.push(String::from_utf8(out).unwrap());
+        }
+        for path in crate::test_sessions::fixture_files() {
+            if let Ok(bytes) = std::fs::read(&path) {
+                texts.push(String::from_utf8_lossy(&bytes).into_owned());
+            }
+        }
+        texts
+            .iter()
+            .flat_map(|text| text.lines())
+            .map(|line| line.trim_end_matches('\r'))
+            .filter(|line| line.starts_with(r#"{"type":"message","#))
+            .map(str::to_owned)
+            .collect()
+    }
+
+    #[test]
+    fn the_scanner_reads_what_the_typed_read_read() {
+        let lines = sample_lines();
+        let (mut taken, mut left) = (0, Vec::new());
+        for line in &lines {
+            match same_as_the_typed_read(line) {
+                Ok(true) => taken += 1,
+                Ok(false) if oracle::scan(line, Some(Dialect::Pi)).is_some() => left.push(line),
+                Ok(false) => {}
+                Err(diff) => panic!("{line}\n{diff}"),
+            }
+        }
+        // The scanner leaves only lines the typed read decoded a key or a `\u` string of.
+        assert!(taken > 2000, "{taken} of {} lines", lines.len());
+        for line in left {
+            assert!(line.contains("\\u"), "left to the projection: {line}");
+        }
+    }
+
+    /// Lines edited at random (bytes removed, JSON's punctuation and escapes put in, pieces
+    /// repeated): whatever the scanner reads is valid JSON the typed read read the same.
+    #[test]
+    fn edited_lines_are_read_as_the_typed_read_or_left() {
+        const PIECES: &[&str] = &[
+            "\"",
+            "\\",
+            "{",
+            "}",
+            "[",
+            "]",
+            ",",
+            ":",
+            " ",
+            "\t",
+            "\u{1}",
+            "0",
+            "-",
+            "1e999",
+            ".",
+            "e",
+            "null",
+            "true",
+            "\\u",
+            "\\ud800",
+            "\\n",
+            "\\x",
+            "\u{e9}",
+            "\"id\":\"x\",",
+            "\"cost\":1,",
+            "\"type\":\"text\",",
+            "\"role\":\"user\",",
+            "00",
+            "[]",
+            "{}",
+        ];
+        let lines = sample_lines();
+        let mut next = crate::test_sessions::numbers(0x5eed_f00d);
+        let (mut taken, mut tried) = (0, 0);
+        for round in 0..20_000 {
+            let line = &lines[next(lines.len())];
+            // Edit near the structure (the start, keys, the end) more often than inside texts.
+            let mut edited = line.clone().into_bytes();
+            for _ in 0..1 + round % 3 {
+                let at = match next(3) {
+                    0 => next(edited.len().min(300) + 1),
+                    1 => edited.len() - next(edited.len().min(200) + 1),
+                    _ => next(edited.len() + 1),
+                };
+                match next(3) {
+                    0 if at < edited.len() => {
+                        edited.remove(at);
+                    }
+                    1 if at + 8 < edited.len() => {
+                        let piece = edited[at..at + 1 + next(8)].to_vec();
+                        edited.splice(at..at, piece);
+                    }
+                    _ => {
+                        let piece = PIECES[next(PIECES.len())].as_bytes();
+                        edited.splice(at..at, piece.iter().copied());
+                    }
+                }
+            }
+            let Ok(edited) = String::from_utf8(edited) else {
+                continue;
+            };
+            tried += 1;
+            match same_as_the_typed_read(&edited) {
+                Ok(read) => taken += usize::from(read),
+                Err(diff) => panic!("{edited}\n{diff}"),
+            }
+        }
+        assert!(taken > 1000 && taken < tried, "{taken} of {tried}");
+    }
+
+    #[test]
+    fn strings_stop_at_quotes_escapes_and_control_characters() {
+        let naive = |bytes: &[u8], at: usize| {
+            (at..bytes.len())
+                .find(|&i| stops_string(bytes[i]))
+                .unwrap_or(bytes.len())
+        };
+        let fillers = [
+            b'a', 0x20, 0x21, 0x23, 0x5b, 0x5d, 0x7f, 0x80, 0xa0, 0xdc, 0xff,
+        ];
+        for len in 0..40 {
+            for stop in [b'"', b'\\', 0x00, 0x0a, 0x1f] {
+                for filler in fillers {
+                    let mut bytes = vec![filler; len];
+                    bytes.push(stop);
+                    bytes.extend_from_slice(b"b\"\\\x01");
+                    for at in 0..=len {
+                        assert_eq!(plain_run(&bytes, at), len, "{filler} {stop}");
+                    }
+                }
+            }
+            for filler in fillers {
+                assert_eq!(plain_run(&vec![filler; len], 0), len);
+            }
+        }
+        let mut next = crate::test_sessions::numbers(0xb17e5);
+        for _ in 0..20_000 {
+            let bytes: Vec<u8> = (0..next(40))
+                .map(|_| match next(4) {
+                    0 => [b'"', b'\\', 0x00, 0x1f, 0x20, 0x21, 0x5c ^ 0x80][next(7)],
+                    _ => next(256) as u8,
+                })
+                .collect();
+            let at = next(bytes.len() + 1);
+            assert_eq!(plain_run(&bytes, at), naive(&bytes, at), "{bytes:?} {at}");
+        }
     }
 
     #[test]
