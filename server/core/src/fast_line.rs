@@ -129,7 +129,8 @@ enum ScannedContent<'a> {
 #[derive(Default)]
 struct ScannedBlock<'a> {
     kind: Option<&'a str>,
-    text: Option<&'a str>,
+    /// With the string's escapes when it is one.
+    text: Option<(&'a str, Option<Escapes>)>,
     id: Option<&'a str>,
     name: Option<&'a str>,
     arguments: Option<Value>,
@@ -140,7 +141,10 @@ fn blocks_of(blocks: Vec<ScannedBlock<'_>>) -> Option<PlainContent<'_>> {
     let mut out = Vec::with_capacity(blocks.len());
     for b in blocks {
         out.push(match b.kind {
-            Some("text") => PlainBlock::Text(crate::projection::cut_raw_string(b.text?)?),
+            Some("text") => PlainBlock::Text(match b.text? {
+                (raw, Some(escapes)) => cut_string(raw, escapes)?,
+                (raw, None) => crate::projection::cut_raw_string(raw)?,
+            }),
             Some("toolCall") => PlainBlock::ToolCall {
                 id: b.id?,
                 name: b.name?,
@@ -150,6 +154,66 @@ fn blocks_of(blocks: Vec<ScannedBlock<'_>>) -> Option<PlainContent<'_>> {
         });
     }
     Some(PlainContent::Blocks(out))
+}
+
+/// A string token's content text, cut as [`crate::projection::cut_raw_string`] cuts it; for
+/// tokens without `\u` escapes (the others go through serde_json).
+fn cut_string(raw: &str, escapes: Escapes) -> Option<String> {
+    let cut = crate::projection::cut_content_text;
+    let inner = raw.get(1..raw.len().checked_sub(1)?)?;
+    if escapes.unicode {
+        return crate::projection::cut_raw_string(raw);
+    }
+    if !escapes.any {
+        return Some(cut(inner).to_owned());
+    }
+    // A prefix of the text, decoded, tells the cut when the cut ends before the prefix does
+    // (where `cut_content_text` cuts depends only on what comes before); otherwise a longer one.
+    let mut limit = 512;
+    loop {
+        let (text, whole) = decode_simple_escapes(inner, limit)?;
+        let cut = cut(&text);
+        if whole || cut.len() < text.len() {
+            return Some(cut.to_owned());
+        }
+        limit *= 4;
+    }
+}
+
+/// The text of a string token's inside written with JSON's one-character escapes only, decoded
+/// for at least `limit` bytes (ending at a character or escape); whether it is the whole text.
+fn decode_simple_escapes(inner: &str, limit: usize) -> Option<(String, bool)> {
+    let bytes = inner.as_bytes();
+    let mut out = String::with_capacity(limit.min(inner.len()) + 4);
+    let mut at = 0;
+    while at < bytes.len() {
+        let run_end = memchr::memchr(b'\\', &bytes[at..]).map_or(bytes.len(), |k| at + k);
+        if out.len() + (run_end - at) >= limit {
+            let mut end = at + (limit - out.len());
+            while !inner.is_char_boundary(end) {
+                end += 1;
+            }
+            out.push_str(inner.get(at..end)?);
+            return Some((out, end == bytes.len()));
+        }
+        out.push_str(inner.get(at..run_end)?);
+        if run_end == bytes.len() {
+            break;
+        }
+        out.push(match *bytes.get(run_end + 1)? {
+            b'"' => '"',
+            b'\\' => '\\',
+            b'/' => '/',
+            b'b' => '\u{8}',
+            b'f' => '\u{c}',
+            b'n' => '\n',
+            b'r' => '\r',
+            b't' => '\t',
+            _ => return None,
+        });
+        at = run_end + 2;
+    }
+    Some((out, true))
 }
 
 /// A string token's escapes.
@@ -464,17 +528,13 @@ impl<'a> Cursor<'a> {
             b'n' => self.literal(b"null").map(|()| ScannedContent::Absent),
             b'"' => {
                 let (raw, escapes) = self.string()?;
-                let inner = raw.get(1..raw.len() - 1)?;
-                let cut = crate::projection::cut_content_text;
                 if escapes.unicode {
                     // Decoded in full, as the typed read did: `\u` escapes must pair up.
                     let text: String = serde_json::from_str(raw).ok()?;
-                    Some(ScannedContent::Text(cut(&text).to_owned()))
-                } else if escapes.any {
-                    // Only JSON's one-character escapes: the prefix the cut needs is decoded.
-                    crate::projection::cut_raw_string(raw).map(ScannedContent::Text)
+                    let cut = crate::projection::cut_content_text(&text);
+                    Some(ScannedContent::Text(cut.to_owned()))
                 } else {
-                    Some(ScannedContent::Text(cut(inner).to_owned()))
+                    cut_string(raw, escapes).map(ScannedContent::Text)
                 }
             }
             b'[' => {
@@ -512,7 +572,12 @@ impl<'a> Cursor<'a> {
             match key {
                 "type" => cur.opt_str().map(|v| b.kind = v),
                 "text" if cur.peek() == Some(b'n') => cur.literal(b"null"),
-                "text" => cur.raw(depth).map(|raw| b.text = Some(raw)),
+                "text" if cur.peek() == Some(b'"') => {
+                    let (raw, escapes) = cur.string()?;
+                    b.text = Some((raw, Some(escapes)));
+                    Some(())
+                }
+                "text" => cur.raw(depth).map(|raw| b.text = Some((raw, None))),
                 "id" => cur.opt_str().map(|v| b.id = v),
                 "name" => cur.opt_str().map(|v| b.name = v),
                 _ => {
@@ -783,6 +848,54 @@ mod tests {
             }
         }
         assert!(taken > 1000 && taken < tried, "{taken} of {tried}");
+    }
+
+    /// Texts with one-character escapes are cut as `cut_raw_string` and a full decode cut them.
+    #[test]
+    fn escaped_texts_are_cut_as_the_projection_cuts_them() {
+        const PIECES: &[&str] = &[
+            "word ",
+            "x",
+            ". ",
+            "...",
+            "\\n",
+            "\\n\\n",
+            "\\\"",
+            "\\\\",
+            "\\/",
+            "\\b",
+            "\\f",
+            "\\r",
+            "\\t",
+            " ",
+            "\u{2026}",
+            "\u{e9}",
+            "\u{4e2d}",
+            "\u{1f600}",
+            "\u{feff}",
+            "\u{a0}",
+        ];
+        let mut next = crate::test_sessions::numbers(0xc07);
+        for round in 0..4000 {
+            let len = [0, 3, 60, 200, 400, 2000][round % 6] + next(40);
+            let mut raw = String::from("\"");
+            while raw.len() < len {
+                let piece = PIECES[next(PIECES.len())];
+                // Long runs of one piece: blanks, escapes or wide characters before the cut.
+                for _ in 0..1 + next(3) * next(60) {
+                    raw.push_str(piece);
+                }
+            }
+            raw.push('"');
+            let escapes = Escapes {
+                any: raw.contains('\\'),
+                unicode: false,
+            };
+            let text: String = serde_json::from_str(&raw).unwrap();
+            let want = crate::projection::cut_content_text(&text).to_owned();
+            assert_eq!(cut_string(&raw, escapes).as_ref(), Some(&want), "{raw}");
+            assert_eq!(crate::projection::cut_raw_string(&raw), Some(want), "{raw}");
+        }
     }
 
     #[test]
