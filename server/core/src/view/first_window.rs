@@ -64,9 +64,8 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
     };
     let shown = |e: usize| passes(flags(e), filter, dialect);
 
-    // Every entry is walked once: count the shown ones from their static flags, then correct
-    // the leaf and the labeled entries.
-    // Of an entry's static flags a filter reads five bits: one table lookup an entry.
+    // Every entry is walked once: count the shown ones from their static flags (of which a filter
+    // reads five bits: one table lookup an entry), then correct the leaf and the labeled entries.
     let table: [bool; 32] = std::array::from_fn(|f| passes(f as u16, filter, dialect));
     let mut visible_count = columns.count_static(entries, dialect, |f| {
         table[usize::from(f & (flag::CATEGORY | flag::BLANK | flag::USER_REQUEST))]
