@@ -2,24 +2,11 @@
 //! straight from the context: the messages kept as text are copied, not parsed into values and
 //! serialized again (see `raw_reply` for how that text reaches the wire).
 
-use serde::{Serialize, Serializer};
 use sessiontree_core::context::{Message, SessionContext};
 use sessiontree_protocol as proto;
 
 /// What the handler answers: the result as a value, or the placeholder of its stashed text.
-pub(crate) enum ContextReply {
-    Value(proto::ContextResult),
-    Placeholder(String),
-}
-
-impl Serialize for ContextReply {
-    fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
-        match self {
-            ContextReply::Value(result) => result.serialize(s),
-            ContextReply::Placeholder(key) => key.serialize(s),
-        }
-    }
-}
+pub(crate) type ContextReply = crate::raw_reply::Reply<proto::ContextResult>;
 
 /// The parts of a result.
 pub(crate) struct Answer {

@@ -4,6 +4,7 @@
 use crate::backend::Backend;
 use crate::context_reply::{Answer, ContextReply};
 use crate::errors::{ApiError, ApiResult};
+use crate::raw_reply::Reply;
 use crate::{discovery, registry, rows, to_proto};
 use serde_json::{json, Value};
 use sessiontree_core::session::CustomMessageArgs;
@@ -32,6 +33,7 @@ macro_rules! handlers {
             builder
                 $(.custom_method(<$marker>::METHOD, Backend::$handler))*
                 .custom_method(proto::Context::METHOD, Backend::h_context)
+                .custom_method(proto::Rows::METHOD, Backend::h_rows)
         }
     };
 }
@@ -40,7 +42,6 @@ handlers! {
     h_list_sessions => proto::ListSessions, list_sessions;
     h_open => proto::Open, open;
     h_close => proto::Close, close;
-    h_rows => proto::Rows, rows;
     h_tree => proto::Tree, tree;
     h_entry => proto::GetEntry, entry;
     h_navigate => proto::Navigate, navigate;
@@ -226,6 +227,14 @@ impl Backend {
                 })
             })
             .await
+    }
+
+    /// `sessionTree/rows`, answered as text when the output can splice it in (see `raw_reply`):
+    /// deep pi trees draw long gutter prefixes, which a value would copy once more.
+    async fn h_rows(&self, params: Value) -> jsonrpc::Result<Reply<proto::RowsResult>> {
+        let params = parse(proto::Rows::METHOD, params)?;
+        let result = self.rows(params).await?;
+        Ok(Reply::of(result, self.raw_replies.as_deref()))
     }
 
     /// `sessionTree/context`, answered as text when the output can splice it in (see

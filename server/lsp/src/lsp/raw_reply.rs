@@ -24,6 +24,33 @@ const RESPONSE_START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":\"";
 /// Stashed texts never taken (a response dropped on the way) are dropped beyond this many.
 const MAX_STASHED: usize = 16;
 
+/// What a handler whose result can be spliced answers: the result as a value, or the placeholder
+/// of its stashed text.
+pub(crate) enum Reply<T> {
+    Value(T),
+    Placeholder(String),
+}
+
+impl<T: serde::Serialize> Reply<T> {
+    /// The placeholder of `result` written as JSON text when `replies` can take it (the same
+    /// bytes the value gives), else the value.
+    pub(crate) fn of(result: T, replies: Option<&RawReplies>) -> Reply<T> {
+        match replies.map(|r| (r, serde_json::to_vec(&result))) {
+            Some((replies, Ok(json))) => Reply::Placeholder(replies.stash(json)),
+            _ => Reply::Value(result),
+        }
+    }
+}
+
+impl<T: serde::Serialize> serde::Serialize for Reply<T> {
+    fn serialize<S: serde::Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+        match self {
+            Reply::Value(result) => result.serialize(s),
+            Reply::Placeholder(key) => key.serialize(s),
+        }
+    }
+}
+
 /// Result texts waiting for [`Splice`] to write them.
 pub(crate) struct RawReplies {
     /// `sessiontree.raw.<random>.`: what every placeholder starts with.

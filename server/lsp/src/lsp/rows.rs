@@ -141,3 +141,55 @@ pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> pro
         nodes,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use sessiontree_core::synth::{generate_file, SynthOptions};
+    use sessiontree_core::{Dialect, OpenOptions};
+
+    /// A result written as JSON text (spliced into the output) is the bytes its value gives, on
+    /// generated sessions of both dialects, in every filter, with and without a search.
+    #[test]
+    fn the_text_is_the_serialized_result() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let mut checked = 0;
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let file = dir.path().join(format!("{dialect:?}.jsonl"));
+            let options = SynthOptions {
+                dialect,
+                entries: 800,
+                seed: 4,
+            };
+            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+            let session = Session::open(&file, OpenOptions::with_dialect(dialect))
+                .unwrap_or_else(|e| panic!("{e}"));
+            let model = view::TreeModel::new(&session, None);
+            for filter in [
+                FilterMode::Default,
+                FilterMode::NoTools,
+                FilterMode::UserOnly,
+                FilterMode::LabeledOnly,
+                FilterMode::All,
+            ] {
+                for search in ["", "config"] {
+                    let params = proto::RowsParams {
+                        uri: String::new(),
+                        filter,
+                        search: search.to_owned(),
+                        selection: None,
+                        width: 100,
+                        height: 30,
+                    };
+                    let result = compute_rows(&session, |state| model.window(state), &params, 3);
+                    let value = serde_json::to_value(&result).unwrap_or_else(|e| panic!("{e}"));
+                    let expected = serde_json::to_vec(&value).unwrap_or_default();
+                    let written = serde_json::to_vec(&result).unwrap_or_default();
+                    assert!(written == expected, "{dialect:?} {filter:?} {search:?}");
+                    checked += usize::from(!result.rows.is_empty());
+                }
+            }
+        }
+        assert!(checked >= 12, "{checked}");
+    }
+}
