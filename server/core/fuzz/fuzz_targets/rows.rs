@@ -7,14 +7,17 @@
 //! - `compute_rows` equals `TreeModel::rows` (same lines, rows and selection);
 //! - `rows` holds every visible row, `window` the window's rows, both the same text lines;
 //! - rows point at entries of the session with their ids, parent rows come before their children;
-//! - the selection and every move land on a visible row.
+//! - the selection and every move land on a visible row;
+//! - the first window found without the model (`first_window`), where it applies, is the model's.
 #![no_main]
 
 use libfuzzer_sys::arbitrary::{Result, Unstructured};
 use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
 use sessiontree_core::context::session_context;
-use sessiontree_core::view::{compute_rows, FilterMode, Move, RowsView, TreeModel, ViewState};
+use sessiontree_core::view::{
+    compute_rows, first_window, FilterMode, Move, RowsView, TreeModel, ViewState,
+};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::io::Write;
 use std::path::Path;
@@ -500,6 +503,17 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
             &all.rows[window.window.start..window.window.end],
             "window rows"
         );
+        // The first window found without the model, where it applies, is the model's window.
+        if let Some(quick) = first_window(&session, home, &state) {
+            assert_eq!(quick.text_lines(), window.text_lines(), "first window lines");
+            assert_eq!(quick.rows, window.rows, "first window rows");
+            assert_eq!(
+                (quick.visible_count, quick.selected, quick.window, quick.total),
+                (window.visible_count, window.selected, window.window, window.total),
+                "first window placement"
+            );
+            assert_eq!(quick.selected_id(), window.selected_id());
+        }
         // Typing recomputes the view per character: short queries only, to keep the pace.
         if state.search.chars().count() <= 16 {
             let typed = model.typed(&state);

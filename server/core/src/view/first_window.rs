@@ -6,7 +6,9 @@
 //! stops one shown row past the window gives the window's rows exactly as the whole model does
 //! (see [`Model::build_prefix`]). The row count comes from every entry's filter flags, the
 //! selected row from the path, and pi's re-layout learns from the unwalked subtrees which rows
-//! have visible children past the prefix ([`Beyond`]).
+//! have visible children past the prefix ([`Beyond`]). A tool result shows the call with its id
+//! that the whole walk passes last, so a window whose results have a call past the prefix is left
+//! to the whole model.
 //!
 //! It applies to the trees read from parent indices where every parent comes before its child
 //! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
@@ -101,6 +103,11 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
         Dialect::Omp => Beyond::default(),
     };
     let layout = Layout::of_prefix(&model, filter, &beyond, visible_count, n);
+    // A tool result shows the call with its id that the whole walk passes last: when one is held
+    // by an entry past the prefix, the whole model decides.
+    if !model.calls_held(&layout.visible[win.start..win.end.min(layout.visible.len())]) {
+        return None;
+    }
     if layout.visible.len() < win.end {
         debug_assert!(
             false,
@@ -178,6 +185,75 @@ fn shown_tops(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A tool result shows the call the whole walk passes last: when a later branch holds a call
+    /// with the same id, past the prefix, the quick path leaves the window to the model.
+    #[test]
+    fn a_call_past_the_prefix_leaves_the_window_to_the_model() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let path = dir.path().join("calls.jsonl");
+        let line = |id: &str, parent: &str, second: u32, message: &str| {
+            format!(
+                "{{\"type\":\"message\",\"id\":\"{id}\",\"parentId\":{parent},\"timestamp\":\"2026-01-01T00:00:{second:02}.000Z\",\"message\":{message}}}\n"
+            )
+        };
+        let call = |name: &str, args: &str, at: u32| {
+            format!(
+                "{{\"role\":\"assistant\",\"content\":[{{\"type\":\"text\",\"text\":\"on it\"}},{{\"type\":\"toolCall\",\"id\":\"c1\",\"name\":\"{name}\",\"arguments\":{args}}}],\"timestamp\":{at},\"stopReason\":\"toolUse\"}}"
+            )
+        };
+        let mut text = String::from(
+            "{\"type\":\"session\",\"version\":3,\"id\":\"s\",\"timestamp\":\"2026-01-01T00:00:00.000Z\",\"cwd\":\"/p\"}\n",
+        );
+        text += &line(
+            "u1",
+            "null",
+            1,
+            r#"{"role":"user","content":"go","timestamp":1}"#,
+        );
+        text += &line("a1", "\"u1\"", 2, &call("read", r#"{"path":"/p/a.rs"}"#, 2));
+        // A later branch whose call reuses the id: the walk passes it after the leaf's subtree.
+        text += &line("a2", "\"u1\"", 3, &call("bash", r#"{"command":"ls"}"#, 3));
+        text += &line(
+            "r1",
+            "\"a1\"",
+            4,
+            r#"{"role":"toolResult","toolCallId":"c1","toolName":"read","content":[{"type":"text","text":"x"}],"timestamp":4}"#,
+        );
+        let mut parent = "r1".to_owned();
+        for n in 0..8 {
+            let id = format!("x{n}");
+            let user = format!(r#"{{"role":"user","content":"more {n}","timestamp":{n}}}"#);
+            text += &line(&id, &format!("\"{parent}\""), 10 + n, &user);
+            parent = id;
+        }
+        std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut session = Session::open(&path, OpenOptions::with_dialect(dialect))
+                .unwrap_or_else(|e| panic!("{e}"));
+            session.branch("r1").unwrap_or_else(|e| panic!("{e}"));
+            let model = TreeModel::new(&session, None);
+            for filter in FilterMode::ALL {
+                for height in [10, 400] {
+                    let state = ViewState {
+                        filter,
+                        height,
+                        ..ViewState::default()
+                    };
+                    let whole = model.window(&state);
+                    let quick = first_window(&session, None, &state);
+                    let at = format!("{dialect:?} {filter:?} {height}");
+                    if let Some(view) = &quick {
+                        assert_eq!(view.text_lines(), whole.text_lines(), "{at}");
+                    }
+                    if filter == FilterMode::Default {
+                        // A short window ends among `x…`, before `a2`; a tall one holds it.
+                        assert_eq!(quick.is_some(), height == 400, "{at}");
+                    }
+                }
+            }
+        }
+    }
 
     /// The five bits the count reads decide the filter for any static flags (the leaf and label
     /// bits are never among them).

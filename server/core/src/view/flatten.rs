@@ -711,6 +711,35 @@ impl Model {
         Some(calls)
     }
 
+    /// Whether the tool results at `positions` find their calls within this model: no call
+    /// with one of their ids (by hash) belongs to an entry the model does not hold. A prefix
+    /// model ([`Model::build_prefix`]) holds the walk's first positions only, and the call a
+    /// result shows is the last one the whole walk passes.
+    pub fn calls_held(&self, positions: &[usize]) -> bool {
+        let wanted: std::collections::HashSet<u64, foldhash::fast::RandomState> = positions
+            .iter()
+            .filter_map(|&pos| match &self.facts_at(pos).text {
+                RowText::ToolResult {
+                    call_id: Some(id), ..
+                } => Some(call_hash(id)),
+                _ => None,
+            })
+            .collect();
+        if wanted.is_empty() {
+            return true;
+        }
+        let Some(records) = self.columns.calls() else {
+            return false;
+        };
+        records.chunks().flat_map(|c| c.iter()).all(|record| {
+            !wanted.contains(&record.hash)
+                || self
+                    .key_of_entry
+                    .get(record.entry as usize)
+                    .is_some_and(|&k| k != NONE)
+        })
+    }
+
     /// The call with this id in `maps` (the one at the latest place among them).
     fn call_in<'a>(&'a self, id: &str, maps: &'a [CallMap]) -> Option<&'a ToolCall> {
         let calls = maps;
