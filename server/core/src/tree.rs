@@ -61,7 +61,7 @@ impl Tree {
     /// The tree when every entry is its own node and its resolved parent is the tree's parent
     /// (no duplicated or missing ids): read from the parent indices alone. An entry naming
     /// itself is a root, as in [`Tree::build`].
-    fn from_parents(parents: &[u32], times: &[f64]) -> Tree {
+    pub(crate) fn from_parents(parents: &[u32], times: &[f64]) -> Tree {
         let n = parents.len();
         let parent_of = |i: usize| {
             let p = parents[i];

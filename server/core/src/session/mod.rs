@@ -459,6 +459,16 @@ impl Session {
         }
     }
 
+    /// The tree, when it is built already.
+    pub(crate) fn built_tree(&self) -> Option<Arc<crate::tree::Tree>> {
+        self.tree.get().cloned()
+    }
+
+    /// Keeps `tree`, built elsewhere from this session's entries as they stand, as [`Session::tree`].
+    pub(crate) fn keep_tree(&self, tree: crate::tree::Tree) -> Arc<crate::tree::Tree> {
+        Arc::clone(self.tree.get_or_init(|| Arc::new(tree)))
+    }
+
     /// `getTree()`.
     pub fn tree(&self) -> Arc<crate::tree::Tree> {
         Arc::clone(

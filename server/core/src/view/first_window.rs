@@ -48,7 +48,17 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
     let dialect = session.dialect();
     let filter = state.filter;
     let columns = session.view_columns();
-    let marks = Marks::of(session);
+    // The session's tree, when it still has to be built, is built from the parent indices on a
+    // second thread meanwhile (and kept by the session).
+    let (marks, tree) = match session.built_tree() {
+        Some(tree) => (Marks::of(session), tree),
+        None => {
+            let times = session.times();
+            let (marks, tree) =
+                super::join(|| Marks::of(session), || Tree::from_parents(parents, times));
+            (marks, session.keep_tree(tree))
+        }
+    };
     let mut labeled = vec![false; n];
     for &(i, _) in &marks.labels {
         labeled[i] = true;
@@ -92,7 +102,6 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(Some(selected), visible_count, max_rows);
 
-    let tree = session.tree();
     let stop = Stop {
         shown: &shown,
         rows: (win.end + 1).min(visible_count),
