@@ -200,17 +200,7 @@ fn decode_simple_escapes(inner: &str, limit: usize) -> Option<(String, bool)> {
         if run_end == bytes.len() {
             break;
         }
-        out.push(match *bytes.get(run_end + 1)? {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
-            _ => return None,
-        });
+        out.push(crate::json::simple_escape(*bytes.get(run_end + 1)?)?);
         at = run_end + 2;
     }
     Some((out, true))

@@ -643,14 +643,6 @@ fn unescape(inner: &str) -> Option<String> {
         let escape = *rest.as_bytes().get(i + 1)?;
         rest = &rest[i + 2..];
         let c = match escape {
-            b'"' => '"',
-            b'\\' => '\\',
-            b'/' => '/',
-            b'b' => '\u{8}',
-            b'f' => '\u{c}',
-            b'n' => '\n',
-            b'r' => '\r',
-            b't' => '\t',
             b'u' => {
                 let hex = |s: &str| u32::from_str_radix(s.get(..4)?, 16).ok();
                 let n = hex(rest)?;
@@ -663,7 +655,7 @@ fn unescape(inner: &str) -> Option<String> {
                     char::from_u32(n)?
                 }
             }
-            _ => return None,
+            other => crate::json::simple_escape(other)?,
         };
         out.push(c);
     }

@@ -10,7 +10,7 @@ use crate::dialect::Dialect;
 use crate::session::{Session, NO_PARENT};
 use crate::tree::Tree;
 use std::borrow::Cow;
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::path::Path;
 use std::sync::{Arc, OnceLock};
 
@@ -685,15 +685,7 @@ impl Model {
             return None;
         }
         let records = self.columns.calls()?;
-        let wanted: std::collections::HashSet<u64, foldhash::fast::RandomState> = positions
-            .iter()
-            .filter_map(|&pos| match &self.facts_at(pos).text {
-                RowText::ToolResult {
-                    call_id: Some(id), ..
-                } => Some(call_hash(id)),
-                _ => None,
-            })
-            .collect();
+        let wanted = self.wanted_calls(positions);
         let mut calls = CallMap::default();
         if wanted.is_empty() {
             return Some(calls);
@@ -711,12 +703,9 @@ impl Model {
         Some(calls)
     }
 
-    /// Whether the tool results at `positions` find their calls within this model: no call
-    /// with one of their ids (by hash) belongs to an entry the model does not hold. A prefix
-    /// model ([`Model::build_prefix`]) holds the walk's first positions only, and the call a
-    /// result shows is the last one the whole walk passes.
-    pub fn calls_held(&self, positions: &[usize]) -> bool {
-        let wanted: std::collections::HashSet<u64, foldhash::fast::RandomState> = positions
+    /// The call id hashes the tool results at `positions` name.
+    fn wanted_calls(&self, positions: &[usize]) -> HashSet<u64, foldhash::fast::RandomState> {
+        positions
             .iter()
             .filter_map(|&pos| match &self.facts_at(pos).text {
                 RowText::ToolResult {
@@ -724,7 +713,15 @@ impl Model {
                 } => Some(call_hash(id)),
                 _ => None,
             })
-            .collect();
+            .collect()
+    }
+
+    /// Whether the tool results at `positions` find their calls within this model: no call
+    /// with one of their ids (by hash) belongs to an entry the model does not hold. A prefix
+    /// model ([`Model::build_prefix`]) holds the walk's first positions only, and the call a
+    /// result shows is the last one the whole walk passes.
+    pub fn calls_held(&self, positions: &[usize]) -> bool {
+        let wanted = self.wanted_calls(positions);
         if wanted.is_empty() {
             return true;
         }
