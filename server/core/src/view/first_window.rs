@@ -112,11 +112,6 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
         Dialect::Omp => Beyond::default(),
     };
     let layout = Layout::of_prefix(&model, filter, &beyond, visible_count, n);
-    // A tool result shows the call with its id that the whole walk passes last: when one is held
-    // by an entry past the prefix, the whole model decides.
-    if !model.calls_held(&layout.visible[win.start..win.end.min(layout.visible.len())]) {
-        return None;
-    }
     if layout.visible.len() < win.end {
         debug_assert!(
             false,
@@ -124,6 +119,11 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
             layout.visible.len(),
             win.end
         );
+        return None;
+    }
+    // A tool result shows the call with its id that the whole walk passes last: when one is held
+    // by an entry past the prefix, the whole model decides.
+    if !model.calls_held(&layout.visible[win.start..win.end]) {
         return None;
     }
     Some(compute_in(&model, &layout, state, Some(leaf_id), false))
