@@ -122,11 +122,19 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
         return None;
     }
     // A tool result shows the call with its id that the whole walk passes last: when one is held
-    // by an entry past the prefix, the whole model decides.
-    if !model.calls_held(&layout.visible[win.start..win.end]) {
+    // by an entry past the prefix (or the calls are not all recorded), the whole model decides.
+    let (calls, held) = model.window_calls(&layout.visible[win.start..win.end])?;
+    if !held {
         return None;
     }
-    Some(compute_in(&model, &layout, state, Some(leaf_id), false))
+    Some(compute_in(
+        &model,
+        &layout,
+        state,
+        Some(leaf_id),
+        false,
+        Some(calls),
+    ))
 }
 
 /// How many shown children (up to 2) each key of a prefix model has in the unwalked subtrees,

@@ -681,26 +681,35 @@ impl Model {
     /// session's call records (a window needs a handful; the whole map hashes every call). `None`
     /// when the whole map is made already or the records are incomplete.
     pub fn calls_for(&self, positions: &[usize]) -> Option<CallMap> {
+        self.window_calls(positions).map(|(calls, _)| calls)
+    }
+
+    /// [`Model::calls_for`], and whether every call with one of those ids (by hash) belongs to an
+    /// entry the model holds. A prefix model ([`Model::build_prefix`]) holds the walk's first
+    /// positions only, and the call a result shows is the last one the whole walk passes.
+    pub fn window_calls(&self, positions: &[usize]) -> Option<(CallMap, bool)> {
         if self.calls.get().is_some() {
             return None;
         }
         let records = self.columns.calls()?;
         let wanted = self.wanted_calls(positions);
         let mut calls = CallMap::default();
+        let mut held = true;
         if wanted.is_empty() {
-            return Some(calls);
+            return Some((calls, held));
         }
         for record in records.chunks().flat_map(|c| c.iter()) {
             if !wanted.contains(&record.hash) {
                 continue;
             }
-            if let Some(&k) = self.key_of_entry.get(record.entry as usize) {
-                if k != NONE {
-                    self.keep_call(&mut calls, record.hash, k as usize, record.call);
+            match self.key_of_entry.get(record.entry as usize) {
+                Some(&k) if k != NONE => {
+                    self.keep_call(&mut calls, record.hash, k as usize, record.call)
                 }
+                _ => held = false,
             }
         }
-        Some(calls)
+        Some((calls, held))
     }
 
     /// The call id hashes the tool results at `positions` name.
@@ -714,27 +723,6 @@ impl Model {
                 _ => None,
             })
             .collect()
-    }
-
-    /// Whether the tool results at `positions` find their calls within this model: no call
-    /// with one of their ids (by hash) belongs to an entry the model does not hold. A prefix
-    /// model ([`Model::build_prefix`]) holds the walk's first positions only, and the call a
-    /// result shows is the last one the whole walk passes.
-    pub fn calls_held(&self, positions: &[usize]) -> bool {
-        let wanted = self.wanted_calls(positions);
-        if wanted.is_empty() {
-            return true;
-        }
-        let Some(records) = self.columns.calls() else {
-            return false;
-        };
-        records.chunks().flat_map(|c| c.iter()).all(|record| {
-            !wanted.contains(&record.hash)
-                || self
-                    .key_of_entry
-                    .get(record.entry as usize)
-                    .is_some_and(|&k| k != NONE)
-        })
     }
 
     /// The call with this id in `maps` (the one at the latest place among them).

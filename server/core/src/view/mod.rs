@@ -300,6 +300,7 @@ impl TreeModel {
             state,
             state.selected.as_deref().or(self.leaf.as_deref()),
             false,
+            None,
         )
     }
 
@@ -477,7 +478,7 @@ fn compute_folded(
     folded: &[String],
 ) -> RowsView {
     let layout = Layout::build(model, state.filter, &state.search, folded);
-    compute_in(model, &layout, state, anchor, all_rows)
+    compute_in(model, &layout, state, anchor, all_rows, None)
 }
 
 fn compute_in(
@@ -486,6 +487,7 @@ fn compute_in(
     state: &ViewState,
     anchor: Option<&str>,
     all_rows: bool,
+    calls: Option<flatten::CallMap>,
 ) -> RowsView {
     let dialect = model.dialect;
     let query = search::Query::new(&state.search, dialect);
@@ -512,11 +514,12 @@ fn compute_in(
     } else {
         win.start..win.end
     };
-    // A window's tool results find their calls in one pass over the session's call records.
-    let window_calls = if built.len() < 4096 {
-        model.calls_for(&visible[built.clone()])
-    } else {
-        None
+    // A window's tool results find their calls in one pass over the session's call records
+    // (unless the caller made that pass already).
+    let window_calls = match calls {
+        Some(calls) => Some(calls),
+        None if built.len() < 4096 => model.calls_for(&visible[built.clone()]),
+        None => None,
     };
     let build = |range: std::ops::Range<usize>, rows: &mut Vec<Row>| {
         let mut highlighter = search::Highlighter::new();
