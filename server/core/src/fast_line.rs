@@ -56,10 +56,7 @@ pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
             "message" => 16,
             _ => return cur.skip(depth),
         };
-        if seen & bit != 0 {
-            return None;
-        }
-        seen |= bit;
+        first_time(&mut seen, bit)?;
         match key {
             "type" => (cur.plain_str()? == "message").then_some(()),
             "id" => cur.opt_str().map(|v| id = v),
@@ -250,6 +247,12 @@ fn plain_run(bytes: &[u8], mut at: usize) -> usize {
     at
 }
 
+/// Marks a known key of an object as read (`seen` holds one bit a key); `None` when it was read
+/// already, since a repeated known key leaves the line to the projection.
+fn first_time(seen: &mut u8, bit: u8) -> Option<()> {
+    (*seen & bit == 0).then(|| *seen |= bit)
+}
+
 /// A position in a line, read as serde_json reads JSON text.
 struct Cursor<'a> {
     text: &'a str,
@@ -388,59 +391,53 @@ impl<'a> Cursor<'a> {
         depth: u32,
         mut field: impl FnMut(&mut Self, Option<&'a str>, u32) -> Option<()>,
     ) -> Option<()> {
-        let depth = depth + 1;
-        if depth > MAX_DEPTH {
-            return None;
-        }
-        self.eat(b'{')?;
-        self.ws();
-        if self.eat(b'}').is_some() {
-            return Some(());
-        }
-        loop {
-            self.ws();
-            let key = match self.string()? {
+        self.container(depth, b'{', b'}', |cur, depth| {
+            let key = match cur.string()? {
                 (raw, Escapes { any: false, .. }) => Some(raw.get(1..raw.len() - 1)?),
                 _ => None,
             };
-            self.ws();
-            self.eat(b':')?;
-            self.ws();
-            field(self, key, depth)?;
-            self.ws();
-            match self.peek()? {
-                b',' => self.at += 1,
-                b'}' => {
-                    self.at += 1;
-                    return Some(());
-                }
-                _ => return None,
-            }
-        }
+            cur.ws();
+            cur.eat(b':')?;
+            cur.ws();
+            field(cur, key, depth)
+        })
     }
 
     /// An array inside `depth` containers: `element` reads each element (the cursor is at it).
     fn array(
         &mut self,
         depth: u32,
-        mut element: impl FnMut(&mut Self, u32) -> Option<()>,
+        element: impl FnMut(&mut Self, u32) -> Option<()>,
+    ) -> Option<()> {
+        self.container(depth, b'[', b']', element)
+    }
+
+    /// A container from `open` to `close` inside `depth` containers, its items separated by
+    /// commas: `item` reads each one (the cursor is at it, white space skipped) given the depth
+    /// inside the container.
+    fn container(
+        &mut self,
+        depth: u32,
+        open: u8,
+        close: u8,
+        mut item: impl FnMut(&mut Self, u32) -> Option<()>,
     ) -> Option<()> {
         let depth = depth + 1;
         if depth > MAX_DEPTH {
             return None;
         }
-        self.eat(b'[')?;
+        self.eat(open)?;
         self.ws();
-        if self.eat(b']').is_some() {
+        if self.eat(close).is_some() {
             return Some(());
         }
         loop {
             self.ws();
-            element(self, depth)?;
+            item(self, depth)?;
             self.ws();
             match self.peek()? {
                 b',' => self.at += 1,
-                b']' => {
+                c if c == close => {
                     self.at += 1;
                     return Some(());
                 }
@@ -474,10 +471,7 @@ impl<'a> Cursor<'a> {
                 "retryRecovery" => return None,
                 _ => return cur.skip(depth),
             };
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
+            first_time(&mut seen, bit)?;
             match key? {
                 "role" => {
                     m.role = cur.plain_str()?;
@@ -555,10 +549,7 @@ impl<'a> Cursor<'a> {
                 "arguments" => 16,
                 _ => return cur.skip(depth),
             };
-            if seen & bit != 0 {
-                return None;
-            }
-            seen |= bit;
+            first_time(&mut seen, bit)?;
             match key {
                 "type" => cur.opt_str().map(|v| b.kind = v),
                 "text" if cur.peek() == Some(b'n') => cur.literal(b"null"),
