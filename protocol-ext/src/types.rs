@@ -55,7 +55,8 @@ pub struct Row {
     /// Indentation level as the agent draws it.
     #[serde(default)]
     pub depth: u32,
-    /// Indentation and connectors (`├─ `, `│  `, …) as drawn.
+    /// Indentation and connectors (`├─ `, `│  `, …) as drawn. A gutter wider than the request's
+    /// `width` keeps its right end, led by `…` (`width` characters in all).
     pub prefix: String,
     /// The row's text after the prefix and the label (role prefix, content preview).
     pub text: String,

@@ -67,7 +67,7 @@ export interface Row {
   role?: string | null;
   /** Indentation level as the agent draws it. */
   depth?: number;
-  /** Indentation and connectors (`├─ `, `│  `, …) as drawn. */
+  /** Indentation and connectors (`├─ `, `│  `, …) as drawn; one wider than the `width` asked for keeps its right end, led by `…`. */
   prefix: string;
   /** The text after the prefix and the label (role prefix, content preview). */
   text: string;

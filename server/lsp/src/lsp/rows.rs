@@ -7,6 +7,7 @@ use crate::to_proto::u32_of;
 use sessiontree_core::view::{self, ViewState};
 use sessiontree_core::Session;
 use sessiontree_protocol::{self as proto, CharRange, FilterMode};
+use std::borrow::Cow;
 use std::collections::HashSet;
 
 /// Text a panel can draw: every C0 control character and DEL becomes its visible Control
@@ -23,6 +24,29 @@ pub fn drawable(text: &str) -> String {
             c => c,
         })
         .collect()
+}
+
+/// A row's gutter as a panel `width` columns wide can use it: a wider one (pi draws every level,
+/// thousands in deep trees) keeps its right end, the connectors next to the text, led by `…` so
+/// that it is `width` characters. Gutter characters are one column each.
+pub fn gutter_tail(prefix: &str, width: usize) -> Cow<'_, str> {
+    if prefix.len() <= width {
+        return Cow::Borrowed(prefix);
+    }
+    let kept = width.saturating_sub(1);
+    let mut from_end = prefix.char_indices().rev();
+    let start = match kept.checked_sub(1) {
+        None => prefix.len(),
+        Some(last) => match from_end.nth(last) {
+            Some((at, _)) => at,
+            None => return Cow::Borrowed(prefix),
+        },
+    };
+    // Cut only when more than `width` characters: two or more before the kept ones.
+    if from_end.nth(1).is_none() {
+        return Cow::Borrowed(prefix);
+    }
+    Cow::Owned(format!("…{}", &prefix[start..]))
 }
 
 fn is_control(c: char) -> bool {
@@ -70,7 +94,10 @@ pub fn compute_rows(
             kind: r.kind.to_string(),
             role: r.role.as_deref().map(str::to_owned),
             depth: u32_of(r.depth),
-            prefix: drawable(r.prefix.as_deref().unwrap_or_default()),
+            prefix: drawable(&gutter_tail(
+                r.prefix.as_deref().unwrap_or_default(),
+                state.width,
+            )),
             text: drawable(&r.text),
             label: r.label.as_deref().map(drawable),
             on_active_path: r.on_active_path,
@@ -147,6 +174,74 @@ mod tests {
     use super::*;
     use sessiontree_core::synth::{generate_file, SynthOptions};
     use sessiontree_core::{Dialect, OpenOptions};
+
+    /// A gutter wider than the panel keeps its right end, led by `…`, `width` characters in all.
+    #[test]
+    fn a_gutter_wider_than_the_panel_keeps_its_right_end() {
+        assert_eq!(gutter_tail("│  ├─ ", 120), "│  ├─ ");
+        assert_eq!(gutter_tail("abcdef", 6), "abcdef");
+        assert_eq!(gutter_tail("abcdefg", 6), "…cdefg");
+        assert_eq!(gutter_tail("│  │  ├─ ", 4), "…├─ ");
+        // Longer in bytes than the width, not in characters.
+        assert_eq!(gutter_tail("│││", 3), "│││");
+        assert_eq!(gutter_tail("a", 1), "a");
+        assert_eq!(gutter_tail("ab", 1), "…");
+    }
+
+    /// The rows of deep pi gutters are cut to the width asked for; the rest of each row (and the
+    /// lines, cut by the agent's own rule) is the engine's.
+    #[test]
+    fn deep_gutters_reach_the_panel_cut_to_its_width() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("pi.jsonl");
+        let options = SynthOptions {
+            dialect: Dialect::Pi,
+            entries: 2000,
+            seed: 4,
+        };
+        generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+        let session = Session::open(&file, OpenOptions::with_dialect(Dialect::Pi))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let model = view::TreeModel::new(&session, None);
+        let width = 12;
+        let params = proto::RowsParams {
+            uri: String::new(),
+            filter: FilterMode::All,
+            search: String::new(),
+            selection: None,
+            width,
+            height: 0,
+        };
+        let result = compute_rows(&session, |state| model.window(state), &params, 1);
+        let state = ViewState {
+            filter: view::FilterMode::All,
+            search: String::new(),
+            selected: None,
+            width: width as usize,
+            height: session.entries().len() * 2 + 32,
+        };
+        let whole = model.window(&state);
+        assert_eq!(result.rows.len(), whole.rows.len());
+        let mut cut = 0;
+        for (row, engine) in result.rows.iter().zip(&whole.rows) {
+            let full = engine.prefix.as_deref().unwrap_or_default();
+            assert!(
+                row.prefix.chars().count() <= width as usize,
+                "{:?}",
+                row.prefix
+            );
+            match row.prefix.strip_prefix('…') {
+                Some(tail) if full.chars().count() > width as usize => {
+                    assert!(full.ends_with(tail), "{full:?} → {:?}", row.prefix);
+                    assert_eq!(tail.chars().count(), width as usize - 1);
+                    cut += 1;
+                }
+                _ => assert_eq!(row.prefix, full),
+            }
+        }
+        assert!(cut > 0, "no gutter was wider than {width}");
+        assert_eq!(result.lines, whole.text_lines());
+    }
 
     /// A result written as JSON text (spliced into the output) is the bytes its value gives, on
     /// generated sessions of both dialects, in every filter, with and without a search.
