@@ -877,8 +877,8 @@ impl Server {
         let (tx, rx) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut r = std::io::BufReader::with_capacity(1 << 20, stdout);
-            while let Some(msg) = read_frame(&mut r) {
-                if tx.send((Instant::now(), msg)).is_err() {
+            while let Some((at, msg)) = read_frame(&mut r) {
+                if tx.send((at, msg)).is_err() {
                     break;
                 }
             }
@@ -987,7 +987,9 @@ impl Server {
     }
 }
 
-fn read_frame(r: &mut impl std::io::BufRead) -> Option<Value> {
+/// The next message, and when its last byte arrived: an answer is timed to its arrival, not to
+/// the end of this client's parse (which grows with the answer's size, megabytes for a context).
+fn read_frame(r: &mut impl std::io::BufRead) -> Option<(Instant, Value)> {
     let mut len = None;
     loop {
         let mut line = String::new();
@@ -1004,7 +1006,8 @@ fn read_frame(r: &mut impl std::io::BufRead) -> Option<Value> {
     }
     let mut body = vec![0; len?];
     std::io::Read::read_exact(r, &mut body).ok()?;
-    serde_json::from_slice(&body).ok()
+    let at = Instant::now();
+    Some((at, serde_json::from_slice(&body).ok()?))
 }
 
 /// The first window as a server's first `sessionTree/rows` finds it: without a tree model when
