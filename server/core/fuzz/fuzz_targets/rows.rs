@@ -16,7 +16,7 @@ use libfuzzer_sys::fuzz_target;
 use serde_json::{json, Map, Value};
 use sessiontree_core::context::session_context;
 use sessiontree_core::view::{
-    compute_rows, first_window, FilterMode, Move, RowsView, TreeModel, ViewState,
+    compute_rows, first_window, first_window_cut_below, FilterMode, Move, RowsView, TreeModel, ViewState,
 };
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::io::Write;
@@ -503,8 +503,13 @@ fn run(u: &mut Unstructured, path: &Path) -> Result<()> {
             &all.rows[window.window.start..window.window.end],
             "window rows"
         );
-        // The first window found without the model, where it applies, is the model's window.
-        if let Some(quick) = first_window(&session, home, &state) {
+        // The first window found without the model, where it applies, is the model's window:
+        // as it is used, and with its walk started down the leaf's path wherever it can.
+        let quick_views = [
+            first_window(&session, home, &state),
+            first_window_cut_below(&session, home, &state, 0),
+        ];
+        for quick in quick_views.into_iter().flatten() {
             assert_eq!(quick.text_lines(), window.text_lines(), "first window lines");
             assert_eq!(quick.rows, window.rows, "first window rows");
             assert_eq!(

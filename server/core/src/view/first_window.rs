@@ -15,6 +15,7 @@
 //! other session, search or selection takes the whole model.
 
 use super::flatten::{flag, Beyond, Marks, Model, Stop, Unwalked};
+use super::path_cut;
 use super::visibility::passes;
 use super::{compute_in, window, Layout, RowsView, ViewState};
 use crate::dialect::Dialect;
@@ -24,9 +25,25 @@ use std::path::Path;
 
 /// The view [`super::TreeModel::window`] gives for `state`, when `state` has no search and
 /// selects the leaf (or nothing) and the session's tree is plain; `None` otherwise. The view's
-/// ids are known for the rows down to the window's end only: [`RowsView::moved`] past them
-/// gives `None`.
+/// ids are known for the rows its walk holds only (down to the window's end, from the root or
+/// from a row above the window): [`RowsView::moved`] outside them gives `None`.
 pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -> Option<RowsView> {
+    first_window_cut_below(session, home, state, MIN_CUT)
+}
+
+/// How far down the leaf's path the walk must be able to start for it to start there: above,
+/// the rows it would skip cost less than finding what they hand down.
+const MIN_CUT: usize = 256;
+
+/// [`first_window`], with the walk starting down the leaf's path when it can start `min_cut` or
+/// more steps down (public for the fuzz target, which starts it wherever it can).
+#[doc(hidden)]
+pub fn first_window_cut_below(
+    session: &Session,
+    home: Option<&Path>,
+    state: &ViewState,
+    min_cut: usize,
+) -> Option<RowsView> {
     if !state.search.is_empty() {
         return None;
     }
@@ -93,48 +110,113 @@ pub fn first_window(session: &Session, home: Option<&Path>, state: &ViewState) -
         visible_count = visible_count + usize::from(shown(e)) - usize::from(plain);
     }
     // The rows before the leaf are its shown ancestors; the selection is the nearest shown one.
-    let selected = marks
-        .path
-        .iter()
-        .filter(|&&e| shown(e))
-        .count()
-        .checked_sub(1)?;
+    let shown_at: Vec<usize> = (0..marks.path.len())
+        .filter(|&i| shown(marks.path[i]))
+        .collect();
+    let selected = shown_at.len().checked_sub(1)?;
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(Some(selected), visible_count, max_rows);
-
-    let stop = Stop {
+    let plan = Plan {
+        session,
+        home,
+        state,
+        tree: &tree,
+        marks: &marks,
         shown: &shown,
+        visible_count,
+        selected,
+        win,
+        // One shown row past the window.
         rows: (win.end + 1).min(visible_count),
     };
-    let (model, unwalked) = Model::build_prefix(session, &tree, &marks, home, stop);
-    let beyond = match dialect {
-        Dialect::Pi => beyond(&model, &tree, &unwalked, &shown, filter, win.start..win.end),
-        Dialect::Omp => Beyond::default(),
+    // The walk starts down the path when it can (see `path_cut`), else at the roots.
+    let need = path_cut::Need {
+        tree: &tree,
+        path: &marks.path,
+        shown_at: &shown_at,
+        shown: &shown,
+        dialect,
+        width: state.width,
+        selected,
+        window_start: win.start,
+        rows: plan.rows,
     };
-    let layout = Layout::of_prefix(&model, filter, &beyond, visible_count, n);
-    if layout.visible.len() < win.end {
-        debug_assert!(
-            false,
-            "the prefix holds {} of the window's {} rows",
-            layout.visible.len(),
-            win.end
-        );
-        return None;
+    if let Some(cut) = path_cut::plan(&need, min_cut) {
+        if let Some(view) = plan.window(Some(cut)) {
+            #[cfg(test)]
+            tests::CUT_VIEWS.with(|c| c.set(c.get() + 1));
+            return Some(view);
+        }
     }
-    // A tool result shows the call with its id that the whole walk passes last: when one is held
-    // by an entry past the prefix (or the calls are not all recorded), the whole model decides.
-    let (calls, held) = model.window_calls(&layout.visible[win.start..win.end])?;
-    if !held {
-        return None;
+    plan.window(None)
+}
+
+/// What the first window's prefix walk is asked for.
+struct Plan<'a> {
+    session: &'a Session,
+    home: Option<&'a Path>,
+    state: &'a ViewState,
+    tree: &'a Tree,
+    marks: &'a Marks,
+    shown: &'a dyn Fn(usize) -> bool,
+    visible_count: usize,
+    selected: usize,
+    win: window::Window,
+    /// How many visible rows the walk holds, from the first.
+    rows: usize,
+}
+
+impl Plan<'_> {
+    /// The window from a prefix walk that starts at the roots, or down the path at `cut`;
+    /// `None` when the walk's rows cannot show it exactly.
+    fn window(&self, cut: Option<path_cut::Cut>) -> Option<RowsView> {
+        let (session, win, filter) = (self.session, self.win, self.state.filter);
+        let (offset, from, top) = match cut {
+            Some(cut) => (cut.row, Some(cut.start), cut.pi),
+            None => (0, None, None),
+        };
+        let stop = Stop {
+            shown: self.shown,
+            rows: self.rows - offset,
+            from,
+        };
+        let (model, unwalked) =
+            Model::build_prefix(session, self.tree, self.marks, self.home, stop);
+        let built = win.start - offset..win.end - offset;
+        let mut beyond = match session.dialect() {
+            Dialect::Pi => beyond(
+                &model,
+                self.tree,
+                &unwalked,
+                self.shown,
+                filter,
+                built.clone(),
+            ),
+            Dialect::Omp => Beyond::default(),
+        };
+        beyond.top = top;
+        let n = session.entries().len();
+        let layout = Layout::of_prefix(&model, filter, &beyond, self.visible_count, n, offset);
+        if layout.visible.len() < built.end {
+            debug_assert!(
+                false,
+                "the prefix holds {} of the window's {} rows",
+                offset + layout.visible.len(),
+                win.end
+            );
+            return None;
+        }
+        // A tool result shows the call with its id that the whole walk passes last: when one is
+        // held by an entry outside the prefix (or the calls are not all recorded), the whole
+        // model decides.
+        let (calls, held) = model.window_calls(&layout.visible[built])?;
+        if !held {
+            return None;
+        }
+        let leaf_id = session.leaf_id();
+        let view = compute_in(&model, &layout, self.state, leaf_id, false, Some(calls));
+        (view.selected == Some(self.selected)).then_some(view)
     }
-    Some(compute_in(
-        &model,
-        &layout,
-        state,
-        Some(leaf_id),
-        false,
-        Some(calls),
-    ))
 }
 
 /// How many shown children (up to 2) each key of a prefix model has in the unwalked subtrees,
@@ -151,10 +233,11 @@ fn beyond(
         kids: vec![0; model.key_count()],
         roots: 0,
         built,
+        top: None,
     };
     let mut stack = Vec::new();
     for &(parent, node) in unwalked {
-        let tops = shown_tops(tree, node, shown, &mut stack);
+        let tops = path_cut::shown_tops(tree, node, shown, &mut stack);
         if tops == 0 {
             continue;
         }
@@ -176,32 +259,14 @@ fn beyond(
     out
 }
 
-/// How many shown entries (up to 2) of `node`'s subtree have no shown ancestor inside it.
-fn shown_tops(
-    tree: &Tree,
-    node: usize,
-    shown: &dyn Fn(usize) -> bool,
-    stack: &mut Vec<usize>,
-) -> u8 {
-    stack.clear();
-    stack.push(node);
-    let mut tops = 0;
-    while let Some(x) = stack.pop() {
-        if shown(x) {
-            tops += 1;
-            if tops == 2 {
-                break;
-            }
-        } else {
-            stack.extend_from_slice(tree.children(x));
-        }
-    }
-    tops
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    thread_local! {
+        /// How many views this thread's calls found with the walk started down the path.
+        pub(super) static CUT_VIEWS: std::cell::Cell<usize> = const { std::cell::Cell::new(0) };
+    }
 
     /// A tool result shows the call the whole walk passes last: when a later branch holds a call
     /// with the same id, past the prefix, the quick path leaves the window to the model.
@@ -330,28 +395,40 @@ mod tests {
                             ..ViewState::default()
                         };
                         all += 1;
-                        let Some(view) =
-                            first_window(&session, Some(Path::new("/home/me")), &state)
-                        else {
-                            continue;
-                        };
-                        quick += 1;
+                        let home = Some(Path::new("/home/me"));
+                        // The walk started down the path wherever it can, and as it is used.
+                        let views = [
+                            first_window_cut_below(&session, home, &state, 0),
+                            first_window(&session, home, &state),
+                        ];
                         let whole = model.window(&state);
-                        let at = format!("{} leaf {leaf:?} {state:?}", path.display());
-                        let json = |v: &RowsView| serde_json::to_value(v).unwrap_or_default();
-                        assert_eq!(json(&view), json(&whole), "{at}");
-                        assert_eq!(view.text_lines(), whole.text_lines(), "{at}");
-                        assert_eq!(view.selected_id(), whole.selected_id(), "{at}");
-                        for how in [Move::Up, Move::Down] {
-                            if let Some(id) = view.moved(how) {
-                                assert_eq!(Some(id), whole.moved(how), "{at} {how:?}");
+                        for (cut, view) in views.into_iter().enumerate() {
+                            let Some(view) = view else {
+                                continue;
+                            };
+                            quick += 1;
+                            let at = format!("{} leaf {leaf:?} {state:?} {cut}", path.display());
+                            let json = |v: &RowsView| serde_json::to_value(v).unwrap_or_default();
+                            assert_eq!(json(&view), json(&whole), "{at}");
+                            assert_eq!(view.text_lines(), whole.text_lines(), "{at}");
+                            assert_eq!(view.selected_id(), whole.selected_id(), "{at}");
+                            for how in [Move::Up, Move::Down] {
+                                if let Some(id) = view.moved(how) {
+                                    assert_eq!(Some(id), whole.moved(how), "{at} {how:?}");
+                                }
                             }
                         }
                     }
                 }
             }
         }
-        // The generated sessions are plain: the quick path takes all of their views.
-        assert!(quick >= 6 * 5 * 5 * 4, "{quick} of {all}");
+        // The generated sessions are plain: the quick path takes all of their views. Asked to,
+        // it starts the walk down the path for many of those with rows above the window.
+        assert!(quick >= 2 * 6 * 5 * 5 * 4, "{quick} of {all}");
+        let cut = CUT_VIEWS.with(std::cell::Cell::get);
+        assert!(
+            cut >= 6 * 5 * 5 * 2,
+            "{cut} views started down the path, of {all}"
+        );
     }
 }

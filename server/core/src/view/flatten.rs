@@ -111,6 +111,8 @@ struct Pending {
     sibling_count: usize,
     pi: PiRow,
     just_branched: bool,
+    /// A root of the tree (a walk may start below one, see [`Start`]).
+    root: bool,
 }
 
 enum Step {
@@ -240,6 +242,23 @@ pub(crate) struct Stop<'a> {
     pub shown: &'a dyn Fn(usize) -> bool,
     /// How many shown entries to walk.
     pub rows: usize,
+    /// Where the walk starts instead of the roots.
+    pub from: Option<Start>,
+}
+
+/// A node down the leaf's path where a prefix walk starts, with the values the whole walk gives
+/// it: the walk then holds its subtree, laid out as the whole walk lays it out (the values a
+/// position takes come from its parent's only; omp's branch gutters above it must be scrolled
+/// out, which the caller checks).
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Start {
+    pub node: usize,
+    /// omp's display depth.
+    pub depth: usize,
+    /// How many children its parent has (roots: how many roots).
+    pub sibling_count: usize,
+    /// Whether it is a root of the tree.
+    pub root: bool,
 }
 
 /// The subtrees a stopped walk did not enter: each one's parent position (`None`: a root) and
@@ -301,10 +320,28 @@ impl Model {
             && session
                 .plain_parents()
                 .is_none_or(|parents| parents.iter().enumerate().any(|(i, &p)| p as usize == i));
+        debug_assert!(
+            stop.as_ref().is_none_or(|s| s.from.is_none()) || !(guarded || flatten_pi),
+            "a walk starts down the path in plain trees only"
+        );
         let mut on_path = vec![false; if guarded { entries.len() } else { 0 }];
         let cap = entries.len().saturating_mul(4).saturating_add(1024);
         let mut stack: Vec<Step> = Vec::new();
-        for (i, &node) in roots.iter().enumerate().rev() {
+        let from = stop.as_ref().and_then(|s| s.from);
+        if let Some(start) = from {
+            // The holder of the leaf comes first among its siblings.
+            stack.push(Step::Enter(Pending {
+                node: start.node,
+                parent: None,
+                depth: start.depth,
+                sibling_index: 0,
+                sibling_count: start.sibling_count,
+                pi: PiRow::default(),
+                just_branched: false,
+                root: start.root,
+            }));
+        }
+        for (i, &node) in roots.iter().enumerate().rev().filter(|_| from.is_none()) {
             let pi = PiRow {
                 indent: u32::from(multiple_roots),
                 show_connector: multiple_roots,
@@ -321,6 +358,7 @@ impl Model {
                 sibling_count: roots.len(),
                 pi,
                 just_branched: multiple_roots,
+                root: true,
             }));
         }
         // An only child is walked next without a trip through the stack (most nodes have one).
@@ -400,7 +438,7 @@ impl Model {
             });
             let count = children.len();
             let multiple = count > 1;
-            let child_depth = if multiple || (multiple_roots && p.parent.is_none()) {
+            let child_depth = if multiple || (multiple_roots && p.root) {
                 p.depth + 1
             } else {
                 p.depth
@@ -443,6 +481,7 @@ impl Model {
                     foldable: false,
                 },
                 just_branched: multiple,
+                root: false,
             };
             if let [child] = *children {
                 only_child = Some(pending(0, child));
@@ -941,13 +980,82 @@ pub(crate) struct Beyond {
     pub roots: u8,
     /// The rows that will be built (the window).
     pub built: std::ops::Range<usize>,
+    /// The frame of the model's one root, when the walk started down the leaf's path
+    /// ([`Start`]): what the rows above it give it.
+    pub top: Option<PiTop>,
+}
+
+/// What pi's re-layout of the rows above a start row ([`Start`]) gives it.
+#[derive(Debug, Clone)]
+pub(crate) struct PiTop {
+    pub frame: PiFrame,
+    /// The gutter entries its list holds (the frame's head indexes them).
+    pub gutters: Vec<Gutter>,
+    pub multiple_roots: bool,
+}
+
+/// A row's place in pi's re-layout: indent, gutter list head ([`NONE`]: none), [`frame`] bits.
+pub(crate) type PiFrame = (u32, u32, u8);
+
+/// The frame of a visible root (the first of `roots`, when `first`), and the re-layout's
+/// `multipleRoots`.
+pub(crate) fn pi_root_frame(roots: usize, index: usize) -> PiFrame {
+    let multiple_roots = roots > 1;
+    let mut bits = if multiple_roots {
+        frame::JUST_BRANCHED | frame::SHOW_CONNECTOR | frame::VIRTUAL_CHILD
+    } else {
+        0
+    };
+    if index + 1 == roots {
+        bits |= frame::IS_LAST;
+    }
+    (u32::from(multiple_roots), NONE, bits)
+}
+
+/// The frame pi's re-layout gives the children of a row laid out in `row` that has `multiple`
+/// visible children (`IS_LAST` left for the caller to add to the last one). A row drawn with a
+/// connector adds its gutter entry to `gutters`.
+pub(crate) fn pi_child_frame(
+    row: PiFrame,
+    multiple: bool,
+    multiple_roots: bool,
+    gutters: &mut Vec<Gutter>,
+) -> PiFrame {
+    let (indent, row_gutters, bits) = row;
+    let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
+        indent + 1
+    } else {
+        indent
+    };
+    let displayed = bits & frame::SHOW_CONNECTOR != 0 && bits & frame::VIRTUAL_CHILD == 0;
+    let display_indent = if multiple_roots {
+        indent.saturating_sub(1)
+    } else {
+        indent
+    };
+    let child_gutters = if displayed {
+        gutters.push(Gutter {
+            position: display_indent.saturating_sub(1),
+            show: bits & frame::IS_LAST == 0,
+            prev: (row_gutters != NONE).then_some(row_gutters),
+        });
+        gutters.len() as u32 - 1
+    } else {
+        row_gutters
+    };
+    let child_bits = if multiple {
+        frame::JUST_BRANCHED | frame::SHOW_CONNECTOR
+    } else {
+        0
+    };
+    (child_indent, child_gutters, child_bits)
 }
 
 /// A pending row of pi's walk: key, indent, gutter list head ([`NONE`]: none) and [`frame`] bits.
 type Frame = (u32, u32, u32, u8);
 
 /// The bits of a [`Frame`].
-mod frame {
+pub(crate) mod frame {
     pub const JUST_BRANCHED: u8 = 1;
     pub const SHOW_CONNECTOR: u8 = 2;
     pub const IS_LAST: u8 = 4;
@@ -1028,28 +1136,35 @@ pub(crate) fn pi_structure(
     }
     drop(fill);
     let children = |k: usize| &child_list[child_start[k] as usize..child_start[k + 1] as usize];
-    let multiple_roots = roots.len() + more_roots > 1;
+    let top = beyond.and_then(|b| b.top.as_ref());
+    let multiple_roots = match top {
+        Some(top) => top.multiple_roots,
+        None => roots.len() + more_roots > 1,
+    };
     // The walk lays rows out; their parents and child counts need only the child lists, so
     // they are found at the same time on a second thread. Rows keep their `flattenTree` values
     // unless the walk reaches their key's last copy.
     let walk = || {
         let mut rows: Vec<PiRow> = visible.iter().map(|&pos| model.nodes[pos].pi).collect();
-        let mut gutters = model.gutters.clone();
         let mut stack: Vec<Frame> = Vec::new();
-        let start = u32::from(multiple_roots);
-        let root_bits = if multiple_roots {
-            frame::JUST_BRANCHED | frame::SHOW_CONNECTOR | frame::VIRTUAL_CHILD
-        } else {
-            0
+        let mut gutters = match top {
+            // A model that starts down the path has one root, laid out as the rows above lay
+            // it out.
+            Some(top) => {
+                debug_assert!(model.gutters.is_empty() && roots.len() == 1);
+                for &r in roots.iter().rev() {
+                    stack.push((r, top.frame.0, top.frame.1, top.frame.2));
+                }
+                top.gutters.clone()
+            }
+            None => {
+                for (i, &r) in roots.iter().enumerate().rev() {
+                    let (indent, head, bits) = pi_root_frame(roots.len() + more_roots, i);
+                    stack.push((r, indent, head, bits));
+                }
+                model.gutters.clone()
+            }
         };
-        for (i, &r) in roots.iter().enumerate().rev() {
-            let last = if i + 1 == roots.len() && more_roots == 0 {
-                frame::IS_LAST
-            } else {
-                0
-            };
-            stack.push((r, start, NONE, root_bits | last));
-        }
         let cap = visible.len().saturating_mul(4).saturating_add(1024);
         let mut steps = 0;
         // An only child is walked next without a trip through the stack.
@@ -1083,33 +1198,9 @@ pub(crate) fn pi_structure(
             let kids = children(k);
             let later = more(k);
             let multiple = kids.len() + later > 1;
-            let child_indent = if multiple || (bits & frame::JUST_BRANCHED != 0 && indent > 0) {
-                indent + 1
-            } else {
-                indent
-            };
-            let displayed = show_connector && !virtual_child;
-            let display_indent = if multiple_roots {
-                indent.saturating_sub(1)
-            } else {
-                indent
-            };
-            let child_gutters = if displayed {
-                gutters.push(Gutter {
-                    position: display_indent.saturating_sub(1),
-                    show: !is_last,
-                    prev: row_gutters,
-                });
-                Some(gutters.len() as u32 - 1)
-            } else {
-                row_gutters
-            };
-            let child_bits = if multiple {
-                frame::JUST_BRANCHED | frame::SHOW_CONNECTOR
-            } else {
-                0
-            };
-            let child_gutters = child_gutters.unwrap_or(NONE);
+            let frame = (indent, row_gutters.unwrap_or(NONE), bits);
+            let (child_indent, child_gutters, child_bits) =
+                pi_child_frame(frame, multiple, multiple_roots, &mut gutters);
             if let ([c], 0) = (kids, later) {
                 only_child = Some((*c, child_indent, child_gutters, child_bits | frame::IS_LAST));
                 continue;

@@ -14,6 +14,7 @@ pub mod fuzzy;
 mod fuzzy_ascii;
 pub mod js;
 pub mod navigate;
+mod path_cut;
 mod render;
 pub mod search;
 mod shared_text;
@@ -23,7 +24,7 @@ pub mod text;
 mod visibility;
 pub mod window;
 
-pub use first_window::first_window;
+pub use first_window::{first_window, first_window_cut_below};
 pub use shared_text::SharedText;
 pub use visibility::FilterMode;
 pub use window::{Move, Window};
@@ -152,6 +153,8 @@ pub struct RowsView {
 /// The id of every visible row: the session's ids by entry, and each row's entry.
 #[derive(Debug, Clone, Default)]
 struct RowIds {
+    /// The row number of `row_entries[0]`.
+    offset: usize,
     columns: columns::ViewColumns,
     row_entries: std::sync::Arc<[u32]>,
 }
@@ -159,7 +162,7 @@ struct RowIds {
 impl RowIds {
     fn get(&self, row: usize) -> Option<&str> {
         self.row_entries
-            .get(row)
+            .get(row.checked_sub(self.offset)?)
             .and_then(|&e| self.columns.id(e as usize))
             .map(|id| &**id)
     }
@@ -368,6 +371,9 @@ struct Layout {
     visible_count: usize,
     /// How many positions the whole walk has.
     total: usize,
+    /// The visible row number of `visible[0]` (a prefix model that starts down the leaf's path
+    /// leaves the rows above it out).
+    offset: usize,
 }
 
 impl Layout {
@@ -375,18 +381,22 @@ impl Layout {
         Layout::build_with(model, filter, search, folded, None)
     }
 
-    /// The layout of a prefix model ([`flatten::Model::build_prefix`]): its visible rows are the
-    /// first `visible.len()` of `visible_count`, re-laid out knowing what lies `beyond` it.
+    /// The layout of a prefix model ([`flatten::Model::build_prefix`]): its visible rows are
+    /// rows `offset..offset + visible.len()` of `visible_count`, re-laid out knowing what lies
+    /// `beyond` it.
     fn of_prefix(
         model: &Model,
         filter: FilterMode,
         beyond: &flatten::Beyond,
         visible_count: usize,
         total: usize,
+        offset: usize,
     ) -> Layout {
         let mut layout = Layout::build_with(model, filter, "", &[], Some(beyond));
         layout.visible_count = visible_count;
         layout.total = total;
+        layout.offset = offset;
+        layout.ids.offset = offset;
         layout
     }
 
@@ -443,6 +453,7 @@ impl Layout {
             }
         };
         let ids = RowIds {
+            offset: 0,
             columns: model.columns.clone(),
             row_entries: visible
                 .iter()
@@ -455,6 +466,7 @@ impl Layout {
             folded: folded.to_vec(),
             visible_count: visible.len(),
             total: model.nodes.len(),
+            offset: 0,
             visible,
             row_of_key,
             folded_key,
@@ -497,13 +509,17 @@ fn compute_in(
     let parent_rows = &layout.parent_rows;
     let child_rows = &layout.child_rows;
     let visible_count = layout.visible_count;
-    let selected = model.nearest_visible(anchor, &layout.row_of_key, visible_count);
+    // Row numbers are the whole view's; the layout's vectors start at row `off`.
+    let off = layout.offset;
+    let selected = model
+        .nearest_visible(anchor, &layout.row_of_key, visible_count - off)
+        .map(|s| s + off);
     // omp marks every row carrying the selected id (duplicated ids); pi only the selected index.
-    let selected_key = selected.map(|s| model.key_at(visible[s]));
+    let selected_key = selected.map(|s| model.key_at(visible[s - off]));
     let max_rows = window::window_size(dialect, state.height);
     let win = window::centered(selected, visible_count, max_rows);
 
-    let deepest = visible[win.start..win.end]
+    let deepest = visible[win.start - off..win.end - off]
         .iter()
         .map(|&p| model.nodes[p].depth as usize)
         .max()
@@ -518,23 +534,24 @@ fn compute_in(
     // (unless the caller made that pass already).
     let window_calls = match calls {
         Some(calls) => Some(calls),
-        None if built.len() < 4096 => model.calls_for(&visible[built.clone()]),
+        None if built.len() < 4096 => model.calls_for(&visible[built.start - off..built.end - off]),
         None => None,
     };
     let build = |range: std::ops::Range<usize>, rows: &mut Vec<Row>| {
         let mut highlighter = search::Highlighter::new();
-        for (row, &pos) in visible
+        for (at, &pos) in visible
             .iter()
             .enumerate()
-            .skip(range.start)
+            .skip(range.start - off)
             .take(range.len())
         {
+            let row = at + off;
             let node = &model.nodes[pos];
             let text = model.row_text_with(pos, window_calls.as_ref());
             let in_window = row >= win.start && row < win.end;
             let (depth, connector, foldable) = match &pi {
                 Some(s) => {
-                    let r = s.rows[row];
+                    let r = s.rows[at];
                     let depth = if s.multiple_roots {
                         r.indent.saturating_sub(1)
                     } else {
@@ -560,7 +577,7 @@ fn compute_in(
                 }
             };
             let drawn = in_window.then(|| match &pi {
-                Some(s) => render::pi_prefix(s, row, folded_key[model.key_at(pos)]),
+                Some(s) => render::pi_prefix(s, at, folded_key[model.key_at(pos)]),
                 None => render::omp_prefix(model, pos, state.width, deepest),
             });
             let (prefix, gutter) = match drawn {
@@ -574,9 +591,9 @@ fn compute_in(
                 kind: model.kind_text(pos),
                 role: model.role_text(pos),
                 depth,
-                parent_row: Some(parent_rows[row])
+                parent_row: Some(parent_rows[at])
                     .filter(|&p| p != flatten::NONE)
-                    .map(|p| p as usize),
+                    .map(|p| p as usize + off),
                 connector,
                 foldable,
                 folded: folded_key[model.key_at(pos)],
@@ -587,7 +604,7 @@ fn compute_in(
                 label: model.label_text(pos),
                 text,
                 matched,
-                has_children: child_rows[row] > 0,
+                has_children: child_rows[at] > 0,
                 selected: match dialect {
                     Dialect::Pi => Some(row) == selected,
                     Dialect::Omp => selected_key == Some(model.key_at(pos)),
@@ -650,11 +667,11 @@ fn compute_in(
     drop(line_rows);
     let mut resolved = state.clone();
     resolved.selected = selected
-        .and_then(|s| model.id(visible[s]).map(str::to_owned))
+        .and_then(|s| model.id(visible[s - off]).map(str::to_owned))
         .or(resolved.selected);
     let ids = layout.ids.clone();
     let agent_error = (dialect == Dialect::Omp
-        && visible[win.start..win.end]
+        && visible[win.start - off..win.end - off]
             .iter()
             .any(|&p| model.kind_missing(p)))
     .then(|| "undefined is not an object (evaluating 'entry.type.replaceAll')".to_owned());

@@ -82,10 +82,16 @@ pub(crate) fn pi_prefix(structure: &PiStructure, row: usize, folded: bool) -> Pr
 }
 
 /// omp's gutter prefix for a node, given the deepest depth in the window.
+/// How many gutter levels omp draws in a row `width` cells wide (deeper ones scroll out behind
+/// `…`).
+pub(crate) fn omp_gutter_levels(width: usize) -> usize {
+    let reserve = 24usize.max(width / 2);
+    (width.saturating_sub(reserve).saturating_sub(4) / 3).max(1)
+}
+
 pub(crate) fn omp_prefix(model: &Model, pos: usize, width: usize, deepest: usize) -> Prefix {
     let node = &model.nodes[pos];
-    let reserve = 24usize.max(width / 2);
-    let max_levels = (width.saturating_sub(reserve).saturating_sub(4) / 3).max(1);
+    let max_levels = omp_gutter_levels(width);
     let window_offset = deepest.saturating_sub(max_levels);
     let depth = node.depth as usize;
     let has_connector = node.parent.is_some() && node.sibling_count > 1;
