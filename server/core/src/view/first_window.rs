@@ -91,14 +91,21 @@ pub fn first_window_cut_below(
         }
         f
     };
-    let shown = |e: usize| passes(flags(e), filter, dialect);
-
-    // Every entry is walked once: count the shown ones from their static flags (of which a filter
-    // reads five bits: one table lookup an entry), then correct the leaf and the labeled entries.
+    // Of static flags a filter reads five bits: one table lookup decides.
     let table: [bool; 32] = std::array::from_fn(|f| passes(f as u16, filter, dialect));
-    let mut visible_count = columns.count_static(entries, dialect, |f| {
-        table[usize::from(f & (flag::CATEGORY | flag::BLANK | flag::USER_REQUEST))]
-    });
+    let by_table =
+        |f: u16| table[usize::from(f & (flag::CATEGORY | flag::BLANK | flag::USER_REQUEST))];
+    let shown = |e: usize| {
+        if e == leaf || labeled[e] {
+            passes(flags(e), filter, dialect)
+        } else {
+            by_table(columns.static_flags(e, &entries[e], dialect))
+        }
+    };
+
+    // Every entry is walked once: count the shown ones from their static flags, then correct the
+    // leaf and the labeled entries.
+    let mut visible_count = columns.count_static(entries, dialect, by_table);
     // (Ids are unique here: each labeled entry is listed once.)
     let corrected = marks.labels.iter().map(|&(e, _)| e);
     for e in corrected.chain((!labeled[leaf]).then_some(leaf)) {

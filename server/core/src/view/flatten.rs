@@ -253,6 +253,8 @@ pub(crate) struct Stop<'a> {
 #[derive(Debug, Clone, Copy)]
 pub(crate) struct Start {
     pub node: usize,
+    /// Its index in the leaf's path ([`Marks::path`]).
+    pub path_index: usize,
     /// omp's display depth.
     pub depth: usize,
     /// How many children its parent has (roots: how many roots).
@@ -296,7 +298,19 @@ impl Model {
         let entries = session.entries();
         let leaf = session.leaf_id().and_then(|id| session.index_of(id));
 
-        let contains = holds_leaf(session, tree, leaf);
+        let from = stop.as_ref().and_then(|s| s.from);
+        // The path below a start node is what its subtree holds of the leaf's ancestors.
+        let path_below = &marks.path[from.map_or(0, |s| s.path_index)..];
+        let contains = match from {
+            Some(_) => {
+                let mut contains = vec![false; entries.len()];
+                for &i in path_below {
+                    contains[i] = true;
+                }
+                contains
+            }
+            None => holds_leaf(session, tree, leaf),
+        };
         let ordered = |list| leaf_first(list, &contains);
 
         let roots = ordered(&tree.roots);
@@ -327,7 +341,6 @@ impl Model {
         let mut on_path = vec![false; if guarded { entries.len() } else { 0 }];
         let cap = entries.len().saturating_mul(4).saturating_add(1024);
         let mut stack: Vec<Step> = Vec::new();
-        let from = stop.as_ref().and_then(|s| s.from);
         if let Some(start) = from {
             // The holder of the leaf comes first among its siblings.
             stack.push(Step::Enter(Pending {
@@ -501,7 +514,7 @@ impl Model {
             k => Some(k as usize),
         };
         // The path from the leaf up (pi `buildActivePath`, omp's parent map).
-        for &i in &marks.path {
+        for &i in path_below {
             if let Some(k) = key_at(i) {
                 if has_id(k) {
                     flags[k] |= flag::ACTIVE;

@@ -81,6 +81,7 @@ pub(crate) fn plan(need: &Need<'_>, min_index: usize) -> Option<Cut> {
     }
     let start = Start {
         node: path[index],
+        path_index: index,
         depth: depth[index],
         sibling_count: match index.checked_sub(1) {
             Some(above) => tree.children(path[above]).len(),
