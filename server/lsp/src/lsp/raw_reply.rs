@@ -21,8 +21,10 @@ use tokio::io::AsyncWrite;
 /// How a response frame with a placeholder result starts (`Response` serializes its fields in
 /// this order, and the placeholder needs no escaping).
 const RESPONSE_START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":\"";
-/// Stashed texts never taken (a response dropped on the way) are dropped beyond this many.
-const MAX_STASHED: usize = 16;
+/// Stashed texts never taken (a response dropped on the way, e.g. a request cancelled after its
+/// answer was made) are dropped once this old. Any number may wait: under load many answers are
+/// made before the output writes the first (a bound by count lost live answers).
+const MAX_AGE: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// What a handler whose result can be spliced answers: the result as a value, or the placeholder
 /// of its stashed text.
@@ -56,7 +58,7 @@ pub(crate) struct RawReplies {
     /// `sessiontree.raw.<random>.`: what every placeholder starts with.
     mark: String,
     next: AtomicU64,
-    stashed: Mutex<HashMap<u64, Vec<u8>>>,
+    stashed: Mutex<HashMap<u64, (std::time::Instant, Vec<u8>)>>,
 }
 
 impl RawReplies {
@@ -73,11 +75,9 @@ impl RawReplies {
     pub(crate) fn stash(&self, json: Vec<u8>) -> String {
         let n = self.next.fetch_add(1, Ordering::Relaxed);
         if let Ok(mut stashed) = self.stashed.lock() {
-            if stashed.len() >= MAX_STASHED {
-                let oldest = stashed.keys().min().copied();
-                oldest.map(|k| stashed.remove(&k));
-            }
-            stashed.insert(n, json);
+            let now = std::time::Instant::now();
+            stashed.retain(|_, (at, _)| now.duration_since(*at) < MAX_AGE);
+            stashed.insert(n, (now, json));
         }
         format!("{}{n}", self.mark)
     }
@@ -90,7 +90,7 @@ impl RawReplies {
         let digits = rest.iter().take_while(|b| b.is_ascii_digit()).count();
         let after = rest[digits..].strip_prefix(b"\"")?;
         let n: u64 = std::str::from_utf8(&rest[..digits]).ok()?.parse().ok()?;
-        let json = self.stashed.lock().ok()?.remove(&n)?;
+        let (_, json) = self.stashed.lock().ok()?.remove(&n)?;
         let before = &RESPONSE_START[..RESPONSE_START.len() - 1];
         Some((before, json, after))
     }
@@ -284,6 +284,31 @@ mod tests {
         expected.extend(frame(r#"{"jsonrpc":"2.0","result":{"a":[1,"x"]},"id":7}"#));
         // Taken once: a second response naming it passes through.
         expected.extend(frame(&unknown));
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
+    /// However many answers wait for the output, each goes out with its own text.
+    #[tokio::test]
+    async fn every_waiting_answer_is_spliced() {
+        let replies = RawReplies::new();
+        let placeholders: Vec<String> = (0..100)
+            .map(|n| replies.stash(format!("[{n}]").into_bytes()))
+            .collect();
+        let mut out = Vec::new();
+        let mut splice = Splice::new(&mut out, Arc::clone(&replies));
+        let mut expected = Vec::new();
+        for (n, placeholder) in placeholders.iter().enumerate() {
+            let body = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":{n}}}"#);
+            splice.write_all(&frame(&body)).await.expect("write");
+            expected.extend(frame(&format!(
+                r#"{{"jsonrpc":"2.0","result":[{n}],"id":{n}}}"#
+            )));
+        }
+        splice.flush().await.expect("flush");
+        drop(splice);
         assert_eq!(
             String::from_utf8_lossy(&out),
             String::from_utf8_lossy(&expected)
