@@ -13,28 +13,64 @@ use crate::dialect::Dialect;
 use crate::entry::Entry;
 use crate::session::Session;
 use serde_json::Value;
+use std::collections::HashMap;
 
 const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
 
 /// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`](super::build_context) on the
 /// parsed path from the root to `leaf` would give it.
 pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext {
-    let entries: Vec<&Entry> = session
+    let (at, entries): (Vec<usize>, Vec<&Entry>) = session
         .branch_path(leaf)
         .into_iter()
-        .filter_map(|i| session.entry_at(i))
-        .collect();
-    let (values, probed) = reduced_path(session.dialect(), &entries)
-        .into_iter()
+        .filter_map(|i| Some((i, session.entry_at(i)?)))
         .unzip();
+    let path = Path {
+        entries: &entries,
+        at: &at,
+        kept: &session.context_kept,
+    };
+    let (values, probed) = reduced_path(session.dialect(), &path).into_iter().unzip();
     build_context_owned(session.dialect(), values, probed)
+}
+
+/// The entries a context build reads, with their indices in the session.
+struct Path<'a> {
+    entries: &'a [&'a Entry],
+    at: &'a [usize],
+    kept: &'a Kept,
+}
+
+/// The entries the last context build read (the kept range and what follows it), as it read them,
+/// by index: an entry's text never changes once written, so the next build (after an append, in
+/// another view) reads and probes only the entries it has not seen. Up to [`Kept::BYTES`] of
+/// message text is kept.
+#[derive(Debug, Default)]
+pub(crate) struct Kept(std::sync::Mutex<HashMap<usize, (Value, Option<Probed>)>>);
+
+impl Kept {
+    /// The most message text kept between builds.
+    const BYTES: usize = 16 << 20;
+
+    fn take(&self) -> HashMap<usize, (Value, Option<Probed>)> {
+        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
+    }
+
+    pub(crate) fn forget(&self) {
+        drop(self.take());
+    }
+
+    fn keep(&self, read: HashMap<usize, (Value, Option<Probed>)>) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read;
+    }
 }
 
 /// The path `build_context` needs: every entry from the kept range of the last compaction on, and
 /// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
 /// id, which the id comparisons below rely on.
-fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
-    let whole = || read_all(path);
+fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<(Value, Option<Probed>)> {
+    let path = whole_path.entries;
+    let whole = || read_all(whole_path.entries, whole_path.at, whole_path.kept);
     let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
         return whole();
     };
@@ -56,14 +92,48 @@ fn reduced_path(dialect: Dialect, path: &[&Entry]) -> Vec<(Value, Option<Probed>
     keep.sort_by_key(|(i, _)| *i);
     keep.into_iter()
         .map(|(_, v)| (v, None))
-        .chain(read_all(&path[k..]))
+        .chain(read_all(&path[k..], &whole_path.at[k..], whole_path.kept))
         .collect()
+}
+
+/// [`read_fresh`] of the entries at `at`, taking those the last build read from `kept`, and
+/// keeping this read there for the next one.
+fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<(Value, Option<Probed>)> {
+    let mut before = kept.take();
+    let mut out: Vec<Option<(Value, Option<Probed>)>> =
+        at.iter().map(|i| before.remove(i)).collect();
+    drop(before);
+    let missing: Vec<usize> = (0..out.len()).filter(|&k| out[k].is_none()).collect();
+    if !missing.is_empty() {
+        let picked: Vec<&Entry> = missing.iter().map(|&k| entries[k]).collect();
+        for (k, read) in missing.into_iter().zip(read_fresh(&picked)) {
+            out[k] = Some(read);
+        }
+    }
+    let out: Vec<(Value, Option<Probed>)> = out
+        .into_iter()
+        .map(|read| read.unwrap_or((Value::Null, None)))
+        .collect();
+    let bytes: usize = out
+        .iter()
+        .filter_map(|(_, probed)| probed.as_ref())
+        .map(|p| p.json.as_str().len())
+        .sum();
+    if bytes <= Kept::BYTES {
+        // (An entry that could not be read is read again next time.)
+        let read = at.iter().copied().zip(out.iter().cloned());
+        kept.keep(
+            read.filter(|(_, (v, p))| p.is_some() || !v.is_null())
+                .collect(),
+        );
+    }
+    out
 }
 
 /// The entries as the rules read them: message entries whose message the probe can read kept as
 /// `{type, id}` plus the probed message, the others parsed as [`Entry::json`] parses them (read
 /// again, together, after the probe: they are few).
-fn read_all(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
+fn read_fresh(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
     let mut out: Vec<(Value, Option<Probed>)> = Vec::with_capacity(entries.len());
     super::text::for_each_text(entries, |k, text| {
         let entry = entries[k];
@@ -193,4 +263,76 @@ fn assistant_at(prefix: &[&Entry], i: usize) -> Option<(usize, Value)> {
     }
     let value = prefix[i].json();
     state::assistant_of(&value).is_some().then_some((i, value))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::session::OpenOptions;
+    use crate::synth::{generate_file, SynthOptions};
+
+    fn text(ctx: &SessionContext) -> String {
+        format!("{} {:?}", ctx.to_fixture_json(), ctx.llm_texts())
+    }
+
+    /// A build after an append reads only the new entry (the rest comes from the last build) and
+    /// gives what a session opened afresh gives; an entry read once is not read from the file
+    /// again.
+    #[test]
+    fn a_build_after_an_append_reuses_the_entries_read_and_equals_a_fresh_one() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let file = dir.path().join(format!("{dialect:?}.jsonl"));
+            let options = SynthOptions {
+                dialect,
+                entries: 1500,
+                seed: 3,
+            };
+            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+            let mut session = Session::open(&file, OpenOptions::with_dialect(dialect))
+                .unwrap_or_else(|e| panic!("{e}"));
+            // Where each probed message's text lies in memory: a reused read keeps its place.
+            let places = |kept: &Kept| {
+                let read = kept.take();
+                let places: HashMap<usize, usize> = read
+                    .iter()
+                    .filter_map(|(&i, (_, p))| {
+                        Some((i, p.as_ref()?.json.as_str().as_ptr() as usize))
+                    })
+                    .collect();
+                kept.keep(read);
+                places
+            };
+            let first = text(&session_context(&session, None));
+            let before = places(&session.context_kept);
+            assert!(
+                before.len() > 10,
+                "{dialect:?}: {} messages kept",
+                before.len()
+            );
+            assert_eq!(text(&session_context(&session, None)), first, "{dialect:?}");
+            let message = serde_json::json!({
+                "role": "user",
+                "content": "one more question",
+                "timestamp": 1_767_225_600_000u64,
+            });
+            session
+                .append_message(message)
+                .unwrap_or_else(|e| panic!("{e}"));
+            let after = text(&session_context(&session, None));
+            let fresh = Session::open(&file, OpenOptions::with_dialect(dialect))
+                .unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(after, text(&session_context(&fresh, None)), "{dialect:?}");
+            assert_ne!(after, first, "{dialect:?}");
+            let now = places(&session.context_kept);
+            assert_eq!(now.len(), before.len() + 1, "{dialect:?}");
+            for (i, place) in &before {
+                assert_eq!(
+                    now.get(i),
+                    Some(place),
+                    "{dialect:?}: entry {i} was read again"
+                );
+            }
+        }
+    }
 }

@@ -89,6 +89,8 @@ pub struct Session {
     view_columns: crate::view::columns::ViewColumns,
     /// The tree of the entries as they stand, made on first use; an entry indexed drops it.
     tree: std::sync::OnceLock<Arc<crate::tree::Tree>>,
+    /// The entries the last context build read, as it read them (see [`crate::context::Kept`]).
+    pub(crate) context_kept: crate::context::Kept,
 }
 
 /// No resolved parent.
@@ -459,6 +461,12 @@ impl Session {
         }
     }
 
+    /// Forgets the entries the last context build read (see [`crate::context::session_context`]),
+    /// so that the next build reads them again: for measuring a build from the file.
+    pub fn forget_context_reads(&self) {
+        self.context_kept.forget();
+    }
+
     /// The tree, when it is built already.
     pub(crate) fn built_tree(&self) -> Option<Arc<crate::tree::Tree>> {
         self.tree.get().cloned()
@@ -526,6 +534,7 @@ impl Session {
     /// without being copied when the session has none yet (opening a large file).
     pub(crate) fn insert_all(&mut self, mut entries: Vec<Entry>) {
         self.tree = Default::default();
+        self.context_kept = Default::default();
         if !self.entries.is_empty() {
             entries.into_iter().for_each(|e| self.insert(e));
             return;
