@@ -1010,8 +1010,8 @@ pub(crate) struct PiTop {
 /// A row's place in pi's re-layout: indent, gutter list head ([`NONE`]: none), [`frame`] bits.
 pub(crate) type PiFrame = (u32, u32, u8);
 
-/// The frame of a visible root (the first of `roots`, when `first`), and the re-layout's
-/// `multipleRoots`.
+/// The frame pi's re-layout gives visible root `index` of `roots` (several roots are drawn as
+/// children of a virtual one).
 pub(crate) fn pi_root_frame(roots: usize, index: usize) -> PiFrame {
     let multiple_roots = roots > 1;
     let mut bits = if multiple_roots {
