@@ -169,20 +169,7 @@ pub(crate) fn shown_tops(
     shown: &dyn Fn(usize) -> bool,
     stack: &mut Vec<usize>,
 ) -> u8 {
-    stack.clear();
-    stack.push(node);
-    let mut tops = 0;
-    while let Some(x) = stack.pop() {
-        if shown(x) {
-            tops += 1;
-            if tops == 2 {
-                break;
-            }
-        } else {
-            stack.extend_from_slice(tree.children(x));
-        }
-    }
-    tops
+    count_in(tree, node, shown, 2, true, stack) as u8
 }
 
 /// How many shown entries `node`'s subtree has, counting up to `limit`.
@@ -193,6 +180,19 @@ fn count_shown(
     limit: usize,
     stack: &mut Vec<usize>,
 ) -> usize {
+    count_in(tree, node, shown, limit, false, stack)
+}
+
+/// Counts the shown entries of `node`'s subtree up to `limit`; with `tops`, only those without a
+/// shown ancestor inside it (a shown entry's subtree is not entered).
+fn count_in(
+    tree: &Tree,
+    node: usize,
+    shown: &dyn Fn(usize) -> bool,
+    limit: usize,
+    tops: bool,
+    stack: &mut Vec<usize>,
+) -> usize {
     stack.clear();
     stack.push(node);
     let mut count = 0;
@@ -200,7 +200,12 @@ fn count_shown(
         if count >= limit {
             break;
         }
-        count += usize::from(shown(x));
+        if shown(x) {
+            count += 1;
+            if tops {
+                continue;
+            }
+        }
         stack.extend_from_slice(tree.children(x));
     }
     count
