@@ -269,7 +269,8 @@ fn assistant_at(prefix: &[&Entry], i: usize) -> Option<(usize, Value)> {
 mod tests {
     use super::*;
     use crate::session::OpenOptions;
-    use crate::synth::{generate_file, SynthOptions};
+    use crate::test_sessions::generated_session;
+    use std::path::Path;
 
     fn text(ctx: &SessionContext) -> String {
         format!("{} {:?}", ctx.to_fixture_json(), ctx.llm_texts())
@@ -282,15 +283,9 @@ mod tests {
     fn a_build_after_an_append_reuses_the_entries_read_and_equals_a_fresh_one() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         for dialect in [Dialect::Pi, Dialect::Omp] {
-            let file = dir.path().join(format!("{dialect:?}.jsonl"));
-            let options = SynthOptions {
-                dialect,
-                entries: 1500,
-                seed: 3,
-            };
-            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
-            let mut session = Session::open(&file, OpenOptions::with_dialect(dialect))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let mut session = generated_session(dir.path(), dialect, 1500, 3);
+            let file = session.path().map(Path::to_path_buf);
+            let file = file.unwrap_or_else(|| panic!("{dialect:?}: no file"));
             // Where each probed message's text lies in memory: a reused read keeps its place.
             let places = |kept: &Kept| {
                 let read = kept.take();
