@@ -10,6 +10,10 @@
 //! that the whole walk passes last, so a window whose results have a call past the prefix is left
 //! to the whole model.
 //!
+//! The walk itself starts at a shown ancestor just above the window when one far enough down the
+//! path qualifies, with what the rows above hand down found in one pass over the path
+//! ([`path_cut`]): so the cost does not follow the leaf's depth.
+//!
 //! It applies to the trees read from parent indices where every parent comes before its child
 //! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
 //! other session, search or selection takes the whole model.
