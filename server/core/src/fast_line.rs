@@ -6,7 +6,7 @@
 //! escapes, no repeated keys, a `user` / `assistant` / `toolResult` role, content as a string or
 //! an array of blocks, no retry recovery. Anything else (or any doubt: a type error, a repeated
 //! key, a malformed line) returns `None`, and the line goes through the projection
-//! (`projection.rs`) and [`crate::view::text::entry_facts`], which give the same answer for
+//! (`projection.rs`) and `view::text::entry_facts`, which give the same answer for
 //! every line this path takes (the tests check it over generated sessions and the fixtures).
 
 use crate::dialect::Dialect;
