@@ -93,9 +93,9 @@ impl Answer {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::test_sessions::generated;
     use sessiontree_core::context::session_context;
-    use sessiontree_core::synth::{generate_file, SynthOptions};
-    use sessiontree_core::{Dialect, OpenOptions, Session};
+    use sessiontree_core::Dialect;
 
     /// The text equals what serde_json writes for the value the result used to be, key order
     /// included, at leaves of generated sessions of both dialects.
@@ -103,15 +103,7 @@ mod tests {
     fn the_text_is_the_serialized_result() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         for dialect in [Dialect::Pi, Dialect::Omp] {
-            let file = dir.path().join(format!("{dialect:?}.jsonl"));
-            let options = SynthOptions {
-                dialect,
-                entries: 600,
-                seed: 3,
-            };
-            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
-            let session = Session::open(&file, OpenOptions::with_dialect(dialect))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let session = generated(dir.path(), dialect, 600, 3);
             let ids: Vec<&str> = session.entries().iter().filter_map(|e| e.id()).collect();
             let mut leaves: Vec<Option<&str>> = vec![None];
             leaves.extend(ids.iter().step_by(17).map(|id| Some(*id)));

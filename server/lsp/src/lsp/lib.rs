@@ -24,6 +24,8 @@ mod rows;
 mod shared;
 mod summary;
 mod symbols;
+#[cfg(test)]
+mod test_sessions;
 mod to_proto;
 mod watcher;
 

@@ -172,8 +172,8 @@ pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> pro
 #[cfg(test)]
 mod tests {
     use super::*;
-    use sessiontree_core::synth::{generate_file, SynthOptions};
-    use sessiontree_core::{Dialect, OpenOptions};
+    use crate::test_sessions::generated;
+    use sessiontree_core::Dialect;
 
     /// A gutter wider than the panel keeps its right end, led by `…`, `width` characters in all.
     #[test]
@@ -193,15 +193,7 @@ mod tests {
     #[test]
     fn deep_gutters_reach_the_panel_cut_to_its_width() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let file = dir.path().join("pi.jsonl");
-        let options = SynthOptions {
-            dialect: Dialect::Pi,
-            entries: 2000,
-            seed: 4,
-        };
-        generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
-        let session = Session::open(&file, OpenOptions::with_dialect(Dialect::Pi))
-            .unwrap_or_else(|e| panic!("{e}"));
+        let session = generated(dir.path(), Dialect::Pi, 2000, 4);
         let model = view::TreeModel::new(&session, None);
         let width = 12;
         let params = proto::RowsParams {
@@ -250,15 +242,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let mut checked = 0;
         for dialect in [Dialect::Pi, Dialect::Omp] {
-            let file = dir.path().join(format!("{dialect:?}.jsonl"));
-            let options = SynthOptions {
-                dialect,
-                entries: 800,
-                seed: 4,
-            };
-            generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
-            let session = Session::open(&file, OpenOptions::with_dialect(dialect))
-                .unwrap_or_else(|e| panic!("{e}"));
+            let session = generated(dir.path(), dialect, 800, 4);
             let model = view::TreeModel::new(&session, None);
             for filter in [
                 FilterMode::Default,
