@@ -350,7 +350,11 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                     "model" => TreeModel::new(&session, None).len(),
                     "first" => first_window(&session, None, &ViewState::default())
                         .map_or(0, |v| v.rows.len()),
-                    "context" => session_context(&session, None).messages.len(),
+                    // As the budget line measures it: from the file, nothing kept.
+                    "context" => {
+                        session.forget_context_reads();
+                        session_context(&session, None).messages.len()
+                    }
                     "tree" => Tree::build(&session).roots.len(),
                     // Writes a new file next to FILE (use a scratch copy), removed again.
                     "create_branched" => {

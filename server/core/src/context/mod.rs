@@ -28,7 +28,7 @@ mod text;
 
 pub use message::Message;
 pub use session::session_context;
-pub(crate) use session::Kept;
+pub(crate) use session::{Kept, StateKind};
 pub use state::{ContextState, OmpState, PiModel, PiState};
 
 use crate::dialect::Dialect;

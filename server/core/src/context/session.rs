@@ -17,16 +17,51 @@ use std::collections::HashMap;
 
 const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
 
+/// What an entry is to the walk over the path before the kept range: the session keeps one byte
+/// an entry beside its parents, so that walk reads only the entries that can set state instead
+/// of every entry's `type` (a cache miss each on a long path).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum StateKind {
+    Other,
+    /// A `message` whose `message.role` is `assistant`.
+    Assistant,
+    ThinkingLevel,
+    ServiceTier,
+    Mode,
+    Model,
+    /// `ttsr_injection` or `reset_boundary`.
+    Marker,
+    Custom,
+    Compaction,
+}
+
+impl StateKind {
+    pub(crate) fn of(entry: &Entry) -> StateKind {
+        match entry.kind() {
+            "message" if entry.role() == Some("assistant") => StateKind::Assistant,
+            "thinking_level_change" => StateKind::ThinkingLevel,
+            "service_tier_change" => StateKind::ServiceTier,
+            "mode_change" => StateKind::Mode,
+            "model_change" => StateKind::Model,
+            "ttsr_injection" | "reset_boundary" => StateKind::Marker,
+            "custom" => StateKind::Custom,
+            "compaction" => StateKind::Compaction,
+            _ => StateKind::Other,
+        }
+    }
+}
+
 /// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`](super::build_context) on the
 /// parsed path from the root to `leaf` would give it.
 pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext {
-    let (at, entries): (Vec<usize>, Vec<&Entry>) = session
-        .branch_path(leaf)
-        .into_iter()
-        .filter_map(|i| Some((i, session.entry_at(i)?)))
-        .unzip();
+    let kinds = session.state_kinds();
+    let mut at = session.branch_path(leaf);
+    at.retain(|&i| i < kinds.len());
+    let entries: Vec<&Entry> = at.iter().filter_map(|&i| session.entry_at(i)).collect();
+    let kinds: Vec<StateKind> = at.iter().map(|&i| kinds[i]).collect();
     let path = Path {
         entries: &entries,
+        kinds: &kinds,
         at: &at,
         kept: &session.context_kept,
     };
@@ -37,6 +72,8 @@ pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext 
 /// The entries a context build reads, with their indices in the session.
 struct Path<'a> {
     entries: &'a [&'a Entry],
+    /// The entries' [`StateKind`]s.
+    kinds: &'a [StateKind],
     at: &'a [usize],
     kept: &'a Kept,
 }
@@ -71,7 +108,8 @@ impl Kept {
 fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<(Value, Option<Probed>)> {
     let path = whole_path.entries;
     let whole = || read_all(whole_path.entries, whole_path.at, whole_path.kept);
-    let Some(c) = path.iter().rposition(|e| e.kind() == "compaction") else {
+    let kinds = whole_path.kinds;
+    let Some(c) = kinds.iter().rposition(|&k| k == StateKind::Compaction) else {
         return whole();
     };
     let compaction = path[c].json();
@@ -84,7 +122,10 @@ fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<(Value, Option<P
     let k = first_kept
         .and_then(|id| path[..c].iter().rposition(|e| e.id() == Some(id)))
         .unwrap_or(c);
-    let prefix = &path[..k];
+    let prefix = Prefix {
+        entries: &path[..k],
+        kinds: &kinds[..k],
+    };
     let mut keep: Vec<(usize, Value)> = match dialect {
         Dialect::Pi => pi_prefix(prefix),
         Dialect::Omp => omp_prefix(prefix),
@@ -169,26 +210,44 @@ fn looks_before_kept_range(compaction: &Value) -> bool {
     rollover || js::get(compaction, "preserveData").is_some()
 }
 
-fn last_of(prefix: &[&Entry], kind: &str) -> Option<(usize, Value)> {
-    let i = prefix.iter().rposition(|e| e.kind() == kind)?;
-    Some((i, prefix[i].json()))
+/// The path before the kept range, with its entries' kinds.
+#[derive(Clone, Copy)]
+struct Prefix<'a> {
+    entries: &'a [&'a Entry],
+    kinds: &'a [StateKind],
+}
+
+impl Prefix<'_> {
+    fn last_of(self, kind: StateKind) -> Option<(usize, Value)> {
+        let i = self.kinds.iter().rposition(|&k| k == kind)?;
+        Some((i, self.entries[i].json()))
+    }
+
+    /// The assistant message at `i` when its provider/model can set the state.
+    fn assistant_at(self, i: usize) -> Option<(usize, Value)> {
+        if self.kinds[i] != StateKind::Assistant {
+            return None;
+        }
+        let value = self.entries[i].json();
+        state::assistant_of(&value).is_some().then_some((i, value))
+    }
 }
 
 /// pi reads the last thinking change and the last model change or assistant message.
-fn pi_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
-    let mut keep: Vec<(usize, Value)> = last_of(prefix, "thinking_level_change")
+fn pi_prefix(prefix: Prefix<'_>) -> Vec<(usize, Value)> {
+    let mut keep: Vec<(usize, Value)> = prefix
+        .last_of(StateKind::ThinkingLevel)
         .into_iter()
         .collect();
-    for i in (0..prefix.len()).rev() {
-        match prefix[i].kind() {
-            "model_change" => {
-                keep.push((i, prefix[i].json()));
+    for i in (0..prefix.kinds.len()).rev() {
+        match prefix.kinds[i] {
+            StateKind::Model => {
+                keep.push((i, prefix.entries[i].json()));
                 break;
             }
-            "message" if prefix[i].role() == Some("assistant") => {
-                let value = prefix[i].json();
-                if state::assistant_of(&value).is_some() {
-                    keep.push((i, value));
+            StateKind::Assistant => {
+                if let Some(found) = prefix.assistant_at(i) {
+                    keep.push(found);
                     break;
                 }
             }
@@ -203,19 +262,20 @@ fn pi_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
 /// messages' provider/model until the first explicit default-role model change: of each run of
 /// assistant messages between model changes only the first (where `default` enters the models
 /// object) and the last (the value that stays) can matter.
-fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
+fn omp_prefix(prefix: Prefix<'_>) -> Vec<(usize, Value)> {
     let mut keep: Vec<(usize, Value)> = Vec::new();
     // The last thinking, service tier and mode changes, found in the same walk.
     let mut last_change: [Option<usize>; 3] = [None; 3];
     let mut explicit_default = None;
     let mut run_starts = vec![0];
-    for (i, e) in prefix.iter().enumerate() {
-        match e.kind() {
-            "thinking_level_change" => last_change[0] = Some(i),
-            "service_tier_change" => last_change[1] = Some(i),
-            "mode_change" => last_change[2] = Some(i),
-            "model_change" => {
-                let value = e.json();
+    for (i, &kind) in prefix.kinds.iter().enumerate() {
+        let entry = prefix.entries[i];
+        match kind {
+            StateKind::ThinkingLevel => last_change[0] = Some(i),
+            StateKind::ServiceTier => last_change[1] = Some(i),
+            StateKind::Mode => last_change[2] = Some(i),
+            StateKind::Model => {
+                let value = entry.json();
                 if explicit_default.is_none() && state::omp_sets_explicit_default(&value) {
                     explicit_default = Some(i);
                 }
@@ -224,12 +284,12 @@ fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
                 }
                 keep.push((i, value));
             }
-            "ttsr_injection" | "reset_boundary" => keep.push((i, e.json())),
+            StateKind::Marker => keep.push((i, entry.json())),
             // A `customType` spelled with `\u` escapes does not show in the raw text; parse those too.
-            "custom" => {
-                let raw = e.raw();
+            StateKind::Custom => {
+                let raw = entry.raw();
                 if raw.contains(CONTEXT_NOTES_TYPE) || raw.contains("\\u") {
-                    keep.push((i, e.json()))
+                    keep.push((i, entry.json()))
                 }
             }
             _ => {}
@@ -239,30 +299,21 @@ fn omp_prefix(prefix: &[&Entry]) -> Vec<(usize, Value)> {
         last_change
             .into_iter()
             .flatten()
-            .map(|i| (i, prefix[i].json())),
+            .map(|i| (i, prefix.entries[i].json())),
     );
     // Assistant messages after the first explicit default never set the model again.
-    let end = explicit_default.unwrap_or(prefix.len());
+    let end = explicit_default.unwrap_or(prefix.kinds.len());
     run_starts.push(end + 1);
     for pair in run_starts.windows(2) {
         let run = pair[0]..(pair[1] - 1).min(end);
-        let first = run.clone().find_map(|i| assistant_at(prefix, i));
-        let last = run.rev().find_map(|i| assistant_at(prefix, i));
+        let first = run.clone().find_map(|i| prefix.assistant_at(i));
+        let last = run.rev().find_map(|i| prefix.assistant_at(i));
         match (first, last) {
             (Some(a), Some(b)) if a.0 == b.0 => keep.push(a),
             (a, b) => keep.extend(a.into_iter().chain(b)),
         }
     }
     keep
-}
-
-fn assistant_at(prefix: &[&Entry], i: usize) -> Option<(usize, Value)> {
-    // `role` is the `message.role` read at open: only assistant messages are parsed.
-    if prefix[i].kind() != "message" || prefix[i].role() != Some("assistant") {
-        return None;
-    }
-    let value = prefix[i].json();
-    state::assistant_of(&value).is_some().then_some((i, value))
 }
 
 #[cfg(test)]

@@ -186,6 +186,7 @@ impl Session {
         let room = rest.len() + rest.len() / 8 + 1024;
         session.parents.reserve(room);
         session.times.reserve(room);
+        session.state_kinds.reserve(room);
         session.by_id.reserve(room);
         session.insert_all(rest);
         session.settle_parents();
@@ -268,6 +269,7 @@ impl Session {
             source: None,
             parents: Vec::new(),
             times: Vec::new(),
+            state_kinds: Vec::new(),
             parents_dirty: false,
             view_columns: Default::default(),
             tree: Default::default(),

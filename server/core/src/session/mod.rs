@@ -80,6 +80,8 @@ pub struct Session {
     /// Each entry's timestamp as `Date.parse` reads it (NaN: not a date), beside `parents` so
     /// sorting children reads no entry.
     times: Vec<f64>,
+    /// Each entry's kind as the context rules' walk before the kept range sees it.
+    state_kinds: Vec<crate::context::StateKind>,
     parents_dirty: bool,
     /// Entries whose `parentId` named no entry when they were indexed.
     unresolved_parents: usize,
@@ -372,6 +374,11 @@ impl Session {
         &self.times
     }
 
+    /// Each entry's [`StateKind`](crate::context::StateKind).
+    pub(crate) fn state_kinds(&self) -> &[crate::context::StateKind] {
+        &self.state_kinds
+    }
+
     /// The index that holds an entry's id (the later entry of a duplicated id; the entry itself
     /// for id-less entries).
     pub fn canonical_index(&self, index: usize) -> usize {
@@ -511,6 +518,7 @@ impl Session {
         self.entries.reserve(more);
         self.parents.reserve(more);
         self.times.reserve(more);
+        self.state_kinds.reserve(more);
         self.by_id.reserve(more);
     }
 
@@ -640,6 +648,7 @@ impl Session {
         };
         self.parents.push(parent);
         self.times.push(entry.time_ms);
+        self.state_kinds.push(crate::context::StateKind::of(entry));
         match entry.kind() {
             "label" => self.apply_label(entry),
             "session_info" => {
