@@ -9,6 +9,7 @@ use super::probe::{Facts, Probed, Role};
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;
+use std::sync::Arc;
 
 /// One message of a [`SessionContext`](super::SessionContext), as the agent returns it.
 #[derive(Debug, Clone)]
@@ -17,12 +18,12 @@ pub struct Message(Repr);
 #[derive(Debug, Clone)]
 enum Repr {
     Value(Value),
-    Raw(Box<Probed>),
+    Raw(Arc<Probed>),
 }
 
 impl Message {
-    pub(crate) fn raw(probed: Probed) -> Message {
-        Message(Repr::Raw(Box::new(probed)))
+    pub(crate) fn raw(probed: Arc<Probed>) -> Message {
+        Message(Repr::Raw(probed))
     }
 
     /// The message as a value (parsed now for a message kept as text).

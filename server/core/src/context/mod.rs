@@ -35,6 +35,7 @@ use crate::dialect::Dialect;
 use message::MessageRef;
 use probe::Probed;
 use serde_json::Value;
+use std::sync::Arc;
 
 /// The context an agent builds for one path: settings plus messages.
 #[derive(Debug, Clone, PartialEq)]
@@ -59,12 +60,12 @@ pub fn build_context(dialect: Dialect, path: &[Value]) -> SessionContext {
 pub(crate) fn build_context_owned(
     dialect: Dialect,
     mut path: Vec<Value>,
-    probed: Vec<Option<Probed>>,
+    probed: Vec<Option<Arc<Probed>>>,
 ) -> SessionContext {
     build(dialect, Values::Owned(&mut path), probed)
 }
 
-fn build(dialect: Dialect, values: Values<'_>, probed: Vec<Option<Probed>>) -> SessionContext {
+fn build(dialect: Dialect, values: Values<'_>, probed: Vec<Option<Arc<Probed>>>) -> SessionContext {
     let mut path = Path { values, probed };
     match dialect {
         Dialect::Pi => {
@@ -99,7 +100,7 @@ enum Values<'a> {
 struct Path<'a> {
     values: Values<'a>,
     /// Empty, or per entry the probed message of a message entry.
-    probed: Vec<Option<Probed>>,
+    probed: Vec<Option<Arc<Probed>>>,
 }
 
 /// The path as the rules read it: the entries' values, and each message entry's message in
@@ -107,7 +108,7 @@ struct Path<'a> {
 #[derive(Clone, Copy)]
 pub(crate) struct PathRef<'a> {
     pub(crate) values: &'a [Value],
-    probed: &'a [Option<Probed>],
+    probed: &'a [Option<Arc<Probed>>],
 }
 
 impl<'a> PathRef<'a> {

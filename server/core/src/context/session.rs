@@ -13,7 +13,7 @@ use crate::dialect::Dialect;
 use crate::entry::Entry;
 use crate::session::Session;
 use serde_json::Value;
-use std::collections::HashMap;
+use std::sync::Arc;
 
 const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
 
@@ -78,18 +78,28 @@ struct Path<'a> {
     kept: &'a Kept,
 }
 
+/// An entry as the rules read it: its value (for a probed message, only its `type` and `id`) and
+/// its probed message.
+type Read = (Value, Option<Arc<Probed>>);
+
 /// The entries the last context build read (the kept range and what follows it), as it read them,
-/// by index: an entry's text never changes once written, so the next build (after an append, in
-/// another view) reads and probes only the entries it has not seen. Up to [`Kept::BYTES`] of
-/// message text is kept.
+/// with their indices in path order: an entry's text never changes once written, so the next
+/// build (after an append, in another view) reads and probes only the entries it has not seen. Up
+/// to [`Kept::BYTES`] of message text is kept.
 #[derive(Debug, Default)]
-pub(crate) struct Kept(std::sync::Mutex<HashMap<usize, (Value, Option<Probed>)>>);
+pub(crate) struct Kept(std::sync::Mutex<KeptReads>);
+
+#[derive(Debug, Default)]
+struct KeptReads {
+    at: Vec<usize>,
+    reads: Vec<Option<Read>>,
+}
 
 impl Kept {
     /// The most message text kept between builds.
     const BYTES: usize = 16 << 20;
 
-    fn take(&self) -> HashMap<usize, (Value, Option<Probed>)> {
+    fn take(&self) -> KeptReads {
         std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -97,15 +107,47 @@ impl Kept {
         drop(self.take());
     }
 
-    fn keep(&self, read: HashMap<usize, (Value, Option<Probed>)>) {
+    fn keep(&self, read: KeptReads) {
         *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read;
+    }
+}
+
+impl KeptReads {
+    /// The kept reads of the entries at `at`, by position. Both lists are runs of root-to-leaf
+    /// paths, and two such paths that share an entry share everything above it: what they share
+    /// is one run, starting at the first entry of one of them, and lasting while the two agree.
+    fn reuse(mut self, at: &[usize]) -> Vec<Option<Read>> {
+        let mut out: Vec<Option<Read>> = Vec::with_capacity(at.len());
+        let starts = match at
+            .first()
+            .and_then(|&i| self.at.iter().position(|&j| j == i))
+        {
+            Some(old) => Some((0, old)),
+            None => self
+                .at
+                .first()
+                .and_then(|&j| at.iter().position(|&i| i == j))
+                .map(|new| (new, 0)),
+        };
+        if let Some((new, old)) = starts {
+            out.resize_with(new, || None);
+            let kept = self.at[old..].iter().zip(&mut self.reads[old..]);
+            for (&i, (&was, read)) in at[new..].iter().zip(kept) {
+                if i != was {
+                    break;
+                }
+                out.push(read.take());
+            }
+        }
+        out.resize_with(at.len(), || None);
+        out
     }
 }
 
 /// The path `build_context` needs: every entry from the kept range of the last compaction on, and
 /// before it only the entries that set state. Every entry of a `branch_path` has a distinct string
 /// id, which the id comparisons below rely on.
-fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<(Value, Option<Probed>)> {
+fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<Read> {
     let path = whole_path.entries;
     let whole = || read_all(whole_path.entries, whole_path.at, whole_path.kept);
     let kinds = whole_path.kinds;
@@ -139,11 +181,8 @@ fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<(Value, Option<P
 
 /// [`read_fresh`] of the entries at `at`, taking those the last build read from `kept`, and
 /// keeping this read there for the next one.
-fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<(Value, Option<Probed>)> {
-    let mut before = kept.take();
-    let mut out: Vec<Option<(Value, Option<Probed>)>> =
-        at.iter().map(|i| before.remove(i)).collect();
-    drop(before);
+fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<Read> {
+    let mut out = kept.take().reuse(at);
     let missing: Vec<usize> = (0..out.len()).filter(|&k| out[k].is_none()).collect();
     if !missing.is_empty() {
         let picked: Vec<&Entry> = missing.iter().map(|&k| entries[k]).collect();
@@ -151,7 +190,7 @@ fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<(Value, Option
             out[k] = Some(read);
         }
     }
-    let out: Vec<(Value, Option<Probed>)> = out
+    let out: Vec<Read> = out
         .into_iter()
         .map(|read| read.unwrap_or((Value::Null, None)))
         .collect();
@@ -162,11 +201,14 @@ fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<(Value, Option
         .sum();
     if bytes <= Kept::BYTES {
         // (An entry that could not be read is read again next time.)
-        let read = at.iter().copied().zip(out.iter().cloned());
-        kept.keep(
-            read.filter(|(_, (v, p))| p.is_some() || !v.is_null())
-                .collect(),
-        );
+        let reads = out
+            .iter()
+            .map(|(v, p)| (p.is_some() || !v.is_null()).then(|| (v.clone(), p.clone())))
+            .collect();
+        kept.keep(KeptReads {
+            at: at.to_vec(),
+            reads,
+        });
     }
     out
 }
@@ -174,8 +216,8 @@ fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<(Value, Option
 /// The entries as the rules read them: message entries whose message the probe can read kept as
 /// `{type, id}` plus the probed message, the others parsed as [`Entry::json`] parses them (read
 /// again, together, after the probe: they are few).
-fn read_fresh(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
-    let mut out: Vec<(Value, Option<Probed>)> = Vec::with_capacity(entries.len());
+fn read_fresh(entries: &[&Entry]) -> Vec<Read> {
+    let mut out: Vec<Read> = Vec::with_capacity(entries.len());
     super::text::for_each_text(entries, |k, text| {
         let entry = entries[k];
         let probed = match (entry.kind(), entry.id(), text) {
@@ -187,7 +229,7 @@ fn read_fresh(entries: &[&Entry]) -> Vec<(Value, Option<Probed>)> {
                 let mut stub = serde_json::Map::new();
                 stub.insert("type".to_owned(), Value::from("message"));
                 stub.insert("id".to_owned(), Value::from(id));
-                (Value::Object(stub), Some(p))
+                (Value::Object(stub), Some(Arc::new(p)))
             }
             None => (Value::Null, None),
         });
@@ -321,10 +363,37 @@ mod tests {
     use super::*;
     use crate::session::OpenOptions;
     use crate::test_sessions::generated_session;
+    use std::collections::HashMap;
     use std::path::Path;
 
     fn text(ctx: &SessionContext) -> String {
         format!("{} {:?}", ctx.to_fixture_json(), ctx.llm_texts())
+    }
+
+    /// A path meets the kept one in one run, whichever of the two starts first.
+    #[test]
+    fn kept_reads_are_found_by_position_along_the_path() {
+        let kept = |at: &[usize]| KeptReads {
+            at: at.to_vec(),
+            reads: at.iter().map(|&i| Some((Value::from(i), None))).collect(),
+        };
+        let reused = |at: &[usize]| -> Vec<Option<u64>> {
+            kept(&[5, 6, 7, 8, 9])
+                .reuse(at)
+                .into_iter()
+                .map(|read| read.and_then(|(v, _)| v.as_u64()))
+                .collect()
+        };
+        // Later on the same path, after an append.
+        assert_eq!(reused(&[7, 8, 9, 10]), [Some(7), Some(8), Some(9), None]);
+        // Starting earlier, then leaving the kept path at a branch.
+        assert_eq!(
+            reused(&[3, 4, 5, 6, 12]),
+            [None, None, Some(5), Some(6), None]
+        );
+        assert_eq!(reused(&[5, 6, 20, 21]), [Some(5), Some(6), None, None]);
+        assert_eq!(reused(&[30, 31]), [None, None]);
+        assert_eq!(reused(&[]), Vec::<Option<u64>>::new());
     }
 
     /// A build after an append reads only the new entry (the rest comes from the last build) and
@@ -341,9 +410,12 @@ mod tests {
             let places = |kept: &Kept| {
                 let read = kept.take();
                 let places: HashMap<usize, usize> = read
+                    .at
                     .iter()
-                    .filter_map(|(&i, (_, p))| {
-                        Some((i, p.as_ref()?.json.as_str().as_ptr() as usize))
+                    .zip(&read.reads)
+                    .filter_map(|(&i, read)| {
+                        let probed = read.as_ref()?.1.as_ref()?;
+                        Some((i, probed.json.as_str().as_ptr() as usize))
                     })
                     .collect();
                 kept.keep(read);
