@@ -6,7 +6,8 @@
 //! `actor` (one task per open session, its only writer), `registry` (open sessions), `watcher`
 //! (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
 //! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
-//! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output).
+//! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output),
+//! `output_thread` (standard output written by a thread of its own).
 //! Nothing here writes to stdout except the protocol itself.
 
 mod actor;
@@ -15,6 +16,7 @@ mod context_reply;
 mod custom;
 mod discovery;
 mod errors;
+mod output_thread;
 mod plain;
 mod preview_fast;
 mod raw_reply;
@@ -86,7 +88,8 @@ pub fn run_stdio() -> std::io::Result<bool> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .enable_all()
         .build()?;
-    let clean = runtime.block_on(serve(tokio::io::stdin(), tokio::io::stdout()));
+    let output = output_thread::OutputThread::stdout()?;
+    let clean = runtime.block_on(serve(tokio::io::stdin(), output));
     // Actors and blocking reads may still be parked; do not wait for them after `exit`.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(clean)
