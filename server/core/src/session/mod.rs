@@ -200,7 +200,11 @@ impl Session {
         let path = self.file.path().unwrap_or(std::path::Path::new(""));
         crate::entry::for_each_body(&self.entries, |k, body| {
             let bytes = body.map_err(|e| Error::io("cannot read", path, e))?;
-            f(k, &String::from_utf8_lossy(bytes));
+            // `from_utf8` checks valid text many times faster than the lossy decoder walks it.
+            match std::str::from_utf8(bytes) {
+                Ok(text) => f(k, text),
+                Err(_) => f(k, &String::from_utf8_lossy(bytes)),
+            }
             Ok(())
         })
     }
@@ -710,5 +714,49 @@ impl Session {
     /// The clock's now, as an ISO string.
     pub(crate) fn now_iso(&self) -> String {
         crate::time::format_iso(self.clock.now_ms())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Each entry's text as in the file; a line that is not UTF-8 comes decoded as the reader
+    /// decodes it (invalid bytes as U+FFFD), never skipped.
+    #[test]
+    fn every_raw_text_is_given_even_one_that_is_not_utf8() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("s.jsonl");
+        let mut bytes = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}
+{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"h\u00e9 é","timestamp":1}}
+"#
+        .as_bytes()
+        .to_vec();
+        bytes.extend_from_slice(
+            b"{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"label\":\"\xff\"}\n",
+        );
+        std::fs::write(&file, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let session =
+            Session::open(&file, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+        let mut texts = Vec::new();
+        session
+            .for_each_raw(|i, raw| texts.push((i, raw.to_owned())))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let ids: Vec<Option<&str>> = texts
+            .iter()
+            .map(|(i, _)| session.entries()[*i].id())
+            .collect();
+        assert_eq!(ids, [Some("a"), Some("l")]);
+        assert!(
+            texts[0]
+                .1
+                .ends_with(r#""content":"h\u00e9 é","timestamp":1}}"#),
+            "{}",
+            texts[0].1
+        );
+        assert_eq!(
+            texts[1].1,
+            "{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"label\":\"\u{fffd}\"}"
+        );
     }
 }
