@@ -47,7 +47,7 @@ pub(crate) fn plain_text_json(
     dialect: Dialect,
     messages: &[Message],
     i: usize,
-) -> Option<(&'static str, String)> {
+) -> Option<(&'static str, Vec<&str>)> {
     passed_on(dialect, messages, i).and_then(|m| m.plain_llm_text_json(dialect))
 }
 

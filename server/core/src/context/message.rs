@@ -93,12 +93,12 @@ impl Message {
 }
 
 impl Message {
-    /// [`Message::plain_llm_text`] with the text as JSON writes it inside a string's quotes,
-    /// taken from the message's text when that is what serde_json writes.
+    /// [`Message::plain_llm_text`] with the text as JSON writes it inside a string's quotes, in
+    /// pieces taken from the message's text, when that text is what serde_json writes.
     pub(crate) fn plain_llm_text_json(
         &self,
         dialect: crate::Dialect,
-    ) -> Option<(&'static str, String)> {
+    ) -> Option<(&'static str, Vec<&str>)> {
         match &self.0 {
             Repr::Raw(p) if p.plain => {
                 let (role, _) = self.plain_llm_role(dialect)?;

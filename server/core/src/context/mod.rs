@@ -35,6 +35,7 @@ use crate::dialect::Dialect;
 use message::MessageRef;
 use probe::Probed;
 use serde_json::Value;
+use std::borrow::Cow;
 use std::sync::Arc;
 
 /// The context an agent builds for one path: settings plus messages.
@@ -210,39 +211,51 @@ impl SessionContext {
     /// `""` for a role that is not a string), without building the LLM messages of the messages
     /// that `convertToLlm` passes on unchanged.
     pub fn llm_texts(&self) -> Vec<(String, String)> {
-        self.llm_texts_as(false)
+        self.collect_llm_texts(false)
     }
 
     /// [`SessionContext::llm_texts`] with each text as JSON writes it inside a string's quotes
     /// (the roles as they are): the bytes `serde_json` writes for the text, read from a message's
     /// text without decoding and escaping it again where that text is what serde_json writes.
     pub fn llm_texts_json(&self) -> Vec<(String, String)> {
-        self.llm_texts_as(true)
+        self.collect_llm_texts(true)
     }
 
-    fn llm_texts_as(&self, json: bool) -> Vec<(String, String)> {
-        let escape = |text: String| if json { escape_json(&text) } else { text };
+    /// [`SessionContext::llm_texts_json`] without copying: `each(role, pieces)` per LLM text, the
+    /// text being its pieces end to end (borrowed from the messages where they hold it).
+    pub fn for_each_llm_text_json(&self, each: impl FnMut(&str, &[&str])) {
+        self.for_each_llm_text(true, each);
+    }
+
+    fn collect_llm_texts(&self, json: bool) -> Vec<(String, String)> {
         let mut out = Vec::with_capacity(self.messages.len());
+        self.for_each_llm_text(json, |role, pieces| {
+            out.push((role.to_owned(), pieces.concat()))
+        });
+        out
+    }
+
+    /// The LLM texts, each as pieces: as JSON writes them inside a string's quotes when `json`.
+    fn for_each_llm_text(&self, json: bool, mut each: impl FnMut(&str, &[&str])) {
         for i in 0..self.messages.len() {
             let written = json
                 .then(|| llm::plain_text_json(self.dialect, &self.messages, i))
                 .flatten();
-            if let Some((role, text)) = written {
-                out.push((role.to_owned(), text));
+            if let Some((role, pieces)) = written {
+                each(role, &pieces);
                 continue;
             }
             if let Some((role, text)) = llm::plain_text(self.dialect, &self.messages, i) {
-                out.push((role.to_owned(), escape(text)));
+                each(role, &[&escaped(json, &text)]);
                 continue;
             }
             for m in llm::convert_at(self.dialect, &self.messages, i) {
                 let reduced = reduce::llm(&m);
                 let role = js::str_of(js::get(&reduced, "role")).unwrap_or_default();
                 let text = js::str_of(js::get(&reduced, "text")).unwrap_or_default();
-                out.push((role.to_owned(), escape(text.to_owned())));
+                each(role, &[&escaped(json, text)]);
             }
         }
-        out
     }
 
     /// The messages as one JSON array, the bytes `serde_json::to_writer` writes for the array of
@@ -303,6 +316,15 @@ fn escape_json(text: &str) -> String {
         .and_then(|q| q.strip_suffix('"'))
         .unwrap_or_default()
         .to_owned()
+}
+
+/// `text` as JSON writes it inside a string's quotes when `json`, else as it is.
+fn escaped(json: bool, text: &str) -> Cow<'_, str> {
+    if json {
+        Cow::Owned(escape_json(text))
+    } else {
+        Cow::Borrowed(text)
+    }
 }
 
 #[cfg(test)]

@@ -611,17 +611,21 @@ pub(crate) fn content_text(probed: &Probed) -> Option<String> {
     Some(out)
 }
 
-/// [`content_text`] as JSON writes it inside a string's quotes, for a message whose text is what
-/// serde_json writes (then each piece's text between its quotes is exactly that); `None` when a
-/// piece is not a string.
-pub(crate) fn content_text_json(probed: &Probed) -> Option<String> {
+/// [`content_text`] as JSON writes it inside a string's quotes, in pieces (one per text value),
+/// for a message whose text is what serde_json writes (then each piece's text between its quotes
+/// is exactly that); `None` when a piece is not a string.
+pub(crate) fn content_text_json(probed: &Probed) -> Option<Vec<&str>> {
     let message = probed.json.as_str();
-    let mut out = String::new();
-    for span in &probed.text_spans {
-        let raw = message.get(span.clone())?;
-        out.push_str(raw.strip_prefix('"')?.strip_suffix('"')?);
-    }
-    Some(out)
+    probed
+        .text_spans
+        .iter()
+        .map(|span| {
+            message
+                .get(span.clone())?
+                .strip_prefix('"')?
+                .strip_suffix('"')
+        })
+        .collect()
 }
 
 /// The string at `span` (with its quotes, validated by the scan), decoded only when it has escapes.
@@ -793,6 +797,6 @@ mod tests {
         let plain = r#"{"type":"message","message":{"role":"user","content":"a\"b"}}"#;
         let probed = message_entry(plain).expect("probed");
         assert_eq!(content_text(&probed).as_deref(), Some("a\"b"));
-        assert_eq!(content_text_json(&probed).as_deref(), Some("a\\\"b"));
+        assert_eq!(content_text_json(&probed), Some(vec!["a\\\"b"]));
     }
 }

@@ -51,10 +51,9 @@ impl Answer {
     /// The result as JSON text: the bytes serde_json writes for [`Answer::into_result`]'s value
     /// (fields in the struct's order; tests compare the two).
     pub(crate) fn to_json(&self) -> Vec<u8> {
-        let texts = self.context.llm_texts_json();
-        let texts_len: usize = texts.iter().map(|(r, t)| r.len() + t.len() + 8).sum();
+        // The model-facing text is about as long as the messages' text.
         let messages_len: usize = self.context.messages.iter().map(Message::len_hint).sum();
-        let mut out = Vec::with_capacity(texts_len + messages_len + 4096);
+        let mut out = Vec::with_capacity(2 * messages_len + 4096);
         // Writing into a `Vec` does not fail; nothing here can be a map with non-string keys.
         let field = |out: &mut Vec<u8>, name: &str, first: bool| {
             out.extend_from_slice(if first { b"{\"" } else { b",\"" });
@@ -73,17 +72,21 @@ impl Answer {
         // `role: text\n` per LLM message with a blank line between them, as `into_result` joins
         // them, written piece by piece (escaping a string is escaping its pieces in turn).
         out.push(b'"');
-        for (k, (role, text)) in texts.iter().enumerate() {
-            if k > 0 {
+        let mut first = true;
+        self.context.for_each_llm_text_json(|role, pieces| {
+            if !first {
                 out.extend_from_slice(b"\\n");
             }
+            first = false;
             let role = serde_json::to_string(role).unwrap_or_default();
             let role = role.strip_prefix('"').and_then(|r| r.strip_suffix('"'));
             out.extend_from_slice(role.unwrap_or_default().as_bytes());
             out.extend_from_slice(b": ");
-            out.extend_from_slice(text.as_bytes());
+            for piece in pieces {
+                out.extend_from_slice(piece.as_bytes());
+            }
             out.extend_from_slice(b"\\n");
-        }
+        });
         out.push(b'"');
         out.push(b'}');
         out
