@@ -49,6 +49,15 @@ where
     I: tokio::io::AsyncRead + Unpin,
     O: tokio::io::AsyncWrite,
 {
+    serve_to(input, raw_reply::Writes::new(output)).await
+}
+
+/// [`serve`] to an output that may take whole buffers.
+async fn serve_to<I, O>(input: I, output: O) -> bool
+where
+    I: tokio::io::AsyncRead + Unpin,
+    O: raw_reply::Output,
+{
     let replies = raw_reply::RawReplies::new();
     let spliced = std::sync::Arc::clone(&replies);
     let (service, socket) = custom::register(LspService::build(move |client| {
@@ -89,7 +98,7 @@ pub fn run_stdio() -> std::io::Result<bool> {
         .enable_all()
         .build()?;
     let output = output_thread::OutputThread::stdout()?;
-    let clean = runtime.block_on(serve(tokio::io::stdin(), output));
+    let clean = runtime.block_on(serve_to(tokio::io::stdin(), output));
     // Actors and blocking reads may still be parked; do not wait for them after `exit`.
     runtime.shutdown_timeout(std::time::Duration::from_millis(200));
     Ok(clean)

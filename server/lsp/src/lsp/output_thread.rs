@@ -115,6 +115,21 @@ fn failed((kind, message): &(io::ErrorKind, String)) -> io::Error {
     io::Error::new(*kind, format!("writing the output: {message}"))
 }
 
+/// A buffer is queued as it is: a megabyte answer is not copied on its way out.
+impl crate::raw_reply::Output for OutputThread {
+    fn take_whole(self: Pin<&mut Self>, buf: Vec<u8>) -> Result<(), Vec<u8>> {
+        let mut state = self.shared.lock();
+        if state.error.is_some() || state.closed || state.pending >= MAX_QUEUED {
+            // The write reports the error, or waits for room.
+            return Err(buf);
+        }
+        state.pending += buf.len();
+        state.queue.push_back(buf);
+        self.shared.queued.notify_one();
+        Ok(())
+    }
+}
+
 impl AsyncWrite for OutputThread {
     fn poll_write(
         self: Pin<&mut Self>,
@@ -239,6 +254,30 @@ mod tests {
         thread.flush().await.unwrap_or_else(|e| panic!("{e}"));
         let written = out.bytes.lock().unwrap_or_else(|e| e.into_inner()).clone();
         assert_eq!(written.len(), expected.len());
+        assert!(written == expected, "the bytes came out of order");
+    }
+
+    /// Buffers handed over whole and bytes written go out in the order they came.
+    #[tokio::test]
+    async fn whole_buffers_and_writes_keep_their_order() {
+        use crate::raw_reply::Output;
+        let out = keep(usize::MAX);
+        let mut thread = OutputThread::new(out.clone()).unwrap_or_else(|e| panic!("{e}"));
+        for n in 0..50u8 {
+            let part = vec![n; 1000];
+            if n % 2 == 0 {
+                let taken = Pin::new(&mut thread).take_whole(part);
+                assert!(taken.is_ok(), "an empty queue refused a buffer");
+            } else {
+                thread
+                    .write_all(&part)
+                    .await
+                    .unwrap_or_else(|e| panic!("{e}"));
+            }
+        }
+        thread.flush().await.unwrap_or_else(|e| panic!("{e}"));
+        let written = out.bytes.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        let expected: Vec<u8> = (0..50u8).flat_map(|n| vec![n; 1000]).collect();
         assert!(written == expected, "the bytes came out of order");
     }
 

@@ -118,6 +118,44 @@ fn random() -> u64 {
     hasher.finish()
 }
 
+/// Where [`Splice`] writes: an [`AsyncWrite`] that may also take a whole buffer, so that a
+/// megabyte answer is handed over instead of copied.
+pub(crate) trait Output: AsyncWrite {
+    /// Takes `buf` whole if it can now; gives it back otherwise (it is then written).
+    fn take_whole(self: Pin<&mut Self>, buf: Vec<u8>) -> Result<(), Vec<u8>> {
+        Err(buf)
+    }
+}
+
+/// Any [`AsyncWrite`] as an [`Output`] that takes nothing whole.
+pub(crate) struct Writes<W>(Pin<Box<W>>);
+
+impl<W> Writes<W> {
+    pub(crate) fn new(inner: W) -> Writes<W> {
+        Writes(Box::pin(inner))
+    }
+}
+
+impl<W: AsyncWrite> Output for Writes<W> {}
+
+impl<W: AsyncWrite> AsyncWrite for Writes<W> {
+    fn poll_write(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+        buf: &[u8],
+    ) -> Poll<io::Result<usize>> {
+        self.get_mut().0.as_mut().poll_write(cx, buf)
+    }
+
+    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().0.as_mut().poll_flush(cx)
+    }
+
+    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.get_mut().0.as_mut().poll_shutdown(cx)
+    }
+}
+
 /// The server's output: frames (`Content-Length: N\r\n\r\n` + body) pass through unchanged,
 /// except a placeholder response, which goes out with its stashed result.
 pub(crate) struct Splice<W> {
@@ -137,7 +175,7 @@ const MAX_HEADER: usize = 1024;
 /// Accepting more output waits while this much is queued.
 const MAX_QUEUED: usize = 1 << 20;
 
-impl<W: AsyncWrite> Splice<W> {
+impl<W: Output> Splice<W> {
     pub(crate) fn new(inner: W, replies: Arc<RawReplies>) -> Splice<W> {
         Splice {
             inner: Box::pin(inner),
@@ -155,15 +193,32 @@ impl<W: AsyncWrite> Splice<W> {
 
     /// Writes queued bytes until none are left or the output is not ready.
     fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        while let Some(front) = self.queue.front() {
-            let n = ready!(self.inner.as_mut().poll_write(cx, &front[self.written..]))?;
-            if n == 0 {
-                return Poll::Ready(Err(io::ErrorKind::WriteZero.into()));
-            }
-            self.written += n;
-            if self.written == front.len() {
-                self.queue.pop_front();
-                self.written = 0;
+        while let Some(front) = self.queue.pop_front() {
+            let front = match self.written {
+                0 => match self.inner.as_mut().take_whole(front) {
+                    Ok(()) => continue,
+                    Err(front) => front,
+                },
+                _ => front,
+            };
+            let written = self.inner.as_mut().poll_write(cx, &front[self.written..]);
+            match written {
+                Poll::Ready(Ok(n)) if n > 0 => {
+                    self.written += n;
+                    if self.written < front.len() {
+                        self.queue.push_front(front);
+                    } else {
+                        self.written = 0;
+                    }
+                }
+                other => {
+                    self.queue.push_front(front);
+                    return match other {
+                        Poll::Ready(Ok(_)) => Poll::Ready(Err(io::ErrorKind::WriteZero.into())),
+                        Poll::Ready(Err(e)) => Poll::Ready(Err(e)),
+                        Poll::Pending => Poll::Pending,
+                    };
+                }
             }
         }
         Poll::Ready(Ok(()))
@@ -218,7 +273,7 @@ fn content_length(header: &[u8]) -> Option<usize> {
     })
 }
 
-impl<W: AsyncWrite> AsyncWrite for Splice<W> {
+impl<W: Output> AsyncWrite for Splice<W> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -266,7 +321,7 @@ mod tests {
         let replies = RawReplies::new();
         let placeholder = replies.stash(br#"{"a":[1,"x"]}"#.to_vec());
         let mut out = Vec::new();
-        let mut splice = Splice::new(&mut out, Arc::clone(&replies));
+        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies));
         let other = r#"{"jsonrpc":"2.0","method":"x","params":{"s":"sessiontree.raw.0.0"}}"#;
         let mut input = frame(other);
         input.extend(frame(&format!(
@@ -298,7 +353,7 @@ mod tests {
             .map(|n| replies.stash(format!("[{n}]").into_bytes()))
             .collect();
         let mut out = Vec::new();
-        let mut splice = Splice::new(&mut out, Arc::clone(&replies));
+        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies));
         let mut expected = Vec::new();
         for (n, placeholder) in placeholders.iter().enumerate() {
             let body = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":{n}}}"#);
@@ -315,11 +370,67 @@ mod tests {
         );
     }
 
+    /// An output that takes whole buffers (keeping where each one's bytes lie) or copies.
+    #[derive(Default)]
+    struct TakesWhole {
+        parts: Vec<Vec<u8>>,
+        taken: Vec<usize>,
+    }
+
+    impl Output for TakesWhole {
+        fn take_whole(self: Pin<&mut Self>, buf: Vec<u8>) -> Result<(), Vec<u8>> {
+            let this = self.get_mut();
+            this.taken.push(buf.as_ptr() as usize);
+            this.parts.push(buf);
+            Ok(())
+        }
+    }
+
+    impl AsyncWrite for TakesWhole {
+        fn poll_write(
+            self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+            buf: &[u8],
+        ) -> Poll<io::Result<usize>> {
+            self.get_mut().parts.push(buf.to_vec());
+            Poll::Ready(Ok(buf.len()))
+        }
+
+        fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+
+        fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+            Poll::Ready(Ok(()))
+        }
+    }
+
+    /// A stashed text goes to an output that takes whole buffers as it is, not copied.
+    #[tokio::test]
+    async fn a_stashed_text_is_handed_over_whole() {
+        let replies = RawReplies::new();
+        let text = br#"{"big":"answer"}"#.to_vec();
+        let place = text.as_ptr() as usize;
+        let placeholder = replies.stash(text);
+        let mut splice = Splice::new(TakesWhole::default(), Arc::clone(&replies));
+        let body = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":1}}"#);
+        splice.write_all(&frame(&body)).await.expect("write");
+        splice.flush().await.expect("flush");
+        let out = &splice.inner;
+        assert_eq!(
+            String::from_utf8_lossy(&out.parts.concat()),
+            String::from_utf8_lossy(&frame(
+                r#"{"jsonrpc":"2.0","result":{"big":"answer"},"id":1}"#
+            ))
+        );
+        assert!(out.taken.contains(&place), "the text was copied");
+    }
+
     #[tokio::test]
     async fn output_that_is_not_frames_passes_through() {
         let replies = RawReplies::new();
         let mut out = Vec::new();
-        let mut splice = Splice::new(&mut out, replies);
+        let mut splice = Splice::new(Writes::new(&mut out), replies);
         let junk = vec![b'x'; 3000];
         splice.write_all(&junk).await.expect("write");
         splice.write_all(b"\r\n\r\nmore").await.expect("write");
