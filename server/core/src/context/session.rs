@@ -54,11 +54,22 @@ impl StateKind {
 /// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`](super::build_context) on the
 /// parsed path from the root to `leaf` would give it.
 pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext {
-    let kinds = session.state_kinds();
-    let mut at = session.branch_path(leaf);
-    at.retain(|&i| i < kinds.len());
-    let entries: Vec<&Entry> = at.iter().filter_map(|&i| session.entry_at(i)).collect();
-    let kinds: Vec<StateKind> = at.iter().map(|&i| kinds[i]).collect();
+    let (at, entries): (Vec<usize>, Vec<&Entry>) = session
+        .branch_path(leaf)
+        .into_iter()
+        .filter_map(|i| Some((i, session.entry_at(i)?)))
+        .unzip();
+    let kept_kinds = session.state_kinds();
+    let kinds: Vec<StateKind> = at
+        .iter()
+        .zip(&entries)
+        .map(|(&i, entry)| {
+            kept_kinds
+                .get(i)
+                .copied()
+                .unwrap_or_else(|| StateKind::of(entry))
+        })
+        .collect();
     let path = Path {
         entries: &entries,
         kinds: &kinds,
