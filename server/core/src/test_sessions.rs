@@ -97,3 +97,20 @@ pub(crate) fn append_labeled(
         }
     }
 }
+
+/// A session whose label line between two messages is not UTF-8 (its label is the byte 0xff); the
+/// second message's text has an escaped and a written `é`.
+pub(crate) fn session_with_a_line_not_utf8(dir: &std::path::Path) -> std::path::PathBuf {
+    let file = dir.join("mixed.jsonl");
+    let mut bytes = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}
+{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"h\u00e9","timestamp":1}}
+"#
+    .to_vec();
+    bytes.extend_from_slice(
+        b"{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"label\":\"\xff\"}\n",
+    );
+    bytes.extend_from_slice(r#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"\u00e9 é"}],"timestamp":2}}
+"#.as_bytes());
+    std::fs::write(&file, bytes).unwrap_or_else(|e| panic!("{e}"));
+    file
+}

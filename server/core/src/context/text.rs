@@ -103,17 +103,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         // A line that is not UTF-8 between two messages puts bytes that are not UTF-8 inside
         // the block read for them.
-        let mixed = dir.path().join("mixed.jsonl");
-        let mut bytes = br#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}
-{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"h\u00e9","timestamp":1}}
-"#
-        .to_vec();
-        bytes.extend_from_slice(
-            b"{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"label\":\"\xff\"}\n",
-        );
-        bytes.extend_from_slice(br#"{"type":"message","id":"b","parentId":"a","timestamp":"2026-01-01T00:00:02.000Z","message":{"role":"assistant","content":[{"type":"text","text":"\u00e9"}],"timestamp":2}}
-"#);
-        std::fs::write(&mixed, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let mixed = crate::test_sessions::session_with_a_line_not_utf8(dir.path());
         let mut files = crate::test_sessions::sample_sessions(dir.path());
         files.push(mixed);
         let mut checked = 0;

@@ -726,16 +726,7 @@ mod tests {
     #[test]
     fn every_raw_text_is_given_even_one_that_is_not_utf8() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-        let file = dir.path().join("s.jsonl");
-        let mut bytes = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}
-{"type":"message","id":"a","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"h\u00e9 é","timestamp":1}}
-"#
-        .as_bytes()
-        .to_vec();
-        bytes.extend_from_slice(
-            b"{\"type\":\"label\",\"id\":\"l\",\"parentId\":\"a\",\"label\":\"\xff\"}\n",
-        );
-        std::fs::write(&file, bytes).unwrap_or_else(|e| panic!("{e}"));
+        let file = crate::test_sessions::session_with_a_line_not_utf8(dir.path());
         let session =
             Session::open(&file, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
         let mut texts = Vec::new();
@@ -746,13 +737,13 @@ mod tests {
             .iter()
             .map(|(i, _)| session.entries()[*i].id())
             .collect();
-        assert_eq!(ids, [Some("a"), Some("l")]);
+        assert_eq!(ids, [Some("a"), Some("l"), Some("b")]);
         assert!(
-            texts[0]
+            texts[2]
                 .1
-                .ends_with(r#""content":"h\u00e9 é","timestamp":1}}"#),
+                .ends_with(r#""text":"\u00e9 é"}],"timestamp":2}}"#),
             "{}",
-            texts[0].1
+            texts[2].1
         );
         assert_eq!(
             texts[1].1,
