@@ -56,7 +56,7 @@ where
 async fn serve_to<I, O>(input: I, output: O) -> bool
 where
     I: tokio::io::AsyncRead + Unpin,
-    O: raw_reply::Output,
+    O: raw_reply::Output + Unpin,
 {
     let replies = raw_reply::RawReplies::new();
     let spliced = std::sync::Arc::clone(&replies);

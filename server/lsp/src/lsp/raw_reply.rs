@@ -159,7 +159,8 @@ impl<W: AsyncWrite> AsyncWrite for Writes<W> {
 /// The server's output: frames (`Content-Length: N\r\n\r\n` + body) pass through unchanged,
 /// except a placeholder response, which goes out with its stashed result.
 pub(crate) struct Splice<W> {
-    inner: Pin<Box<W>>,
+    /// Unpin: any `AsyncWrite` is boxed once, by [`Writes`].
+    inner: W,
     replies: Arc<RawReplies>,
     /// Bytes received that do not yet make a whole frame.
     partial: Vec<u8>,
@@ -175,10 +176,10 @@ const MAX_HEADER: usize = 1024;
 /// Accepting more output waits while this much is queued.
 const MAX_QUEUED: usize = 1 << 20;
 
-impl<W: Output> Splice<W> {
+impl<W: Output + Unpin> Splice<W> {
     pub(crate) fn new(inner: W, replies: Arc<RawReplies>) -> Splice<W> {
         Splice {
-            inner: Box::pin(inner),
+            inner,
             replies,
             partial: Vec::new(),
             queue: VecDeque::new(),
@@ -195,13 +196,13 @@ impl<W: Output> Splice<W> {
     fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         while let Some(front) = self.queue.pop_front() {
             let front = match self.written {
-                0 => match self.inner.as_mut().take_whole(front) {
+                0 => match Pin::new(&mut self.inner).take_whole(front) {
                     Ok(()) => continue,
                     Err(front) => front,
                 },
                 _ => front,
             };
-            let written = self.inner.as_mut().poll_write(cx, &front[self.written..]);
+            let written = Pin::new(&mut self.inner).poll_write(cx, &front[self.written..]);
             match written {
                 Poll::Ready(Ok(n)) if n > 0 => {
                     self.written += n;
@@ -273,7 +274,7 @@ fn content_length(header: &[u8]) -> Option<usize> {
     })
 }
 
-impl<W: Output> AsyncWrite for Splice<W> {
+impl<W: Output + Unpin> AsyncWrite for Splice<W> {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
@@ -297,13 +298,13 @@ impl<W: Output> AsyncWrite for Splice<W> {
     fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         ready!(this.drain(cx))?;
-        this.inner.as_mut().poll_flush(cx)
+        Pin::new(&mut this.inner).poll_flush(cx)
     }
 
     fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
         let this = self.get_mut();
         ready!(this.drain(cx))?;
-        this.inner.as_mut().poll_shutdown(cx)
+        Pin::new(&mut this.inner).poll_shutdown(cx)
     }
 }
 
