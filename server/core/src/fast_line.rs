@@ -218,28 +218,22 @@ fn stops_string(c: u8) -> bool {
 }
 
 /// The index of the first byte at or after `at` that [`stops_string`] (`bytes.len()` if none),
-/// tested eight bytes at a time: in each word, a byte's high bit is set where it is a quote, a
-/// backslash or below 0x20. Only the lowest such byte is certain (a borrow can mark bytes above
-/// it), and only it is used.
+/// tested sixteen bytes at a time with vector compares (`wide`: SSE2 on x86-64, NEON on
+/// aarch64): a quote, a backslash, or a byte whose minimum with 0x1f is itself.
 #[inline]
 fn plain_run(bytes: &[u8], mut at: usize) -> usize {
-    const ONES: u64 = 0x0101_0101_0101_0101;
-    const HIGH: u64 = 0x8080_8080_8080_8080;
-    while let Some(word) = bytes.get(at..at + 8) {
-        let Ok(word) = <[u8; 8]>::try_from(word) else {
-            break;
-        };
-        let w = u64::from_le_bytes(word);
-        let quote = w ^ (ONES * u64::from(b'"'));
-        let backslash = w ^ (ONES * u64::from(b'\\'));
-        let found = ((quote.wrapping_sub(ONES) & !quote)
-            | (backslash.wrapping_sub(ONES) & !backslash)
-            | (w.wrapping_sub(ONES * 0x20) & !w))
-            & HIGH;
-        if found != 0 {
-            return at + (found.trailing_zeros() / 8) as usize;
+    use wide::u8x16;
+    let quote = u8x16::splat(b'"');
+    let backslash = u8x16::splat(b'\\');
+    let last_control = u8x16::splat(0x1f);
+    while let Some(block) = bytes.get(at..).and_then(|rest| rest.first_chunk::<16>()) {
+        let v = u8x16::new(*block);
+        let stops = v.simd_eq(quote) | v.simd_eq(backslash) | v.min(last_control).simd_eq(v);
+        let mask = stops.to_bitmask();
+        if mask != 0 {
+            return at + mask.trailing_zeros() as usize;
         }
-        at += 8;
+        at += 16;
     }
     while bytes.get(at).is_some_and(|&c| !stops_string(c)) {
         at += 1;
