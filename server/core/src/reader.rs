@@ -15,7 +15,8 @@ use crate::dialect::Dialect;
 use crate::entry::{BodySource, Entry, FileSlice, LineError};
 use crate::title_slot::TitleSlot;
 use std::io::{BufRead, BufReader, Read};
-use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::{Arc, Mutex, TryLockError};
 
 /// Everything read from a file (or from bytes appended to it).
 #[derive(Debug, Default)]
@@ -150,12 +151,43 @@ const SEGMENTS: u64 = 16;
 const CHUNK: usize = 512 << 10;
 
 /// Reads the first `size` bytes of a whole session file (the rest, if it grows meanwhile, is for
-/// the next follow). Bodies stay in the file; `facts` as in [`ReadOptions`].
+/// the next follow) into one outcome. Bodies stay in the file; `facts` as in [`ReadOptions`].
 pub fn read_file(
     source: &Arc<BodySource>,
     size: u64,
     facts: Option<Dialect>,
 ) -> std::io::Result<ReadOutcome> {
+    let mut whole: Option<ReadOutcome> = None;
+    read_file_in_parts(source, size, facts, |part| match &mut whole {
+        None => whole = Some(part),
+        Some(whole) => whole.append(part),
+    })?;
+    Ok(whole.unwrap_or_default())
+}
+
+impl ReadOutcome {
+    /// Adds the outcome of the bytes that follow this one's (lines already numbered on).
+    pub fn append(&mut self, part: ReadOutcome) {
+        self.values.extend(part.values);
+        self.diagnostics.extend(part.diagnostics);
+        self.consumed += part.consumed;
+        self.lines += part.lines;
+        self.pending = part.pending;
+    }
+}
+
+/// [`read_file`], handing the file's parts to `take` as they are read, in file order, with their
+/// lines numbered from the start of the file. The first part holds the title slot and the header.
+///
+/// A large file is read on two threads, and `take` runs on whichever of them finished the part
+/// that comes next, while the other reads on: what the caller does with each part (indexing it)
+/// overlaps the reading instead of following it. Calls never overlap.
+pub fn read_file_in_parts<F: FnMut(ReadOutcome) + Send>(
+    source: &Arc<BodySource>,
+    size: u64,
+    facts: Option<Dialect>,
+    mut take: F,
+) -> std::io::Result<()> {
     let options = |first_line: usize, detect_slot: bool, start: u64| ReadOptions {
         first_line,
         detect_slot,
@@ -163,7 +195,8 @@ pub fn read_file(
         source: Some((source.clone(), start)),
     };
     if size < PARALLEL_FROM {
-        return read_range(source, 0, size, size, &options(1, true, 0));
+        take(read_range(source, 0, size, size, &options(1, true, 0))?);
+        return Ok(());
     }
     // Segments split at newlines, taken in turn by two threads: parts of a file cost unequal time
     // (fixed halves left one thread idle for tens of milliseconds).
@@ -175,60 +208,126 @@ pub fn read_file(
         }
     }
     bounds.push(size);
-    let next = std::sync::atomic::AtomicUsize::new(0);
+    let segments = bounds.len() - 1;
+    let next = AtomicUsize::new(0);
+    let stop = AtomicBool::new(false);
+    let order = InOrder::new(segments, take);
     let work = || {
-        let mut done = Vec::new();
-        loop {
-            let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        while !stop.load(Ordering::Relaxed) {
+            let i = next.fetch_add(1, Ordering::Relaxed);
             let Some(&[start, end]) = bounds.get(i..i + 2) else {
-                return done;
+                return;
             };
             // The first segment's list takes every other segment's entries too.
             let plan_for = if i == 0 { size } else { end - start };
             let read = read_range(source, start, end, plan_for, &options(1, i == 0, start));
-            let failed = read.is_err();
-            done.push((i, read));
-            if failed {
-                return done;
+            if read.is_err() {
+                stop.store(true, Ordering::Relaxed);
             }
+            order.done(i, read);
+            order.hand_over(false);
         }
     };
-    let (mut parts, other) = std::thread::scope(|scope| {
+    let other = std::thread::scope(|scope| {
         let other = scope.spawn(work);
-        (work(), other.join())
+        work();
+        other.join()
     });
-    match other {
-        Ok(more) => parts.extend(more),
-        Err(_) => return Err(std::io::Error::other("the reading thread panicked")),
+    if other.is_err() {
+        return Err(std::io::Error::other("the reading thread panicked"));
     }
-    parts.sort_by_key(|(i, _)| *i);
-    let mut parts = parts.into_iter().map(|(_, read)| read);
-    let mut whole = parts
-        .next()
-        .ok_or_else(|| std::io::Error::other("no segment was read"))??;
-    for part in parts {
-        let part = part?;
-        // Each segment numbered its lines from 1.
-        let shift = whole.lines;
-        let renumber = |line: usize| line + shift;
-        whole.values.reserve(part.values.len());
-        whole
-            .values
-            .extend(part.values.into_iter().map(|mut entry| {
-                entry.line = renumber(entry.line);
-                entry
-            }));
-        whole
-            .diagnostics
-            .extend(part.diagnostics.into_iter().map(|mut d| {
-                d.line = d.line.map(renumber);
-                d
-            }));
-        whole.consumed += part.consumed;
-        whole.lines += part.lines;
-        whole.pending = part.pending;
+    // A part finished while the other thread was handing parts over is still waiting.
+    order.hand_over(true);
+    order.finish()
+}
+
+/// The parts of a file read out of order, handed over in order.
+struct InOrder<F> {
+    parts: Mutex<Vec<Option<std::io::Result<ReadOutcome>>>>,
+    taker: Mutex<Taker<F>>,
+}
+
+/// Who takes the parts, and how far it got.
+struct Taker<F> {
+    take: F,
+    /// The next part to hand over.
+    next: usize,
+    /// Lines in the parts handed over.
+    lines: usize,
+    failed: Option<std::io::Error>,
+}
+
+impl<F: FnMut(ReadOutcome)> InOrder<F> {
+    fn new(segments: usize, take: F) -> InOrder<F> {
+        InOrder {
+            parts: Mutex::new((0..segments).map(|_| None).collect()),
+            taker: Mutex::new(Taker {
+                take,
+                next: 0,
+                lines: 0,
+                failed: None,
+            }),
+        }
     }
-    Ok(whole)
+
+    fn done(&self, i: usize, read: std::io::Result<ReadOutcome>) {
+        if let Some(slot) = lock(&self.parts).get_mut(i) {
+            *slot = Some(read);
+        }
+    }
+
+    /// Hands over the parts that are next and read. Without `wait`, only when no other thread is
+    /// handing parts over (that thread takes this one too, or the last call does).
+    fn hand_over(&self, wait: bool) {
+        let mut taker = match self.taker.try_lock() {
+            Ok(taker) => taker,
+            Err(TryLockError::Poisoned(poisoned)) => poisoned.into_inner(),
+            Err(TryLockError::WouldBlock) if wait => lock(&self.taker),
+            Err(TryLockError::WouldBlock) => return,
+        };
+        while taker.failed.is_none() {
+            let next = taker.next;
+            let Some(read) = lock(&self.parts).get_mut(next).and_then(Option::take) else {
+                return;
+            };
+            taker.next += 1;
+            match read {
+                Ok(mut part) => {
+                    // Each segment numbered its lines from 1.
+                    let shift = taker.lines;
+                    if shift > 0 {
+                        part.values.iter_mut().for_each(|e| e.line += shift);
+                        part.diagnostics
+                            .iter_mut()
+                            .for_each(|d| d.line = d.line.map(|l| l + shift));
+                    }
+                    taker.lines += part.lines;
+                    (taker.take)(part);
+                }
+                Err(e) => taker.failed = Some(e),
+            }
+        }
+    }
+
+    fn finish(self) -> std::io::Result<()> {
+        let segments = lock(&self.parts).len();
+        let taker = self
+            .taker
+            .into_inner()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match taker.failed {
+            Some(e) => Err(e),
+            None if taker.next < segments => Err(std::io::Error::other("a segment was not read")),
+            None => Ok(()),
+        }
+    }
+}
+
+/// A lock that a panic elsewhere does not make unusable (the panic is reported by the join).
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex
+        .lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
 }
 
 /// The offset just after the first newline at or after `from` (`size` when there is none).

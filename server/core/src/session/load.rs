@@ -1,14 +1,16 @@
 //! Opening a session file, creating a new session, and following a file that another process
 //! appends to.
 
+use super::building::Building;
 use super::{FileState, Session, SyncPolicy};
 use crate::diagnostics::{Diagnostic, DiagnosticKind};
 use crate::dialect::{Dialect, OMP_ONLY_TYPES};
 use crate::entry::BodySource;
 use crate::error::{Error, Result};
 use crate::ids::{IdSource, RandomIds};
-use crate::reader::{read_file, read_lines, ReadOptions, ReadOutcome};
+use crate::reader::{read_file_in_parts, read_lines, ReadOptions, ReadOutcome};
 use crate::time::{Clock, SystemClock};
+use crate::title_slot::TitleSlot;
 use serde_json::{Map, Value};
 use std::fs::File;
 use std::io::{Seek, SeekFrom};
@@ -95,15 +97,15 @@ impl Session {
             None => Dialect::Pi,
         };
         let facts = options.view_facts.then_some(guess);
-        let outcome =
-            read_file(&source, size, facts).map_err(|e| Error::io("cannot read", path, e))?;
-        let mut session =
-            Session::from_outcome(path.to_path_buf(), outcome, identity, options, guess)?;
+        let mut building = Building::new(path.to_path_buf(), options, guess);
+        read_file_in_parts(&source, size, facts, |part| building.take(part))
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        let mut session = building.finish(identity)?;
         session.source = Some(source);
         Ok(session)
     }
 
-    fn from_outcome(
+    pub(super) fn from_outcome(
         path: PathBuf,
         outcome: ReadOutcome,
         identity: Option<super::persist::FileIdentity>,
@@ -152,16 +154,9 @@ impl Session {
                 Dialect::Pi
             }
         });
-        let file_version = header.get("version").and_then(Value::as_u64).unwrap_or(1);
-        let mut session = Session::empty(dialect, header, options);
-        session.slot = title_slot.clone();
+        let file_version = file_version(&header);
+        let mut session = Session::begin(dialect, header, title_slot, options, rest.len());
         session.diagnostics = diagnostics;
-        if dialect == Dialect::Omp {
-            if let Some(slot) = &title_slot {
-                fold_slot_into_header(&mut session.header, slot);
-            }
-        }
-        session.file_version = file_version;
         let mut rest = if file_version < 3 {
             session.diagnostics.push(Diagnostic::new(
                 DiagnosticKind::LegacyVersion,
@@ -180,25 +175,67 @@ impl Session {
                 entry.facts = Default::default();
             }
         }
+        session.index_read(rest);
+        session.finish_load(path, identity, consumed, lines, pending);
+        Ok(session)
+    }
+
+    /// A session of `header` being opened, with room for `planned` entries.
+    pub(super) fn begin(
+        dialect: Dialect,
+        header: Map<String, Value>,
+        title_slot: Option<TitleSlot>,
+        options: OpenOptions,
+        planned: usize,
+    ) -> Session {
+        let file_version = file_version(&header);
+        let mut session = Session::empty(dialect, header, options);
+        if dialect == Dialect::Omp {
+            if let Some(slot) = &title_slot {
+                fold_slot_into_header(&mut session.header, slot);
+            }
+        }
+        session.slot = title_slot;
+        session.file_version = file_version;
         // Room for the entries appended later: growing these per-entry lists copies them whole
         // (a millisecond at 100k entries, on the first append), and room never written costs
         // nothing.
-        let room = rest.len() + rest.len() / 8 + 1024;
+        let room = planned + planned / 8 + 1024;
         session.parents.reserve(room);
         session.times.reserve(room);
         session.state_kinds.reserve(room);
         session.by_id.reserve(room);
-        session.insert_all(rest);
-        session.settle_parents();
-        session.check_integrity();
-        session.file = FileState::Written {
+        session
+    }
+
+    /// After the last entry read: parents settled, the file checked, its state recorded.
+    pub(super) fn finish_load(
+        &mut self,
+        path: PathBuf,
+        identity: Option<super::persist::FileIdentity>,
+        len: u64,
+        lines: usize,
+        pending: u64,
+    ) {
+        self.settle_parents();
+        self.check_integrity();
+        self.file = FileState::Written {
             path,
-            len: consumed,
+            len,
             lines,
             pending,
             identity,
         };
-        Ok(session)
+    }
+
+    /// The dialect turned out other than the one the entries were indexed for: the view's facts
+    /// are made again, for it, on first use.
+    pub(super) fn switch_dialect(&mut self, dialect: Dialect) {
+        self.dialect = dialect;
+        self.view_columns = Default::default();
+        for entry in &mut self.entries {
+            self.view_columns.push(entry, dialect, false);
+        }
     }
 
     /// A new session (`SessionManager.create`): nothing is written until the agent's rule says so
@@ -466,8 +503,13 @@ fn fold_slot_into_header(header: &mut Map<String, Value>, slot: &crate::title_sl
     }
 }
 
+/// The header's format `version` (1 when absent).
+pub(super) fn file_version(header: &Map<String, Value>) -> u64 {
+    header.get("version").and_then(Value::as_u64).unwrap_or(1)
+}
+
 /// Whether the file's first line is an omp title slot.
-fn starts_with_title_slot(source: &BodySource, size: u64) -> bool {
+pub(super) fn starts_with_title_slot(source: &BodySource, size: u64) -> bool {
     let head = source
         .read(0, usize::try_from(size.min(1024)).unwrap_or(1024))
         .unwrap_or_default();

@@ -4,6 +4,7 @@
 
 mod append;
 mod branched;
+mod building;
 mod load;
 mod name;
 mod persist;
@@ -542,24 +543,25 @@ impl Session {
         &self.view_columns
     }
 
-    /// [`Session::insert`] for many entries at once: the list becomes the session's entries
-    /// without being copied when the session has none yet (opening a large file).
-    pub(crate) fn insert_all(&mut self, mut entries: Vec<Entry>) {
+    /// [`Session::insert`] for entries read from the file, in order, after those indexed
+    /// already. The first list becomes the session's entries without being copied (opening a
+    /// file whose parts are read while earlier ones are indexed: see `building`).
+    pub(crate) fn index_read(&mut self, mut entries: Vec<Entry>) {
         self.tree = Default::default();
         self.context_kept = Default::default();
-        if !self.entries.is_empty() {
-            entries.into_iter().for_each(|e| self.insert(e));
-            return;
-        }
         let mut kept = Vec::with_capacity(if entries.iter().any(|e| e.kind() == "session") {
             entries.len()
         } else {
             0
         });
-        let mut next = 0;
+        let before = self.entries.last().and_then(|e| e.id.clone());
+        let mut next = self.entries.len();
         let mut previous: Option<usize> = None;
         for i in 0..entries.len() {
-            let previous_id = previous.and_then(|p| entries[p].id.as_deref());
+            let previous_id = match previous {
+                Some(p) => entries[p].id.as_deref(),
+                None => before.as_deref(),
+            };
             let keep = self.index_entry(&entries[i], next, previous_id);
             if keep {
                 next += 1;
@@ -577,7 +579,11 @@ impl Session {
             let mut keep = kept.into_iter();
             entries.retain(|_| keep.next().unwrap_or(true));
         }
-        self.entries = entries;
+        if self.entries.is_empty() {
+            self.entries = entries;
+        } else {
+            self.entries.append(&mut entries);
+        }
     }
 
     /// Indexes `entry` as it will stand at `index` (after the entry with id `previous`, if any);
