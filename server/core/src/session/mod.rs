@@ -99,6 +99,34 @@ pub struct Session {
 /// No resolved parent.
 pub(crate) const NO_PARENT: u32 = u32::MAX;
 
+/// What [`Session::raw_texts`] gives.
+#[derive(Clone, Copy)]
+pub struct RawTexts<'a> {
+    entries: &'a [Entry],
+    path: &'a std::path::Path,
+}
+
+impl RawTexts<'_> {
+    /// [`Session::for_each_raw`] for the entries at `range` (clamped to the entries).
+    pub fn for_each_in(
+        &self,
+        range: std::ops::Range<usize>,
+        mut f: impl FnMut(usize, &str),
+    ) -> Result<()> {
+        let end = range.end.min(self.entries.len());
+        let start = range.start.min(end);
+        crate::entry::for_each_body(&self.entries[start..end], |k, body| {
+            let bytes = body.map_err(|e| Error::io("cannot read", self.path, e))?;
+            // `from_utf8` checks valid text many times faster than the lossy decoder walks it.
+            match std::str::from_utf8(bytes) {
+                Ok(text) => f(start + k, text),
+                Err(_) => f(start + k, &String::from_utf8_lossy(bytes)),
+            }
+            Ok(())
+        })
+    }
+}
+
 impl std::fmt::Debug for Session {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Session")
@@ -197,17 +225,17 @@ impl Session {
     /// Calls `f` with every entry's index and JSON text, in file order. Bodies in the file are read
     /// in large sequential chunks (a whole-session pass costs one read of the file, not one per
     /// entry).
-    pub fn for_each_raw(&self, mut f: impl FnMut(usize, &str)) -> Result<()> {
-        let path = self.file.path().unwrap_or(std::path::Path::new(""));
-        crate::entry::for_each_body(&self.entries, |k, body| {
-            let bytes = body.map_err(|e| Error::io("cannot read", path, e))?;
-            // `from_utf8` checks valid text many times faster than the lossy decoder walks it.
-            match std::str::from_utf8(bytes) {
-                Ok(text) => f(k, text),
-                Err(_) => f(k, &String::from_utf8_lossy(bytes)),
-            }
-            Ok(())
-        })
+    pub fn for_each_raw(&self, f: impl FnMut(usize, &str)) -> Result<()> {
+        self.raw_texts().for_each_in(0..self.entries.len(), f)
+    }
+
+    /// The entries' JSON texts, to be read in parts on several threads (the session itself
+    /// is not shared between threads).
+    pub fn raw_texts(&self) -> RawTexts<'_> {
+        RawTexts {
+            entries: &self.entries,
+            path: self.file.path().unwrap_or(std::path::Path::new("")),
+        }
     }
 
     /// The entry with this id (`getEntry(id)`; a later duplicate wins).

@@ -84,6 +84,51 @@ fn best_scored(query: &Query, items: &[Arc<Vec<Item>>], limit: usize) -> Vec<sca
     })
 }
 
+/// Sessions with more entries than this are summarized on two threads, one half each.
+const SPLIT_FROM: usize = 20_000;
+
+/// The searchable entries of an open session, in file order. One sequential read of the file
+/// (of each half, when it has `split_from` entries or more); an unreadable body ends its half's
+/// items there.
+fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<Item> {
+    let entries = session.entries();
+    let texts = session.raw_texts();
+    let half = |range: std::ops::Range<usize>| {
+        let mut items: Vec<Item> = Vec::with_capacity(range.len());
+        let read = texts.for_each_in(range, |i, raw| {
+            let e = &entries[i];
+            if let (true, Some(id)) = (e.line > 0, e.id()) {
+                items.push(Item::new(
+                    crate::rows::drawable(&render::preview_of(e, raw)),
+                    id.to_owned(),
+                    e.line,
+                    to_proto::u32_of(item::utf16_len(raw)),
+                ));
+            }
+        });
+        if let Err(err) = read {
+            tracing::warn!("workspace symbols of {}: {err}", path.display());
+        }
+        items
+    };
+    let n = entries.len();
+    if n < split_from.max(2) {
+        return half(0..n);
+    }
+    let (mut first, second) = std::thread::scope(|scope| {
+        let second = scope.spawn(|| half(n / 2..n));
+        (half(0..n / 2), second.join())
+    });
+    match second {
+        Ok(second) => first.extend(second),
+        Err(_) => tracing::warn!(
+            "workspace symbols of {}: a reading thread failed",
+            path.display()
+        ),
+    }
+    first
+}
+
 fn stamp(path: &Path) -> Option<(Option<SystemTime>, u64)> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok(), meta.len()))
@@ -114,23 +159,7 @@ impl SymbolIndex {
             );
             return Some((String::new(), empty));
         };
-        let mut items: Vec<Item> = Vec::with_capacity(session.entries().len());
-        let entries = session.entries();
-        // One sequential read of the file; an unreadable body leaves the items read so far.
-        let read = session.for_each_raw(|i, raw| {
-            let e = &entries[i];
-            if let (true, Some(id)) = (e.line > 0, e.id()) {
-                items.push(Item::new(
-                    crate::rows::drawable(&render::preview_of(e, raw)),
-                    id.to_owned(),
-                    e.line,
-                    to_proto::u32_of(item::utf16_len(raw)),
-                ));
-            }
-        });
-        if let Err(err) = read {
-            tracing::warn!("workspace symbols of {}: {err}", path.display());
-        }
+        let items = searchable_items(&session, path, SPLIT_FROM);
         let container = session
             .session_name()
             .map(str::to_owned)
@@ -304,5 +333,28 @@ mod tests {
             after,
             SymbolIndex::default().search(&files, "parse config", 200)
         );
+    }
+
+    #[test]
+    fn a_large_session_summarized_in_halves_gives_the_items_in_file_order() {
+        let dir = tempfile::tempdir().unwrap();
+        for dialect in [
+            sessiontree_core::Dialect::Pi,
+            sessiontree_core::Dialect::Omp,
+        ] {
+            let session = crate::test_sessions::generated(dir.path(), dialect, 700, 3);
+            let path = session.path().unwrap().to_path_buf();
+            let seen = |items: Vec<Item>| -> Vec<(String, String, usize, u32)> {
+                items
+                    .into_iter()
+                    .map(|i| (i.name, i.id, i.line, i.width))
+                    .collect()
+            };
+            let whole = seen(searchable_items(&session, &path, usize::MAX));
+            assert!(whole.len() > 600);
+            for split_from in [2, 700] {
+                assert_eq!(seen(searchable_items(&session, &path, split_from)), whole);
+            }
+        }
     }
 }
