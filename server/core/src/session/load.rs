@@ -424,7 +424,17 @@ impl Session {
                 ));
             }
         }
-        // Parent cycles: walk each chain once, colouring entries as we go.
+        // Parent cycles: walk each chain once, colouring entries as we go. A cycle needs a
+        // parent at or after its child (a self-parent is a root): without one, no walk.
+        let forward = self
+            .parents
+            .iter()
+            .enumerate()
+            .any(|(i, &p)| p != super::NO_PARENT && p as usize > i);
+        if !forward {
+            self.diagnostics.extend(found);
+            return;
+        }
         let n = self.entries.len();
         let mut state = vec![0u8; n]; // 0 = unseen, 1 = on the current walk, 2 = done
         let mut walk = Vec::new();
