@@ -175,6 +175,19 @@ impl ViewColumns {
         texts.bytes.get(start..texts.ends[at] as usize)
     }
 
+    /// Lays out the search strings of every full chunk whose entries all have their facts for
+    /// `dialect` (a chunk still missing some is left to the first search, which makes them).
+    pub fn warm_search_texts(&self, dialect: Dialect) {
+        for (chunk, (texts, slots)) in self.texts.iter().zip(self.facts.chunks()).enumerate() {
+            let ready = slots
+                .iter()
+                .all(|slot| slot.get().is_some_and(|s| s.dialect == dialect));
+            if ready {
+                texts.get_or_init(|| self.search_texts(chunk, dialect));
+            }
+        }
+    }
+
     fn search_texts(&self, chunk: usize, dialect: Dialect) -> Option<SearchTexts> {
         let slots = self.facts.chunks().nth(chunk)?;
         let mut bytes = Vec::new();
@@ -306,5 +319,49 @@ mod tests {
         assert_eq!(snapshot.get(CHUNK * 2 + 5), None);
         assert_eq!(list.get(CHUNK * 2 + 5), Some(&7));
         assert_eq!(list.get(CHUNK + 3), Some(&(CHUNK as u32 + 3)));
+    }
+
+    /// The warm-up lays out exactly what a first search would (and the search answers the
+    /// same), and leaves a chunk whose facts are not all made to that search.
+    #[test]
+    fn search_strings_laid_out_ahead_are_those_a_search_makes() {
+        use crate::view::{compute_rows, SearchWarmUp, ViewState};
+        let dir = tempfile::tempdir().unwrap();
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let session =
+                crate::test_sessions::generated_session(dir.path(), dialect, CHUNK + 500, 5);
+            let texts = |s: &crate::session::Session| -> Vec<Option<Vec<u8>>> {
+                (0..CHUNK + 500)
+                    .map(|i| s.view_columns().search_text(i, dialect).map(<[u8]>::to_vec))
+                    .collect()
+            };
+            let search = |s: &crate::session::Session| {
+                let state = ViewState {
+                    search: "cache entry".to_owned(),
+                    ..ViewState::default()
+                };
+                serde_json::to_value(compute_rows(s, &state, None)).unwrap()
+            };
+            let cold =
+                crate::session::Session::open(session.path().unwrap(), Default::default()).unwrap();
+            let (cold_search, cold_texts) = (search(&cold), texts(&cold));
+            SearchWarmUp::new(&session).run();
+            let columns = session.view_columns();
+            assert_eq!(columns.texts.len(), 1);
+            assert!(columns.texts[0].get().is_some_and(Option::is_some));
+            assert_eq!(texts(&session), cold_texts);
+            assert!(cold_texts[..CHUNK].iter().all(Option::is_some));
+            assert_eq!(search(&session), cold_search);
+
+            // Facts not made at the open: the warm-up leaves the chunk alone.
+            let options = crate::session::OpenOptions {
+                view_facts: false,
+                ..Default::default()
+            };
+            let lazy = crate::session::Session::open(session.path().unwrap(), options).unwrap();
+            SearchWarmUp::new(&lazy).run();
+            assert!(lazy.view_columns().texts[0].get().is_none());
+            assert_eq!(search(&lazy), cold_search);
+        }
     }
 }

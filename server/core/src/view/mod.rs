@@ -35,6 +35,30 @@ use flatten::Model;
 use serde::{Deserialize, Serialize};
 use std::path::Path;
 
+/// The part of a first search that does not depend on the query, done ahead: each full chunk's
+/// search strings laid out end to end (a quarter to half of a first search at 100k entries).
+/// Made from a session and run on any thread (a background one, once the session is open); a
+/// search that comes first does the work itself, and the other waits for it.
+pub struct SearchWarmUp {
+    columns: columns::ViewColumns,
+    dialect: Dialect,
+}
+
+impl SearchWarmUp {
+    /// Shares the session's view columns (one reference per 4096 entries).
+    pub fn new(session: &Session) -> SearchWarmUp {
+        SearchWarmUp {
+            columns: session.view_columns().clone(),
+            dialect: session.dialect(),
+        }
+    }
+
+    /// Lays the search strings out.
+    pub fn run(self) {
+        self.columns.warm_search_texts(self.dialect);
+    }
+}
+
 /// What the selector is showing: filter, search query, selected entry, size.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ViewState {

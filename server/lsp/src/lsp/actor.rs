@@ -185,6 +185,8 @@ pub struct Actor {
     shared: Arc<Shared>,
     /// The `/tree` model of the current revision (built on the first rows request after a change).
     view: std::sync::Mutex<Option<CachedView>>,
+    /// Started after the first window of a loaded session (see [`view::SearchWarmUp`]).
+    search_warm_up: std::sync::Once,
 }
 
 /// A tree model and what it was built for.
@@ -246,6 +248,7 @@ pub fn spawn(
                     diagnostics_dirty: false,
                     shared,
                     view: Default::default(),
+                    search_warm_up: std::sync::Once::new(),
                 };
                 return actor.run_loop(rx).await;
             }
@@ -260,6 +263,10 @@ pub fn spawn(
     handle
 }
 
+/// How long after the first window's answer the search warm-up starts: that answer is on its
+/// way out meanwhile, and both cores are the editor's for what it asks next.
+const WARM_UP_AFTER: Duration = Duration::from_millis(50);
+
 impl Actor {
     /// The revision clients see.
     pub fn revision(&self) -> u64 {
@@ -270,6 +277,17 @@ impl Actor {
     /// as the selector opens (on the leaf, no search), found without building it (see
     /// [`view::first_window`]); else from a model built now.
     pub fn window(&self, home: Option<&Path>, state: &view::ViewState) -> view::RowsView {
+        self.search_warm_up.call_once(|| {
+            // What a first search does before it matches, done ahead on a blocking thread,
+            // once this answer is out: the first search then only matches.
+            if let Ok(runtime) = tokio::runtime::Handle::try_current() {
+                let warm = view::SearchWarmUp::new(&self.session);
+                runtime.spawn_blocking(move || {
+                    std::thread::sleep(WARM_UP_AFTER);
+                    warm.run();
+                });
+            }
+        });
         if let Some(model) = self.built_tree_model(home) {
             return model.window(state);
         }
@@ -398,6 +416,7 @@ impl Actor {
             Ok(session) => {
                 self.rev_base = self.revision() + 1;
                 self.session = session;
+                self.search_warm_up = std::sync::Once::new();
                 tracing::info!(uri = %self.uri, "reloaded a replaced file");
                 let ids = to_proto::ids_of(&self.session, 0..self.session.entries().len());
                 self.outbox.push(Outgoing::Change(proto::DidChangeParams {
