@@ -374,6 +374,45 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
             out["opFaults"] = json!(faults);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
         }
+        // What an editor waits for when it changes the filter or types a search: a window of
+        // the new layout, from the tree model it already has (built once, untimed).
+        "layouts" => {
+            let model = TreeModel::new(&session, None);
+            let mut out_times = serde_json::Map::new();
+            for (name, filter, search) in [
+                ("default", FilterMode::Default, ""),
+                ("no-tools", FilterMode::NoTools, ""),
+                ("user-only", FilterMode::UserOnly, ""),
+                ("labeled-only", FilterMode::LabeledOnly, ""),
+                ("all", FilterMode::All, ""),
+                ("search", FilterMode::Default, SEARCH),
+            ] {
+                let mut times = Vec::new();
+                for _ in 0..repeat {
+                    // Another layout in between, so that each timed window lays out anew.
+                    let other = ViewState {
+                        filter: if filter == FilterMode::All {
+                            FilterMode::Default
+                        } else {
+                            FilterMode::All
+                        },
+                        ..ViewState::default()
+                    };
+                    std::hint::black_box(model.window(&other).rows.len());
+                    let state = ViewState {
+                        filter,
+                        search: search.to_owned(),
+                        ..ViewState::default()
+                    };
+                    let t = Instant::now();
+                    std::hint::black_box(model.window(&state).rows.len());
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                }
+                out_times.insert(name.to_owned(), json!(times));
+            }
+            out["layoutMs"] = Value::Object(out_times);
+            out["peakRssKb"] = json!(vm_kb("VmHWM:"));
+        }
         other if other.starts_with("rows:") => {
             let filter: FilterMode = other["rows:".len()..].parse()?;
             let mut times = Vec::new();
