@@ -180,6 +180,38 @@ impl SymbolIndex {
         Some((container, items))
     }
 
+    /// [`SymbolIndex::items`] of each file, in order: two threads take the files in turn, so
+    /// a workspace's files not read yet are summarized two at a time.
+    fn items_of_all(&self, files: &[PathBuf]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
+        if files.len() < 2 {
+            return files.iter().map(|path| self.items(path)).collect();
+        }
+        let next = std::sync::atomic::AtomicUsize::new(0);
+        let work = || {
+            let mut done = Vec::new();
+            loop {
+                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(path) = files.get(i) else {
+                    return done;
+                };
+                done.push((i, self.items(path)));
+            }
+        };
+        let (mut done, other) = std::thread::scope(|scope| {
+            let other = scope.spawn(work);
+            (work(), other.join())
+        });
+        match other {
+            Ok(more) => done.extend(more),
+            Err(_) => tracing::warn!("workspace symbols: a reading thread failed"),
+        }
+        let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
+        for (i, items) in done {
+            all[i] = items;
+        }
+        all
+    }
+
     /// The best matches for `query` over the files, best first, at most `limit`.
     #[allow(deprecated)] // `SymbolInformation::deprecated` must still be filled in.
     pub fn search(
@@ -188,11 +220,13 @@ impl SymbolIndex {
         query: &str,
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
-        let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = files
-            .iter()
-            .filter_map(|path| {
+        let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = self
+            .items_of_all(files)
+            .into_iter()
+            .zip(files)
+            .filter_map(|(items, path)| {
                 let uri = to_proto::lsp_uri(path)?;
-                let (container, items) = self.items(path)?;
+                let (container, items) = items?;
                 Some((uri, container, items))
             })
             .collect();
@@ -354,6 +388,46 @@ mod tests {
             assert!(whole.len() > 600);
             for split_from in [2, 700] {
                 assert_eq!(seen(searchable_items(&session, &path, split_from)), whole);
+            }
+        }
+    }
+
+    /// Files summarized two at a time still rank in file order: the same name in every file
+    /// comes back file by file.
+    #[test]
+    fn files_summarized_in_parallel_keep_their_order() {
+        let dir = tempfile::tempdir().unwrap();
+        let files: Vec<PathBuf> = (0..7)
+            .map(|f| {
+                let path = dir.path().join(format!("s{f}.jsonl"));
+                let lines = [
+                    format!(r#"{{"type":"session","version":3,"id":"s{f}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}}"#),
+                    format!(r#"{{"type":"message","id":"f{f}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"parse the config file"}}}}"#),
+                ];
+                std::fs::write(&path, lines.join("\n") + "\n").unwrap();
+                path
+            })
+            .collect();
+        for _ in 0..5 {
+            let found = SymbolIndex::default().search(&files, "parse config", 200);
+            let order: Vec<String> = found.iter().map(|s| s.location.uri.to_string()).collect();
+            let want: Vec<String> = files
+                .iter()
+                .map(|p| to_proto::lsp_uri(p).unwrap().to_string())
+                .collect();
+            assert_eq!(order, want);
+            for symbol in &found {
+                let file = symbol
+                    .location
+                    .uri
+                    .path()
+                    .as_str()
+                    .rsplit('/')
+                    .next()
+                    .unwrap();
+                let n = file.trim_start_matches('s').trim_end_matches(".jsonl");
+                let want = format!("{file} · f{n}");
+                assert_eq!(symbol.container_name.as_deref(), Some(want.as_str()));
             }
         }
     }
