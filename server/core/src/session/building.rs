@@ -200,13 +200,7 @@ mod tests {
             .map(|(id, l)| (id.to_owned(), l.label.clone()))
             .collect();
         let mut views = Vec::new();
-        for filter in [
-            FilterMode::Default,
-            FilterMode::NoTools,
-            FilterMode::UserOnly,
-            FilterMode::LabeledOnly,
-            FilterMode::All,
-        ] {
+        for filter in FilterMode::ALL {
             for search in ["", "cache entry"] {
                 let state = ViewState {
                     filter,
