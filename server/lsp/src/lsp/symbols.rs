@@ -87,14 +87,19 @@ fn best_scored(query: &Query, items: &[Arc<Vec<Item>>], limit: usize) -> Vec<sca
 /// Sessions with more entries than this are summarized on two threads, one half each.
 const SPLIT_FROM: usize = 20_000;
 
+/// Files from this size on are summarized one at a time (see [`SymbolIndex::items_of_all`]).
+const ALONE_FROM: u64 = 32 << 20;
+
 /// The searchable entries of an open session, in file order. One sequential read of the file
 /// (of each half, when it has `split_from` entries or more); an unreadable body ends its half's
 /// items there.
 fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<Item> {
     let entries = session.entries();
     let texts = session.raw_texts();
-    let half = |range: std::ops::Range<usize>| {
-        let mut items: Vec<Item> = Vec::with_capacity(range.len());
+    let n = entries.len();
+    // The first half's list takes the second's items too: room for all of them.
+    let half = |range: std::ops::Range<usize>, room: usize| {
+        let mut items: Vec<Item> = Vec::with_capacity(room);
         let read = texts.for_each_in(range, |i, raw| {
             let e = &entries[i];
             if let (true, Some(id)) = (e.line > 0, e.id()) {
@@ -111,13 +116,12 @@ fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<It
         }
         items
     };
-    let n = entries.len();
     if n < split_from.max(2) {
-        return half(0..n);
+        return half(0..n, n);
     }
     let (mut first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| half(n / 2..n));
-        (half(0..n / 2), second.join())
+        let second = scope.spawn(|| half(n / 2..n, n - n / 2));
+        (half(0..n / 2, n), second.join())
     });
     match second {
         Ok(second) => first.extend(second),
@@ -180,21 +184,39 @@ impl SymbolIndex {
         Some((container, items))
     }
 
-    /// [`SymbolIndex::items`] of each file, in order: two threads take the files in turn, so
-    /// a workspace's files not read yet are summarized two at a time.
+    /// [`SymbolIndex::items`] of each file, in order. Files from [`ALONE_FROM`] bytes are read one
+    /// at a time (each is summarized on two threads already, and two at once would hold two
+    /// sessions' memory); the others are taken two at a time.
     fn items_of_all(&self, files: &[PathBuf]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
-        if files.len() < 2 {
-            return files.iter().map(|path| self.items(path)).collect();
+        self.items_of_all_with(files, ALONE_FROM)
+    }
+
+    fn items_of_all_with(
+        &self,
+        files: &[PathBuf],
+        alone_from: u64,
+    ) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
+        let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
+        let (alone, shared): (Vec<usize>, Vec<usize>) = (0..files.len())
+            .partition(|&i| std::fs::metadata(&files[i]).is_ok_and(|m| m.len() >= alone_from));
+        for i in alone {
+            all[i] = self.items(&files[i]);
+        }
+        if shared.len() < 2 {
+            for i in shared {
+                all[i] = self.items(&files[i]);
+            }
+            return all;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
         let work = || {
             let mut done = Vec::new();
             loop {
-                let i = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(path) = files.get(i) else {
+                let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+                let Some(&i) = shared.get(k) else {
                     return done;
                 };
-                done.push((i, self.items(path)));
+                done.push((i, self.items(&files[i])));
             }
         };
         let (mut done, other) = std::thread::scope(|scope| {
@@ -205,7 +227,6 @@ impl SymbolIndex {
             Ok(more) => done.extend(more),
             Err(_) => tracing::warn!("workspace symbols: a reading thread failed"),
         }
-        let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
         for (i, items) in done {
             all[i] = items;
         }
@@ -402,12 +423,19 @@ mod tests {
                 let path = dir.path().join(format!("s{f}.jsonl"));
                 let lines = [
                     format!(r#"{{"type":"session","version":3,"id":"s{f}","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/"}}"#),
-                    format!(r#"{{"type":"message","id":"f{f}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"parse the config file"}}}}"#),
+                    format!(r#"{{"type":"message","id":"f{f}","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{{"role":"user","content":"parse the config file{}"}}}}"#, " ".repeat(f * 100)),
                 ];
                 std::fs::write(&path, lines.join("\n") + "\n").unwrap();
                 path
             })
             .collect();
+        for alone_from in [u64::MAX, 0, 600] {
+            let index = SymbolIndex::default();
+            let items = index.items_of_all_with(&files, alone_from);
+            let containers: Vec<String> = items.into_iter().map(|i| i.unwrap().0).collect();
+            let names: Vec<String> = (0..7).map(|f| format!("s{f}.jsonl")).collect();
+            assert_eq!(containers, names);
+        }
         for _ in 0..5 {
             let found = SymbolIndex::default().search(&files, "parse config", 200);
             let order: Vec<String> = found.iter().map(|s| s.location.uri.to_string()).collect();
