@@ -36,7 +36,7 @@ use serde::{Deserialize, Serialize};
 use std::path::Path;
 
 /// The part of a first search that does not depend on the query, done ahead: each full chunk's
-/// search strings laid out end to end (a quarter to half of a first search at 100k entries).
+/// search strings laid out end to end (60–80% of a first search at 100k and 1M entries).
 /// Made from a session and run on any thread (a background one, once the session is open); a
 /// search that comes first does the work itself, and the other waits for it.
 pub struct SearchWarmUp {

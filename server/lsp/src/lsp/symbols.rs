@@ -138,14 +138,18 @@ fn stamp(path: &Path) -> Option<(Option<SystemTime>, u64)> {
     Some((meta.modified().ok(), meta.len()))
 }
 
+/// A file's state: modification time and length.
+type Stamp = (Option<SystemTime>, u64);
+
 impl SymbolIndex {
-    fn items(&self, path: &Path) -> Option<(String, Arc<Vec<Item>>)> {
-        let now = stamp(path)?;
-        if let Some(hit) = self.files.get(path) {
-            if hit.stamp == now {
-                return Some((hit.container.clone(), Arc::clone(&hit.items)));
-            }
-        }
+    /// The file's entries as summarized before, when the file has not changed since.
+    fn cached(&self, path: &Path, now: &Stamp) -> Option<(String, Arc<Vec<Item>>)> {
+        let hit = self.files.get(path)?;
+        (hit.stamp == *now).then(|| (hit.container.clone(), Arc::clone(&hit.items)))
+    }
+
+    /// Reads and summarizes the file as it is at `now`.
+    fn items(&self, path: &Path, now: Stamp) -> (String, Arc<Vec<Item>>) {
         let options = OpenOptions {
             view_facts: false,
             ..OpenOptions::default()
@@ -161,7 +165,7 @@ impl SymbolIndex {
                     items: Arc::clone(&empty),
                 },
             );
-            return Some((String::new(), empty));
+            return (String::new(), empty);
         };
         let items = searchable_items(&session, path, SPLIT_FROM);
         let container = session
@@ -181,12 +185,13 @@ impl SymbolIndex {
                 items: Arc::clone(&items),
             },
         );
-        Some((container, items))
+        (container, items)
     }
 
-    /// [`SymbolIndex::items`] of each file, in order. Files from [`ALONE_FROM`] bytes are read one
-    /// at a time (each is summarized on two threads already, and two at once would hold two
-    /// sessions' memory); the others are taken two at a time.
+    /// Each file's summarized entries, in order (`None`: the file cannot be looked at). Files
+    /// that changed since they were summarized, or are new, are read again: from [`ALONE_FROM`]
+    /// bytes one at a time (each is summarized on two threads already, and two at once would hold
+    /// two sessions' memory), the others two at a time.
     fn items_of_all(&self, files: &[PathBuf]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
         self.items_of_all_with(files, ALONE_FROM)
     }
@@ -197,14 +202,22 @@ impl SymbolIndex {
         alone_from: u64,
     ) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
         let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
-        let (alone, shared): (Vec<usize>, Vec<usize>) = (0..files.len())
-            .partition(|&i| std::fs::metadata(&files[i]).is_ok_and(|m| m.len() >= alone_from));
-        for i in alone {
-            all[i] = self.items(&files[i]);
+        let mut stale: Vec<(usize, Stamp)> = Vec::new();
+        for (i, path) in files.iter().enumerate() {
+            let Some(now) = stamp(path) else { continue };
+            match self.cached(path, &now) {
+                Some(hit) => all[i] = Some(hit),
+                None => stale.push((i, now)),
+            }
+        }
+        let (alone, shared): (Vec<_>, Vec<_>) =
+            stale.into_iter().partition(|(_, now)| now.1 >= alone_from);
+        for (i, now) in alone {
+            all[i] = Some(self.items(&files[i], now));
         }
         if shared.len() < 2 {
-            for i in shared {
-                all[i] = self.items(&files[i]);
+            for (i, now) in shared {
+                all[i] = Some(self.items(&files[i], now));
             }
             return all;
         }
@@ -213,10 +226,10 @@ impl SymbolIndex {
             let mut done = Vec::new();
             loop {
                 let k = next.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
-                let Some(&i) = shared.get(k) else {
+                let Some(&(i, now)) = shared.get(k) else {
                     return done;
                 };
-                done.push((i, self.items(&files[i])));
+                done.push((i, self.items(&files[i], now)));
             }
         };
         let (mut done, other) = std::thread::scope(|scope| {
@@ -228,7 +241,7 @@ impl SymbolIndex {
             Err(_) => tracing::warn!("workspace symbols: a reading thread failed"),
         }
         for (i, items) in done {
-            all[i] = items;
+            all[i] = Some(items);
         }
         all
     }
