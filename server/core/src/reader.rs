@@ -5,7 +5,7 @@
 //! last line without its newline (an agent mid-write), which is held back until it is complete.
 //! It knows nothing of trees or dialect rules beyond the title slot.
 //!
-//! A whole file is read with [`read_file`]: in large chunks with positioned reads, on two threads
+//! A whole file is read with [`read_file_in_parts`]: in large chunks with positioned reads, on two threads
 //! for files over a few megabytes (each takes one half, split at a newline), keeping only each
 //! line's place in the file, its index fields and its view facts. [`read_lines`] streams from
 //! any reader (appended bytes, tests).
@@ -150,9 +150,9 @@ const SEGMENTS: u64 = 16;
 /// parsed (4 MiB chunks were 5% slower to open).
 const CHUNK: usize = 512 << 10;
 
-/// Reads the first `size` bytes of a whole session file (the rest, if it grows meanwhile, is for
-/// the next follow) into one outcome. Bodies stay in the file; `facts` as in [`ReadOptions`].
-pub fn read_file(
+/// [`read_file_in_parts`] gathered into one outcome (the tests' reference for a whole read).
+#[cfg(test)]
+pub(crate) fn read_file(
     source: &Arc<BodySource>,
     size: u64,
     facts: Option<Dialect>,
@@ -176,8 +176,10 @@ impl ReadOutcome {
     }
 }
 
-/// [`read_file`], handing the file's parts to `take` as they are read, in file order, with their
-/// lines numbered from the start of the file. The first part holds the title slot and the header.
+/// Reads the first `size` bytes of a whole session file (the rest, if it grows meanwhile, is for
+/// the next follow), handing the file's parts to `take` as they are read, in file order, with
+/// their lines numbered from the start of the file. The first part holds the title slot and the
+/// header. Bodies stay in the file; `facts` as in [`ReadOptions`].
 ///
 /// A large file is read on two threads, and `take` runs on whichever of them finished the part
 /// that comes next, while the other reads on: what the caller does with each part (indexing it)

@@ -424,6 +424,13 @@ impl Session {
                 ));
             }
         }
+        found.extend(self.parent_cycles());
+        self.diagnostics.extend(found);
+    }
+
+    /// A diagnostic for each parent cycle, at the entry where its walk comes back.
+    fn parent_cycles(&self) -> Vec<Diagnostic> {
+        use crate::entry::Parent;
         // Parent cycles: walk each chain once, colouring entries as we go. A cycle needs a
         // parent at or after its child (a self-parent is a root): without one, no walk.
         let forward = self
@@ -432,9 +439,9 @@ impl Session {
             .enumerate()
             .any(|(i, &p)| p != super::NO_PARENT && p as usize > i);
         if !forward {
-            self.diagnostics.extend(found);
-            return;
+            return Vec::new();
         }
+        let mut found = Vec::new();
         let n = self.entries.len();
         let mut state = vec![0u8; n]; // 0 = unseen, 1 = on the current walk, 2 = done
         let mut walk = Vec::new();
@@ -475,7 +482,7 @@ impl Session {
                 state[i] = 2;
             }
         }
-        self.diagnostics.extend(found);
+        found
     }
 }
 

@@ -210,15 +210,15 @@ impl SymbolIndex {
                 None => stale.push((i, now)),
             }
         }
-        let (alone, shared): (Vec<_>, Vec<_>) =
+        let (mut alone, mut shared): (Vec<_>, Vec<_>) =
             stale.into_iter().partition(|(_, now)| now.1 >= alone_from);
+        if shared.len() < 2 {
+            alone.append(&mut shared);
+        }
         for (i, now) in alone {
             all[i] = Some(self.items(&files[i], now));
         }
-        if shared.len() < 2 {
-            for (i, now) in shared {
-                all[i] = Some(self.items(&files[i], now));
-            }
+        if shared.is_empty() {
             return all;
         }
         let next = std::sync::atomic::AtomicUsize::new(0);
