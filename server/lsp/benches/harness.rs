@@ -17,7 +17,9 @@ use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::ids::RandomIds;
 use sessiontree_core::synth::{self, SynthOptions};
 use sessiontree_core::tree::Tree;
-use sessiontree_core::view::{compute_rows, first_window, FilterMode, TreeModel, ViewState};
+use sessiontree_core::view::{
+    compute_rows, first_window, FilterMode, SearchWarmUp, TreeModel, ViewState,
+};
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::collections::BTreeMap;
 use std::io::Write;
@@ -411,6 +413,33 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
                 out_times.insert(name.to_owned(), json!(times));
             }
             out["layoutMs"] = Value::Object(out_times);
+            out["peakRssKb"] = json!(vm_kb("VmHWM:"));
+        }
+        // What an editor waits for on each key as the user types a search: a window of the
+        // default filter for every prefix of the query, from one tree model (built untimed,
+        // its search strings laid out ahead as the server lays them out).
+        other if other.starts_with("typing:") => {
+            let query = &other["typing:".len()..];
+            let model = TreeModel::new(&session, None);
+            SearchWarmUp::new(&session).run();
+            let mut out_times = serde_json::Map::new();
+            for end in query.char_indices().map(|(i, c)| i + c.len_utf8()) {
+                let state = ViewState {
+                    search: query[..end].to_owned(),
+                    ..ViewState::default()
+                };
+                let mut times = Vec::new();
+                let mut rows = 0;
+                for _ in 0..repeat {
+                    std::hint::black_box(model.window(&ViewState::default()).rows.len());
+                    let t = Instant::now();
+                    let window = model.window(&state);
+                    times.push(t.elapsed().as_secs_f64() * 1e3);
+                    rows = window.visible_count;
+                }
+                out_times.insert(query[..end].to_owned(), json!({"ms": times, "rows": rows}));
+            }
+            out["typingMs"] = Value::Object(out_times);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
         }
         other if other.starts_with("rows:") => {

@@ -3,6 +3,7 @@
 //! 100k-entry session takes one reference per 4096 entries, where copying took two reference
 //! counts per entry, each a cache miss on memory the open touched long before.
 
+use super::fuzzy::normalize_ascii_into;
 use super::text::EntryFacts;
 use crate::dialect::Dialect;
 use crate::entry::Entry;
@@ -114,15 +115,19 @@ pub(crate) struct ViewColumns {
 }
 
 /// The search strings of one chunk's entries, laid end to end (pi's lower-cased, as its test
-/// reads them; omp's as they are, since its rule splits words at letter case): a search reads
-/// them in order instead of following two pointers per entry into memory the open wrote long
-/// before.
+/// reads them; omp's normalized into its words, which its rules read, when the string is ASCII):
+/// a search reads them in order instead of following two pointers per entry into memory the open
+/// wrote long before, and omp's does not split every text into words again.
 #[derive(Debug)]
 struct SearchTexts {
     bytes: Vec<u8>,
-    /// Where each entry's string ends in `bytes`.
+    /// Where each entry's string ends in `bytes`, [`NOT_LAID_OUT`] set for an entry whose
+    /// string is not there (omp's non-ASCII strings, read from the facts).
     ends: Vec<u32>,
 }
+
+/// Marks an entry of [`SearchTexts::ends`] whose string is not laid out.
+const NOT_LAID_OUT: u32 = 1 << 31;
 
 impl ViewColumns {
     /// Adds the next entry, taking the facts its scan made (when made for `dialect`); facts it
@@ -158,8 +163,9 @@ impl ViewColumns {
     }
 
     /// Entry `index`'s search string (without its label) — for pi lower-cased as `toLowerCase`
-    /// does, for omp as it is — when its chunk is full and every entry of it has its facts for
-    /// `dialect` (else the caller reads the facts).
+    /// does, for omp an ASCII string normalized (`normalize`'s words, one space between them) —
+    /// when its chunk is full and every entry of it has its facts for `dialect` (else, and for
+    /// omp's non-ASCII strings, the caller reads the facts).
     pub fn search_text(&self, index: usize, dialect: Dialect) -> Option<&[u8]> {
         let chunk = index / CHUNK;
         let texts = self
@@ -168,11 +174,15 @@ impl ViewColumns {
             .get_or_init(|| self.search_texts(chunk, dialect))
             .as_ref()?;
         let at = index % CHUNK;
+        let end = *texts.ends.get(at)?;
+        if end & NOT_LAID_OUT != 0 {
+            return None;
+        }
         let start = match at {
             0 => 0,
-            _ => texts.ends[at - 1] as usize,
+            _ => texts.ends[at - 1] & !NOT_LAID_OUT,
         };
-        texts.bytes.get(start..texts.ends[at] as usize)
+        texts.bytes.get(start as usize..end as usize)
     }
 
     /// Lays out the search strings of every full chunk whose entries all have their facts for
@@ -195,16 +205,23 @@ impl ViewColumns {
         for slot in slots {
             let scanned = slot.get().filter(|s| s.dialect == dialect)?;
             let text = &*scanned.facts.search;
-            if dialect == Dialect::Omp {
-                bytes.extend_from_slice(text.as_bytes());
-            } else if text.is_ascii() {
-                let from = bytes.len();
-                bytes.extend_from_slice(text.as_bytes());
-                bytes[from..].make_ascii_lowercase();
-            } else {
-                bytes.extend_from_slice(text.to_lowercase().as_bytes());
+            let mut mark = 0;
+            match dialect {
+                Dialect::Omp if text.is_ascii() => {
+                    normalize_ascii_into(text.as_bytes(), &mut bytes)
+                }
+                Dialect::Omp => mark = NOT_LAID_OUT,
+                Dialect::Pi if text.is_ascii() => {
+                    let from = bytes.len();
+                    bytes.extend_from_slice(text.as_bytes());
+                    bytes[from..].make_ascii_lowercase();
+                }
+                Dialect::Pi => bytes.extend_from_slice(text.to_lowercase().as_bytes()),
             }
-            ends.push(u32::try_from(bytes.len()).ok()?);
+            let end = u32::try_from(bytes.len())
+                .ok()
+                .filter(|&end| end < NOT_LAID_OUT)?;
+            ends.push(end | mark);
         }
         Some(SearchTexts { bytes, ends })
     }
@@ -319,6 +336,43 @@ mod tests {
         assert_eq!(snapshot.get(CHUNK * 2 + 5), None);
         assert_eq!(list.get(CHUNK * 2 + 5), Some(&7));
         assert_eq!(list.get(CHUNK + 3), Some(&(CHUNK as u32 + 3)));
+    }
+
+    /// Each laid-out string is the entry's search string in the form the dialect's test reads:
+    /// pi's lower-cased, omp's normalized into words when it is ASCII and not laid out (read
+    /// from the facts) when it is not, including the strings after one that is not.
+    #[test]
+    fn laid_out_strings_are_the_search_strings_in_the_dialects_form() {
+        let dir = tempfile::tempdir().unwrap();
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let mut session =
+                crate::test_sessions::generated_session(dir.path(), dialect, CHUNK - 300, 5);
+            crate::test_sessions::append_labeled(&mut session, CHUNK + 10, |n| match n % 4 {
+                0 => format!("İSTANBUL Straße {n} parseConfig"),
+                1 => format!("HTMLParser--the  PAR {n}"),
+                2 => format!("naïve {n}"),
+                _ => format!("plain_words {n} utf8"),
+            });
+            let columns = session.view_columns();
+            let (mut ascii, mut other) = (0, 0);
+            for (i, entry) in session.entries()[..CHUNK].iter().enumerate() {
+                let text = &*columns.facts_or_make(i, entry, dialect).facts.search;
+                let expected = match dialect {
+                    Dialect::Pi => Some(text.to_lowercase()),
+                    Dialect::Omp if text.is_ascii() => Some(super::super::fuzzy::normalize(text)),
+                    Dialect::Omp => None,
+                };
+                ascii += usize::from(text.is_ascii());
+                other += usize::from(!text.is_ascii());
+                let laid_out = columns.search_text(i, dialect);
+                assert_eq!(
+                    laid_out.map(|b| String::from_utf8_lossy(b).into_owned()),
+                    expected,
+                    "{dialect:?} entry {i}: {text:?}"
+                );
+            }
+            assert!(ascii > 3000 && other > 100, "{ascii} ASCII, {other} not");
+        }
     }
 
     /// The warm-up lays out exactly what a first search would (and the search answers the

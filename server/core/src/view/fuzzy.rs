@@ -41,39 +41,38 @@ pub fn normalize(value: &str) -> String {
 
 /// [`normalize`] of ASCII text, byte by byte: the same steps, without a `char` buffer.
 fn normalize_ascii(chars: &[u8]) -> String {
-    // /([A-Z]+)([A-Z][a-z])/g → "$1 $2"
-    let mut step1: Vec<u8> = Vec::with_capacity(chars.len() + 4);
-    for (i, &c) in chars.iter().enumerate() {
-        if i > 0
-            && c.is_ascii_uppercase()
-            && chars[i - 1].is_ascii_uppercase()
-            && chars.get(i + 1).is_some_and(u8::is_ascii_lowercase)
-        {
-            step1.push(b' ');
-        }
-        step1.push(c);
-    }
-    // /([a-z0-9])([A-Z])/g → "$1 $2", then lower case, then runs of other characters → one space.
-    let mut out = String::with_capacity(step1.len() + 4);
+    let mut out = Vec::with_capacity(chars.len() + 4);
+    normalize_ascii_into(chars, &mut out);
+    // Only ASCII letters, digits and spaces were written.
+    out.into_iter().map(char::from).collect()
+}
+
+/// Appends [`normalize`] of an ASCII text to `out` in one pass: its words (runs of letters and
+/// digits, also split before an upper-case letter that follows a lower-case letter or a digit,
+/// or that follows an upper-case letter and precedes a lower-case one: `HTMLParser` → `html
+/// parser`), lower-cased, one space between words.
+pub(crate) fn normalize_ascii_into(chars: &[u8], out: &mut Vec<u8>) {
+    let from = out.len();
     let mut gap = false;
-    for (i, &c) in step1.iter().enumerate() {
-        if i > 0
-            && c.is_ascii_uppercase()
-            && (step1[i - 1].is_ascii_lowercase() || step1[i - 1].is_ascii_digit())
-        {
+    for (i, &c) in chars.iter().enumerate() {
+        if !c.is_ascii_alphanumeric() {
             gap = true;
+            continue;
         }
-        if c.is_ascii_alphanumeric() {
-            if gap && !out.is_empty() {
-                out.push(' ');
-            }
-            gap = false;
-            out.push(c.to_ascii_lowercase() as char);
-        } else {
-            gap = true;
+        // /([A-Z]+)([A-Z][a-z])/g and /([a-z0-9])([A-Z])/g → "$1 $2".
+        let split = i > 0 && c.is_ascii_uppercase() && {
+            let before = chars[i - 1];
+            before.is_ascii_lowercase()
+                || before.is_ascii_digit()
+                || (before.is_ascii_uppercase()
+                    && chars.get(i + 1).is_some_and(u8::is_ascii_lowercase))
+        };
+        if (gap || split) && out.len() > from {
+            out.push(b' ');
         }
+        gap = false;
+        out.push(c.to_ascii_lowercase());
     }
-    out
 }
 
 /// [`normalize`] for any text.

@@ -1,29 +1,168 @@
-//! omp's fuzzy filter ([`super::fuzzy`]) for ASCII texts, without a `SearchIndex`: each query
-//! word is prepared once ([`AsciiWord`]); a text first gets a quick test that can only say
-//! "cannot match", then its normalized words are laid end to end in one buffer ([`Words`]) and the
-//! word rules run on bytes. Answers as `SearchIndex::is_match` (tests compare them).
+//! omp's fuzzy filter ([`super::fuzzy`]) on ASCII texts, without a `SearchIndex`: each query
+//! word is prepared once ([`AsciiWord`]); a text is matched in its normalized form (`normalize`'s
+//! output, [`super::fuzzy::normalize_ascii_into`]: lower-case letters and digits, one space between
+//! words), which the session's columns lay out ahead for every ASCII search string. The rules run
+//! on those bytes from each place the word's first character is found. Answers as
+//! `SearchIndex::is_match` (tests compare them).
 //!
 //! A query word's characters are kept as bytes, each non-ASCII character as `0xFF`: no ASCII text
 //! holds that byte, and lengths stay counted in characters, as the rules count them.
 
+use memchr::memmem::Finder;
+
 /// The byte that stands for a non-ASCII character of a query word.
 const OTHER: u8 = 0xFF;
 
-/// One normalized query word, prepared for ASCII texts.
+/// One normalized query word, prepared for normalized ASCII texts.
 #[derive(Debug, Clone)]
 pub(crate) struct AsciiWord {
-    bytes: Vec<u8>,
-    /// Its swapped letter–digit variants, in `swap_variants` order.
-    variants: Vec<Vec<u8>>,
+    /// The word, then its swapped letter–digit variants (in `swap_variants` order).
+    forms: Vec<Form>,
     /// No ASCII text can match it: a non-ASCII character where only matched characters can be.
     impossible: bool,
     /// How many leading characters every match finds in the text (a word it extends by up to two
     /// characters matches too, so the last ones need not be there).
     required: usize,
-    /// Five or more letters or digits, no letter–digit pair: the closeness test applies.
-    long: bool,
     /// The widest span of a subsequence match.
     span: usize,
+}
+
+/// The word or one of its variants, with a vectorized finder (a word inside a text word is the
+/// most common match, and every text the filter shows is searched for it).
+#[derive(Debug, Clone)]
+struct Form {
+    bytes: Vec<u8>,
+    finder: Finder<'static>,
+}
+
+impl Form {
+    fn new(bytes: Vec<u8>) -> Form {
+        let finder = Finder::new(&bytes).into_owned();
+        Form { bytes, finder }
+    }
+
+    /// `SearchIndex::token_matches` on a normalized text: the word is inside a text word (equal
+    /// to it, a prefix or a substring); or from a text word's start the compact text spells it,
+    /// or that word is a prefix it extends by up to two characters; or the first text word that
+    /// starts with its first character begins its initials; or its characters come in order in a
+    /// text word, from that word's first occurrence of its first character, within the span.
+    fn matches(&self, text: &[u8], span: usize) -> bool {
+        let t = &self.bytes[..];
+        let Some(&first) = t.first() else {
+            return true;
+        };
+        // The word holds no space, so wherever it is found it is inside a text word.
+        if self.finder.find(text).is_some() {
+            return true;
+        }
+        if t.len() == 1 {
+            return false;
+        }
+        let shortest_prefix = t.len().saturating_sub(2).max(1);
+        let mut initials_tried = !(2..=4).contains(&t.len());
+        // Where the text word of the last subsequence tried ends: a later occurrence of the first
+        // character before it is not its word's first.
+        let mut word_end = 0;
+        for p in memchr::memchr_iter(first, text) {
+            if p == 0 || text[p - 1] == b' ' {
+                if spelled_from(t, text, p, shortest_prefix) {
+                    return true;
+                }
+                if !initials_tried {
+                    initials_tried = true;
+                    if initials_from(t, text, p) {
+                        return true;
+                    }
+                }
+            }
+            if p >= word_end {
+                let (hit, end) = subsequence_from(t, text, p, span);
+                if hit {
+                    return true;
+                }
+                word_end = end;
+            }
+        }
+        false
+    }
+}
+
+/// From a text word's start `p`: whether the compact text (the words without their spaces)
+/// spells `t` from there, or the word at `p` is a prefix of `t` of at least `shortest_prefix`
+/// characters (`t` extends it by up to two).
+fn spelled_from(t: &[u8], text: &[u8], p: usize, shortest_prefix: usize) -> bool {
+    let mut i = p;
+    let mut crossed = false;
+    for (k, &c) in t.iter().enumerate() {
+        match text.get(i) {
+            Some(b' ') => {
+                if !crossed && k >= shortest_prefix {
+                    return true;
+                }
+                crossed = true;
+                i += 1;
+            }
+            None => return !crossed && k >= shortest_prefix,
+            Some(_) => {}
+        }
+        if text.get(i) != Some(&c) {
+            return false;
+        }
+        i += 1;
+    }
+    true
+}
+
+/// `score_acronym(t).is_some()` (two to four characters), from the first text word that starts
+/// with `t[0]`, at `p`: the next characters start words taken in order (the first word of each
+/// character that comes next), all within `t.len() + 2` words.
+fn initials_from(t: &[u8], text: &[u8], p: usize) -> bool {
+    let mut next = 1;
+    let mut at = p;
+    for _ordinal in 1..t.len() + 2 {
+        at = word_end(text, at) + 1;
+        if at >= text.len() {
+            return false;
+        }
+        if text[at] == t[next] {
+            next += 1;
+            if next == t.len() {
+                return true;
+            }
+        }
+    }
+    false
+}
+
+/// The subsequence rule of `score_against_word` from `p`, the first occurrence of `t[0]` in its
+/// text word: `t`'s characters in order (the first occurrence of each after the last), the last
+/// fewer than `span` characters after `p`. Also gives where that word ends.
+fn subsequence_from(t: &[u8], text: &[u8], p: usize, span: usize) -> (bool, usize) {
+    let mut next = 1;
+    let limit = text.len().min(p + span);
+    let mut i = p + 1;
+    while i < limit {
+        let c = text[i];
+        if c == b' ' {
+            return (false, i);
+        }
+        if c == t[next] {
+            next += 1;
+            if next == t.len() {
+                return (true, i);
+            }
+        }
+        i += 1;
+    }
+    (false, word_end(text, i))
+}
+
+/// Where the text word that goes on at `i` ends (words are short: a loop, not a call).
+fn word_end(text: &[u8], mut i: usize) -> usize {
+    while i < text.len() && text[i] != b' ' {
+        i += 1;
+    }
+    i
 }
 
 impl AsciiWord {
@@ -46,17 +185,14 @@ impl AsciiWord {
             // A swap may bring the third-last character forward.
             false => n.saturating_sub(3),
         };
-        let long = n >= 5
-            && bytes.iter().all(u8::is_ascii_alphanumeric)
-            && !bytes
-                .windows(2)
-                .any(|w| w[0].is_ascii_digit() != w[1].is_ascii_digit());
+        let forms = std::iter::once(bytes)
+            .chain(variants)
+            .map(Form::new)
+            .collect();
         AsciiWord {
-            bytes,
-            variants,
+            forms,
             impossible,
             required,
-            long,
             span: max_span(n),
         }
     }
@@ -66,110 +202,11 @@ impl AsciiWord {
         self.required
     }
 
-    /// A necessary test: `false` when no rule can match the word in this ASCII text.
-    pub fn may_match(&self, text: &[u8]) -> bool {
-        if self.bytes.is_empty() {
-            return true;
-        }
-        if self.impossible {
-            return false;
-        }
-        if self.long {
-            return self.may_match_long(text);
-        }
-        self.bytes[..self.required]
-            .iter()
-            .all(|&c| (c.is_ascii_lowercase() || c.is_ascii_digit()) && find_either(c, text))
-    }
-
-    /// The test for a long word (no swaps, too long for initials). Every rule puts the word's
-    /// first character somewhere `s` in the text, and from there either the word is a
-    /// subsequence of one run of letters and digits within the span the subsequence rule allows
-    /// (which also covers the word inside a text word), or, when `s` may start a text word, the
-    /// text's letters and digits from `s` spell the whole word (across words) or its first
-    /// `len - 2` or `len - 1` characters up to where a text word may end.
-    fn may_match_long(&self, text: &[u8]) -> bool {
-        let first = self.bytes[0];
-        if first.is_ascii_lowercase() {
-            let upper = first.to_ascii_uppercase();
-            memchr::memchr2_iter(first, upper, text).any(|s| self.may_match_at(text, s))
-        } else {
-            memchr::memchr_iter(first, text).any(|s| self.may_match_at(text, s))
-        }
-    }
-
-    /// [`AsciiWord::may_match_long`] from the word's first character at `s`.
-    fn may_match_at(&self, text: &[u8], s: usize) -> bool {
-        let t = &self.bytes;
-        let n = t.len();
-        // A subsequence within one run, over at most `span` characters.
-        let end = text.len().min(s + self.span);
-        let mut qi = 1;
-        for &b in &text[s + 1..end] {
-            let c = FOLD[b as usize];
-            if c == 0 {
-                break;
-            }
-            if c == t[qi] {
-                qi += 1;
-                if qi == n {
-                    return true;
-                }
-            }
-        }
-        // Text words start after a non-alphanumeric byte or at an upper-case letter.
-        if s > 0 && FOLD[text[s - 1] as usize] != 0 && !text[s].is_ascii_uppercase() {
-            return false;
-        }
-        let (mut k, mut j, mut crossed) = (1, s + 1, false);
-        loop {
-            if k >= n - 2 && !crossed && may_end_word(text, j) {
-                return true;
-            }
-            while j < text.len() && FOLD[text[j] as usize] == 0 {
-                j += 1;
-                crossed = true;
-            }
-            match text.get(j) {
-                Some(&b) if FOLD[b as usize] == t[k] => {
-                    k += 1;
-                    j += 1;
-                    if k == n {
-                        return true;
-                    }
-                }
-                _ => return false,
-            }
-        }
-    }
-}
-
-/// Each byte's letter or digit in lower case, 0 for every other byte.
-const FOLD: [u8; 256] = {
-    let mut table = [0u8; 256];
-    let mut b = 0;
-    while b < 128 {
-        let c = b as u8;
-        if c.is_ascii_alphanumeric() {
-            table[b] = c.to_ascii_lowercase();
-        }
-        b += 1;
-    }
-    table
-};
-
-/// Whether a text word may end before byte `j` (the byte before it being a letter or digit): at
-/// the end, before a non-alphanumeric byte, or before an upper-case letter.
-fn may_end_word(text: &[u8], j: usize) -> bool {
-    text.get(j)
-        .is_none_or(|b| !b.is_ascii_alphanumeric() || b.is_ascii_uppercase())
-}
-
-/// Whether `c` (a lower-case letter or digit) is in the text, in either case.
-fn find_either(c: u8, text: &[u8]) -> bool {
-    match c.is_ascii_lowercase() {
-        true => memchr::memchr2(c, c.to_ascii_uppercase(), text).is_some(),
-        false => memchr::memchr(c, text).is_some(),
+    /// Whether the word matches a normalized ASCII text by one of the rules, or after swapping
+    /// one letter–digit pair.
+    pub fn matches(&self, text: &[u8]) -> bool {
+        let empty = self.forms[0].bytes.is_empty();
+        empty || (!self.impossible && self.forms.iter().any(|f| f.matches(text, self.span)))
     }
 }
 
@@ -178,168 +215,9 @@ fn max_span(n: usize) -> usize {
     (n + 2).max((n as f64 * 1.8).ceil() as usize)
 }
 
-/// An ASCII text's normalized words (`normalizeForSearch` split on spaces), end to end.
-#[derive(Debug, Default)]
-pub(crate) struct Words {
-    /// The words without separators (the compact text).
-    compact: Vec<u8>,
-    /// Where each word starts in `compact`, ascending.
-    starts: Vec<usize>,
-}
-
-impl Words {
-    /// The words of an ASCII text: runs of letters and digits, lower-cased, also split before an
-    /// upper-case letter that follows a lower-case letter or a digit, or that follows an
-    /// upper-case letter and precedes a lower-case one (`HTMLParser` → `html parser`).
-    pub fn new(text: &[u8]) -> Words {
-        let mut compact = Vec::with_capacity(text.len());
-        let mut starts = Vec::new();
-        let mut gap = false;
-        for (i, &c) in text.iter().enumerate() {
-            if !c.is_ascii_alphanumeric() {
-                gap = true;
-                continue;
-            }
-            let split = gap
-                || (i > 0 && c.is_ascii_uppercase() && {
-                    let before = text[i - 1];
-                    before.is_ascii_lowercase()
-                        || before.is_ascii_digit()
-                        || (before.is_ascii_uppercase()
-                            && text.get(i + 1).is_some_and(u8::is_ascii_lowercase))
-                });
-            if split || starts.is_empty() {
-                starts.push(compact.len());
-            }
-            gap = false;
-            compact.push(c.to_ascii_lowercase());
-        }
-        Words { compact, starts }
-    }
-
-    fn words(&self) -> impl Iterator<Item = &[u8]> {
-        let ends = self
-            .starts
-            .iter()
-            .skip(1)
-            .copied()
-            .chain([self.compact.len()]);
-        self.starts
-            .iter()
-            .zip(ends)
-            .map(|(&s, e)| &self.compact[s..e])
-    }
-
-    /// Whether the word matches by one of the rules, or after swapping one letter–digit pair.
-    pub fn matches(&self, word: &AsciiWord) -> bool {
-        self.token_matches(&word.bytes) || word.variants.iter().any(|v| self.token_matches(v))
-    }
-
-    /// `SearchIndex::token_matches`.
-    fn token_matches(&self, t: &[u8]) -> bool {
-        t.is_empty()
-            || self.compact_word_start(t)
-            || self.words().any(|w| against_word(t, w))
-            || self.initials(t)
-    }
-
-    /// `find_compact_word_start(t).is_some()`: `t` occurs in the compact text where a word starts
-    /// (for words under three characters, its first occurrence must be there).
-    fn compact_word_start(&self, t: &[u8]) -> bool {
-        let mut from = 0;
-        while let Some(at) = find(&self.compact, t, from) {
-            if self.starts.binary_search(&at).is_ok() {
-                return true;
-            }
-            if t.len() < 3 {
-                return false;
-            }
-            from = at + 1;
-        }
-        false
-    }
-
-    /// `score_acronym(t).is_some()`: two to four characters, the first letters of words taken in
-    /// order (the first word of each character that comes next), over at most `len + 2` words.
-    fn initials(&self, t: &[u8]) -> bool {
-        if t.len() < 2 || t.len() > 4 {
-            return false;
-        }
-        let mut qi = 0;
-        let mut first: Option<usize> = None;
-        let mut last = 0;
-        for (ordinal, start) in self.starts.iter().enumerate() {
-            if self.compact.get(*start) != Some(&t[qi]) {
-                continue;
-            }
-            first.get_or_insert(ordinal);
-            last = ordinal;
-            qi += 1;
-            if qi == t.len() {
-                break;
-            }
-        }
-        match first {
-            Some(first) if qi == t.len() => last - first < t.len() + 2,
-            _ => false,
-        }
-    }
-}
-
-/// Where `t` (not empty) first occurs in `hay` at or after `from` (texts are short: each place
-/// its first byte is found is compared).
-fn find(hay: &[u8], t: &[u8], from: usize) -> Option<usize> {
-    let mut at = from;
-    while let Some(i) = memchr::memchr(t[0], hay.get(at..)?) {
-        let p = at + i;
-        if hay[p..].starts_with(t) {
-            return Some(p);
-        }
-        at = p + 1;
-    }
-    None
-}
-
-/// `score_against_word(t, w).is_some()`.
-fn against_word(t: &[u8], w: &[u8]) -> bool {
-    let n = t.len();
-    if w.len() + 2 < n {
-        return false;
-    }
-    // Equal to, a prefix of, or inside the word.
-    if w.len() >= n && w.windows(n).any(|x| x[0] == t[0] && x == t) {
-        return true;
-    }
-    // Extends the word by up to two characters.
-    if t.starts_with(w) {
-        return true;
-    }
-    if n > w.len() {
-        return false;
-    }
-    // Characters in order (the first occurrence of each after the last), over a short span.
-    let mut qi = 0;
-    let mut first = None;
-    let mut last = 0;
-    for (i, &c) in w.iter().enumerate() {
-        if c == t[qi] {
-            first.get_or_insert(i);
-            last = i;
-            qi += 1;
-            if qi == n {
-                break;
-            }
-        }
-    }
-    match first {
-        Some(first) if qi == n => last - first < max_span(n),
-        _ => false,
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::super::fuzzy::{normalize, SearchIndex};
+    use super::super::fuzzy::{normalize, normalize_ascii_into, SearchIndex};
     use super::*;
 
     use crate::test_sessions::numbers;
@@ -356,35 +234,12 @@ mod tests {
             .collect()
     }
 
-    /// Whether the whole query matches: the quick test, then the words (as `Query` runs them).
+    /// Whether the whole query matches: every word, on the normalized text (as `Query` runs
+    /// them).
     fn fast(words: &[AsciiWord], text: &str) -> bool {
-        let bytes = text.as_bytes();
-        if !words.iter().all(|w| w.may_match(bytes)) {
-            return false;
-        }
-        let text_words = Words::new(bytes);
-        words.iter().all(|w| text_words.matches(w))
-    }
-
-    /// The words split as `normalize` splits them.
-    #[test]
-    fn words_are_the_normalized_words() {
-        let mut next = numbers(0x9e37_79b9_7f4a_7c15);
-        let alphabet: Vec<char> = "aAbBzZ09 -_./:XYxy".chars().collect();
-        for _ in 0..20_000 {
-            let text = random(&mut next, &alphabet, 32);
-            let words = Words::new(text.as_bytes());
-            let got: Vec<String> = words
-                .words()
-                .map(|w| String::from_utf8_lossy(w).into_owned())
-                .collect();
-            let normalized = normalize(&text);
-            let expected: Vec<String> = match normalized.is_empty() {
-                true => Vec::new(),
-                false => normalized.split(' ').map(str::to_owned).collect(),
-            };
-            assert_eq!(got, expected, "{text:?}");
-        }
+        let mut normalized = Vec::new();
+        normalize_ascii_into(text.as_bytes(), &mut normalized);
+        words.iter().all(|w| w.matches(&normalized))
     }
 
     /// The quick test and the byte rules answer as `SearchIndex::is_match`, over random ASCII

@@ -5,7 +5,7 @@
 //! search).
 
 use super::fuzzy;
-use super::fuzzy_ascii::{AsciiWord, Words};
+use super::fuzzy_ascii::AsciiWord;
 use crate::dialect::Dialect;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -20,10 +20,10 @@ pub struct Query {
     token_finders: Vec<memchr::memmem::Finder<'static>>,
     /// omp: each token's normalized words (what its fuzzy rule matches one by one).
     words: Vec<Vec<char>>,
-    /// omp: the same words prepared for ASCII texts.
+    /// omp: the same words prepared for normalized ASCII texts.
     ascii_words: Vec<AsciiWord>,
-    /// omp: the same words as text, when they are all ASCII lower-case letters and digits (with a
-    /// vectorized finder each: this test runs over every text the filter shows).
+    /// omp: the same words as text, when they are all ASCII lower-case letters and digits (a
+    /// quick yes for a text that is not ASCII).
     plain_words: Option<Vec<memchr::memmem::Finder<'static>>>,
 }
 
@@ -90,41 +90,18 @@ impl Query {
         &self.tokens
     }
 
-    /// Whether a search string as the session's columns keep it (pi's lower-cased, omp's as it
-    /// is) matches every token.
+    /// Whether a search string as the session's columns keep it (pi's lower-cased, omp's
+    /// normalized: an ASCII text's words, see [`super::fuzzy_ascii`]) matches every token.
     pub(crate) fn matches_column(&self, text: &[u8]) -> bool {
         match self.dialect {
             Dialect::Pi => self.token_finders.iter().all(|t| t.find(text).is_some()),
-            Dialect::Omp if self.tokens.is_empty() => true,
-            Dialect::Omp if text.is_ascii() => self.omp_matches_ascii(text),
-            Dialect::Omp => self.matches(&String::from_utf8_lossy(text)),
+            Dialect::Omp => self.omp_matches_normalized(text),
         }
     }
 
-    /// omp's rule on an ASCII text: a quick test that can only refuse, then the rules on the
-    /// text's words for each word not written as is in the text (lower case: it sits inside one
-    /// word of the normalized text, so the substring rule matches it).
-    fn omp_matches_ascii(&self, text: &[u8]) -> bool {
-        if !self.ascii_words.iter().all(|w| w.may_match(text)) {
-            return false;
-        }
-        let plain = self.plain_words.as_deref();
-        // Bit i: word i is written as is (words past the 64th are decided by the rules).
-        let mut written = 0u64;
-        for i in 0..self.ascii_words.len() {
-            if plain.is_some_and(|p| p[i].find(text).is_some()) {
-                written |= 1u64.checked_shl(i as u32).unwrap_or(0);
-            }
-        }
-        let decided = |i: usize| written & 1u64.checked_shl(i as u32).unwrap_or(0) != 0;
-        if (0..self.ascii_words.len()).all(decided) {
-            return true;
-        }
-        let words = Words::new(text);
-        self.ascii_words
-            .iter()
-            .enumerate()
-            .all(|(i, w)| decided(i) || words.matches(w))
+    /// omp's rule on a normalized ASCII text: a quick test that can only refuse, then the rules.
+    fn omp_matches_normalized(&self, text: &[u8]) -> bool {
+        self.tokens.is_empty() || self.ascii_words.iter().all(|w| w.matches(text))
     }
 
     /// Whether a searchable text matches every token, by the dialect's rule.
@@ -150,7 +127,9 @@ impl Query {
             }
             Dialect::Omp => {
                 if text.is_ascii() {
-                    return self.omp_matches_ascii(text.as_bytes());
+                    let mut normalized = Vec::with_capacity(text.len());
+                    fuzzy::normalize_ascii_into(text.as_bytes(), &mut normalized);
+                    return self.omp_matches_normalized(&normalized);
                 }
                 // Every word of the query written as is in the text, in lower case: it sits inside
                 // one word of the normalized text, so the substring rule matches it.
