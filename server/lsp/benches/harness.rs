@@ -760,6 +760,42 @@ fn measure(
         Figure::time("search, 2-3 tokens", "search", &t)
             .with_note(format!("`{SEARCH}`: {} rows", hits.unwrap_or(0))),
     );
+    // As the user types the query, key by key: each prefix's window from the tree model the
+    // server keeps (its search strings laid out ahead, as the server does after the first
+    // window); the slowest prefix is the figure.
+    let model = TreeModel::new(&session, None);
+    SearchWarmUp::new(&session).run();
+    let mut slowest: Option<(f64, Vec<Duration>, &str, usize)> = None;
+    for end in SEARCH.char_indices().map(|(i, c)| i + c.len_utf8()) {
+        let prefix = &SEARCH[..end];
+        let mut samples = Vec::with_capacity(runs);
+        let mut shown = 0;
+        for _ in 0..runs {
+            // Another layout in between, so that each timed window lays out anew.
+            std::hint::black_box(model.window(&state(FilterMode::Default, "")).rows.len());
+            let started = Instant::now();
+            shown = model
+                .window(&state(FilterMode::Default, prefix))
+                .visible_count;
+            samples.push(started.elapsed());
+        }
+        let ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
+        let at = median(&ms).unwrap_or(0.0);
+        if slowest.as_ref().is_none_or(|s| at > s.0) {
+            slowest = Some((at, samples, prefix, shown));
+        }
+    }
+    if let Some((_, samples, prefix, shown)) = slowest {
+        figs.push(
+            Figure::time(
+                "search typed key by key, the slowest key (window from the kept model)",
+                "search",
+                &samples,
+            )
+            .with_note(format!("`{prefix}` of `{SEARCH}`: {shown} rows")),
+        );
+    }
+    drop(model);
 
     // Navigate (in memory): alternate between an entry off the active path and the leaf.
     let on_path: std::collections::HashSet<usize> = path.iter().copied().collect();

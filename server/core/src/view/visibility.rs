@@ -127,11 +127,36 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
     if query.is_empty() {
         return shown;
     }
+    // When the filter shows most entries, every laid-out string is tested in file order first
+    // (two threads, half the chunks each); labeled entries and strings not laid out are then
+    // tested by position.
+    let chunks = model.columns.full_chunks();
+    let by_entry: Vec<u8> = match shown.len() >= 2048 && shown.len() * 2 >= model.key_count() {
+        true => {
+            let half = chunks / 2;
+            let [mut first, rest] = super::on_two_threads((0, half), (half, chunks), |range| {
+                model
+                    .columns
+                    .matches_by_entry(dialect, range, |text| query.matches_column(text))
+            });
+            first.extend(rest);
+            first
+        }
+        false => Vec::new(),
+    };
+    let matches = |pos: usize| -> bool {
+        if model.flags_at(pos) & flag::LABELED == 0 {
+            let entry = model.key_entry[model.key_at(pos)] as usize;
+            match by_entry.get(entry) {
+                Some(0) => return false,
+                Some(1) => return true,
+                _ => {}
+            }
+        }
+        model.search_matches(pos, query)
+    };
     let matching = |list: &[usize]| -> Vec<usize> {
-        list.iter()
-            .copied()
-            .filter(|&pos| model.search_matches(pos, query))
-            .collect()
+        list.iter().copied().filter(|&pos| matches(pos)).collect()
     };
     if shown.len() < 2048 {
         return matching(&shown);
@@ -145,6 +170,44 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A search over most entries, read from the laid-out strings in file order, shows the rows
+    /// the per-position test shows: labeled entries, non-ASCII strings (not laid out for omp),
+    /// the last partial chunk, in both dialects and every mode.
+    #[test]
+    fn searching_the_strings_in_file_order_shows_the_rows_tested_by_position() {
+        let dir = tempfile::tempdir().unwrap();
+        for dialect in [crate::Dialect::Pi, crate::Dialect::Omp] {
+            let mut session = crate::test_sessions::generated_session(dir.path(), dialect, 6000, 3);
+            crate::test_sessions::append_labeled(&mut session, 9000, |n| match n % 3 {
+                0 => format!("İSTANBUL parse {n} config"),
+                1 => format!("parseConfig the PAR {n}"),
+                _ => format!("plain cache words {n}"),
+            });
+            let model = super::super::flatten::Model::build(&session, None);
+            let mut shown_rows = 0;
+            for q in [
+                "parse config",
+                "par",
+                "cache entry",
+                "e",
+                "zzqx",
+                "İstanbul pa",
+            ] {
+                let query = Query::new(q, dialect);
+                for mode in FilterMode::ALL {
+                    let expected: Vec<usize> = visible(&model, mode, &Query::new("", dialect))
+                        .into_iter()
+                        .filter(|&pos| model.search_matches(pos, &query))
+                        .collect();
+                    let got = visible(&model, mode, &query);
+                    assert_eq!(got, expected, "{dialect:?} {mode:?} {q:?}");
+                    shown_rows += got.len();
+                }
+            }
+            assert!(shown_rows > 20_000, "{shown_rows}");
+        }
+    }
 
     #[test]
     fn cycles_both_ways() {
