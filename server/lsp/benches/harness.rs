@@ -21,6 +21,7 @@ use sessiontree_core::view::{
     compute_rows, first_window, FilterMode, SearchWarmUp, TreeModel, ViewState,
 };
 use sessiontree_core::{Dialect, OpenOptions, Session};
+use std::cmp::Ordering;
 use std::collections::BTreeMap;
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -416,28 +417,16 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
         }
         // What an editor waits for on each key as the user types a search: a window of the
-        // default filter for every prefix of the query, from one tree model (built untimed,
-        // its search strings laid out ahead as the server lays them out).
+        // default filter for every prefix of the query in turn, from one tree model (built
+        // untimed, anew for each repeat, its search strings laid out ahead as the server lays
+        // them out).
         other if other.starts_with("typing:") => {
             let query = &other["typing:".len()..];
-            let model = TreeModel::new(&session, None);
             SearchWarmUp::new(&session).run();
+            let keys = typed_keys(&session, query, repeat);
             let mut out_times = serde_json::Map::new();
-            for end in query.char_indices().map(|(i, c)| i + c.len_utf8()) {
-                let state = ViewState {
-                    search: query[..end].to_owned(),
-                    ..ViewState::default()
-                };
-                let mut times = Vec::new();
-                let mut rows = 0;
-                for _ in 0..repeat {
-                    std::hint::black_box(model.window(&ViewState::default()).rows.len());
-                    let t = Instant::now();
-                    let window = model.window(&state);
-                    times.push(t.elapsed().as_secs_f64() * 1e3);
-                    rows = window.visible_count;
-                }
-                out_times.insert(query[..end].to_owned(), json!({"ms": times, "rows": rows}));
+            for (prefix, times, rows) in keys {
+                out_times.insert(prefix.to_owned(), json!({"ms": times, "rows": rows}));
             }
             out["typingMs"] = Value::Object(out_times);
             out["peakRssKb"] = json!(vm_kb("VmHWM:"));
@@ -460,6 +449,36 @@ fn run_probe(file: &Path, op: &str, repeat: usize) -> AnyResult<()> {
     }
     writeln!(std::io::stdout().lock(), "{out}")?;
     Ok(())
+}
+
+/// Types `query` key by key, `runs` times, each time into a fresh tree model (built untimed):
+/// for each prefix, the milliseconds of its default-filter window in each run, and how many rows
+/// it shows.
+fn typed_keys<'q>(
+    session: &Session,
+    query: &'q str,
+    runs: usize,
+) -> Vec<(&'q str, Vec<f64>, usize)> {
+    let prefixes: Vec<&str> = query
+        .char_indices()
+        .map(|(i, c)| &query[..i + c.len_utf8()])
+        .collect();
+    let mut keys: Vec<(&str, Vec<f64>, usize)> =
+        prefixes.iter().map(|&p| (p, Vec::new(), 0)).collect();
+    for _ in 0..runs {
+        let model = TreeModel::new(session, None);
+        std::hint::black_box(model.window(&ViewState::default()).rows.len());
+        for (prefix, times, rows) in &mut keys {
+            let state = ViewState {
+                search: (*prefix).to_owned(),
+                ..ViewState::default()
+            };
+            let started = Instant::now();
+            *rows = model.window(&state).visible_count;
+            times.push(started.elapsed().as_secs_f64() * 1e3);
+        }
+    }
+    keys
 }
 
 fn probe_open(file: &Path) -> AnyResult<Value> {
@@ -762,30 +781,20 @@ fn measure(
     );
     // As the user types the query, key by key: each prefix's window from the tree model the
     // server keeps (its search strings laid out ahead, as the server does after the first
-    // window); the slowest prefix is the figure.
-    let model = TreeModel::new(&session, None);
+    // window); the slowest key is the figure.
     SearchWarmUp::new(&session).run();
-    let mut slowest: Option<(f64, Vec<Duration>, &str, usize)> = None;
-    for end in SEARCH.char_indices().map(|(i, c)| i + c.len_utf8()) {
-        let prefix = &SEARCH[..end];
-        let mut samples = Vec::with_capacity(runs);
-        let mut shown = 0;
-        for _ in 0..runs {
-            // Another layout in between, so that each timed window lays out anew.
-            std::hint::black_box(model.window(&state(FilterMode::Default, "")).rows.len());
-            let started = Instant::now();
-            shown = model
-                .window(&state(FilterMode::Default, prefix))
-                .visible_count;
-            samples.push(started.elapsed());
-        }
-        let ms: Vec<f64> = samples.iter().map(|d| d.as_secs_f64() * 1e3).collect();
-        let at = median(&ms).unwrap_or(0.0);
-        if slowest.as_ref().is_none_or(|s| at > s.0) {
-            slowest = Some((at, samples, prefix, shown));
-        }
-    }
-    if let Some((_, samples, prefix, shown)) = slowest {
+    let slowest = typed_keys(&session, SEARCH, runs)
+        .into_iter()
+        .max_by(|a, b| {
+            median(&a.1)
+                .partial_cmp(&median(&b.1))
+                .unwrap_or(Ordering::Equal)
+        });
+    if let Some((prefix, ms, shown)) = slowest {
+        let samples: Vec<Duration> = ms
+            .iter()
+            .map(|&m| Duration::from_secs_f64(m / 1e3))
+            .collect();
         figs.push(
             Figure::time(
                 "search typed key by key, the slowest key (window from the kept model)",
@@ -795,7 +804,6 @@ fn measure(
             .with_note(format!("`{prefix}` of `{SEARCH}`: {shown} rows")),
         );
     }
-    drop(model);
 
     // Navigate (in memory): alternate between an entry off the active path and the leaf.
     let on_path: std::collections::HashSet<usize> = path.iter().copied().collect();

@@ -196,11 +196,13 @@ impl ViewColumns {
     /// `matches` of each laid-out search string of the full chunks `chunks.0..chunks.1`, entry by
     /// entry in file order (1: matches, 0: not, [`UNDECIDED`]: not laid out, the caller reads the
     /// facts): a search that tests most entries reads the strings as they lie rather than
-    /// following the rows, one cache miss each.
+    /// following the rows, one cache miss each. An entry that `prior` (by entry, from the first
+    /// chunk) answers 0 is not tested again.
     pub fn matches_by_entry(
         &self,
         dialect: Dialect,
         chunks: (usize, usize),
+        prior: Option<&[u8]>,
         matches: impl Fn(&[u8]) -> bool,
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(chunks.1.saturating_sub(chunks.0) * CHUNK);
@@ -211,10 +213,12 @@ impl ViewColumns {
             match slot.get_or_init(|| self.search_texts(chunk, dialect)) {
                 None => out.resize(out.len() + CHUNK, UNDECIDED),
                 Some(texts) => {
+                    let prior = prior.and_then(|p| p.get(chunk * CHUNK..(chunk + 1) * CHUNK));
                     let mut start = 0;
-                    for &end in &texts.ends {
+                    for (i, &end) in texts.ends.iter().enumerate() {
                         let at = (end & !NOT_LAID_OUT) as usize;
                         out.push(match end & NOT_LAID_OUT {
+                            _ if prior.is_some_and(|p| p[i] == 0) => 0,
                             0 => u8::from(matches(&texts.bytes[start..at])),
                             _ => UNDECIDED,
                         });

@@ -101,6 +101,8 @@ pub(crate) struct Model {
     home: Option<String>,
     /// pi: gutter entries of `flattenTree`.
     pub gutters: Vec<Gutter>,
+    /// The answers of recent searches by entry, for the next key.
+    pub search_verdicts: super::search_verdicts::SearchVerdicts,
 }
 
 struct Pending {
@@ -561,6 +563,7 @@ impl Model {
             calls: OnceLock::new(),
             home: home.map(|h| h.to_string_lossy().into_owned()),
             gutters,
+            search_verdicts: Default::default(),
         };
         (model, unwalked)
     }

@@ -17,6 +17,7 @@ pub mod navigate;
 mod path_cut;
 mod render;
 pub mod search;
+mod search_verdicts;
 mod shared_text;
 #[cfg(test)]
 mod testkit;

@@ -99,9 +99,28 @@ impl Query {
         }
     }
 
-    /// omp's rule on a normalized ASCII text: a quick test that can only refuse, then the rules.
+    /// omp's rule on a normalized ASCII text: every word by the rules.
     fn omp_matches_normalized(&self, text: &[u8]) -> bool {
         self.tokens.is_empty() || self.ascii_words.iter().all(|w| w.matches(text))
+    }
+
+    /// The terms a column string must all match (pi's tokens, omp's normalized words): a
+    /// string matches the query exactly when it matches each of them, so what a search found
+    /// for some of a query's terms holds for every query that has them.
+    pub(crate) fn terms(&self) -> Vec<String> {
+        match self.dialect {
+            Dialect::Pi => self.tokens.clone(),
+            Dialect::Omp if self.tokens.is_empty() => Vec::new(),
+            Dialect::Omp => self.words.iter().map(|w| w.iter().collect()).collect(),
+        }
+    }
+
+    /// Whether a column string matches term `i` of [`Query::terms`].
+    pub(crate) fn term_matches_column(&self, i: usize, text: &[u8]) -> bool {
+        match self.dialect {
+            Dialect::Pi => self.token_finders[i].find(text).is_some(),
+            Dialect::Omp => self.ascii_words[i].matches(text),
+        }
     }
 
     /// Whether a searchable text matches every token, by the dialect's rule.

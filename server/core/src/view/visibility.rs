@@ -128,21 +128,11 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         return shown;
     }
     // When the filter shows most entries, every laid-out string is tested in file order first
-    // (two threads, half the chunks each); labeled entries and strings not laid out are then
-    // tested by position.
-    let chunks = model.columns.full_chunks();
-    let by_entry: Vec<u8> = match shown.len() >= 2048 && shown.len() * 2 >= model.key_count() {
-        true => {
-            let half = chunks / 2;
-            let [mut first, rest] = super::on_two_threads((0, half), (half, chunks), |range| {
-                model
-                    .columns
-                    .matches_by_entry(dialect, range, |text| query.matches_column(text))
-            });
-            first.extend(rest);
-            first
-        }
-        false => Vec::new(),
+    // (two threads, half the chunks each; the model keeps the answers for the next key), then
+    // labeled entries and strings not laid out by position.
+    let by_entry = match shown.len() >= 2048 && shown.len() * 2 >= model.key_count() {
+        true => model.search_verdicts.by_entry(model, query),
+        false => Default::default(),
     };
     let matches = |pos: usize| -> bool {
         if model.flags_at(pos) & flag::LABELED == 0 {
@@ -171,9 +161,10 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
 mod tests {
     use super::*;
 
-    /// A search over most entries, read from the laid-out strings in file order, shows the rows
-    /// the per-position test shows: labeled entries, non-ASCII strings (not laid out for omp),
-    /// the last partial chunk, in both dialects and every mode.
+    /// A search over most entries, read from the laid-out strings in file order and built on
+    /// the answers kept from the searches before it, shows the rows the per-position test
+    /// shows: labeled entries, non-ASCII strings (not laid out for omp), the last partial
+    /// chunk, queries typed key by key and with terms dropped, in both dialects and every mode.
     #[test]
     fn searching_the_strings_in_file_order_shows_the_rows_tested_by_position() {
         let dir = tempfile::tempdir().unwrap();
@@ -186,14 +177,22 @@ mod tests {
             });
             let model = super::super::flatten::Model::build(&session, None);
             let mut shown_rows = 0;
-            for q in [
-                "parse config",
+            // Typed key by key (the model keeps each answer for the next key), then terms
+            // dropped, reordered and repeated.
+            let typed = (1..="parse config".len()).map(|end| &"parse config"[..end]);
+            let others = [
+                "config",
+                "parse",
+                "config parse",
+                "parse parse config",
+                "pars config",
                 "par",
                 "cache entry",
                 "e",
                 "zzqx",
                 "İstanbul pa",
-            ] {
+            ];
+            for q in typed.chain(others) {
                 let query = Query::new(q, dialect);
                 for mode in FilterMode::ALL {
                     let expected: Vec<usize> = visible(&model, mode, &Query::new("", dialect))
@@ -205,7 +204,7 @@ mod tests {
                     shown_rows += got.len();
                 }
             }
-            assert!(shown_rows > 20_000, "{shown_rows}");
+            assert!(shown_rows > 50_000, "{shown_rows}");
         }
     }
 
