@@ -129,9 +129,6 @@ struct SearchTexts {
 /// Marks an entry of [`SearchTexts::ends`] whose string is not laid out.
 const NOT_LAID_OUT: u32 = 1 << 31;
 
-/// [`ViewColumns::matches_by_entry`]'s answer for an entry whose string is not laid out.
-pub(crate) const UNDECIDED: u8 = 2;
-
 impl ViewColumns {
     /// Adds the next entry, taking the facts its scan made (when made for `dialect`); facts it
     /// lacks are made now when `make` (one appended entry), else on first use.
@@ -193,17 +190,17 @@ impl ViewColumns {
         self.texts.len()
     }
 
-    /// `matches` of each laid-out search string of the full chunks `chunks.0..chunks.1`, entry by
-    /// entry in file order (1: matches, 0: not, [`UNDECIDED`]: not laid out, the caller reads the
-    /// facts): a search that tests most entries reads the strings as they lie rather than
-    /// following the rows, one cache miss each. An entry that `prior` (by entry, from the first
-    /// chunk) answers 0 is not tested again.
-    pub fn matches_by_entry(
+    /// `answer` for each laid-out search string of the full chunks `chunks.0..chunks.1`, given
+    /// the entry's index and string, entry by entry in file order (`not_laid_out` for an entry
+    /// whose string is not laid out: the caller reads the facts). A search that tests most
+    /// entries reads the strings as they lie rather than following the rows, one cache miss
+    /// each.
+    pub fn answers_by_entry(
         &self,
         dialect: Dialect,
         chunks: (usize, usize),
-        prior: Option<&[u8]>,
-        matches: impl Fn(&[u8]) -> bool,
+        not_laid_out: u8,
+        answer: impl Fn(usize, &[u8]) -> u8,
     ) -> Vec<u8> {
         let mut out = Vec::with_capacity(chunks.1.saturating_sub(chunks.0) * CHUNK);
         for chunk in chunks.0..chunks.1 {
@@ -211,16 +208,14 @@ impl ViewColumns {
                 break;
             };
             match slot.get_or_init(|| self.search_texts(chunk, dialect)) {
-                None => out.resize(out.len() + CHUNK, UNDECIDED),
+                None => out.resize(out.len() + CHUNK, not_laid_out),
                 Some(texts) => {
-                    let prior = prior.and_then(|p| p.get(chunk * CHUNK..(chunk + 1) * CHUNK));
                     let mut start = 0;
                     for (i, &end) in texts.ends.iter().enumerate() {
                         let at = (end & !NOT_LAID_OUT) as usize;
                         out.push(match end & NOT_LAID_OUT {
-                            _ if prior.is_some_and(|p| p[i] == 0) => 0,
-                            0 => u8::from(matches(&texts.bytes[start..at])),
-                            _ => UNDECIDED,
+                            0 => answer(chunk * CHUNK + i, &texts.bytes[start..at]),
+                            _ => not_laid_out,
                         });
                         start = at;
                     }

@@ -46,44 +46,79 @@ impl Form {
     /// or that word is a prefix it extends by up to two characters; or the first text word that
     /// starts with its first character begins its initials; or its characters come in order in a
     /// text word, from that word's first occurrence of its first character, within the span.
-    fn matches(&self, text: &[u8], span: usize) -> bool {
+    /// Also whether it matches once that span is lifted.
+    fn verdict(&self, text: &[u8], span: usize) -> Verdict {
         let t = &self.bytes[..];
         let Some(&first) = t.first() else {
-            return true;
+            return Verdict::BOTH;
         };
         // The word holds no space, so wherever it is found it is inside a text word.
         if self.finder.find(text).is_some() {
-            return true;
+            return Verdict::BOTH;
         }
         if t.len() == 1 {
-            return false;
+            return Verdict::NEITHER;
         }
         let shortest_prefix = t.len().saturating_sub(2).max(1);
         let mut initials_tried = !(2..=4).contains(&t.len());
+        let mut loosely = false;
         // Where the text word of the last subsequence tried ends: a later occurrence of the first
         // character before it is not its word's first.
         let mut word_end = 0;
         for p in memchr::memchr_iter(first, text) {
             if p == 0 || text[p - 1] == b' ' {
                 if spelled_from(t, text, p, shortest_prefix) {
-                    return true;
+                    return Verdict::BOTH;
                 }
                 if !initials_tried {
                     initials_tried = true;
                     if initials_from(t, text, p) {
-                        return true;
+                        return Verdict::BOTH;
                     }
                 }
             }
             if p >= word_end {
-                let (hit, end) = subsequence_from(t, text, p, span);
-                if hit {
-                    return true;
+                let (within_span, in_order, end) = subsequence_from(t, text, p, span);
+                if within_span {
+                    return Verdict::BOTH;
                 }
+                loosely |= in_order;
                 word_end = end;
             }
         }
-        false
+        Verdict {
+            matches: false,
+            loosely,
+        }
+    }
+}
+
+/// What a query word's rules say of a text: whether it matches, and whether it matches once the
+/// subsequence rule's span is lifted ("loosely"). A word that extends another by characters of
+/// which none forms a letter–digit pair with the one before it (no new swap) matches only texts
+/// that the shorter word matches loosely, and matches loosely only those too, so the answers for
+/// one key narrow the texts the next key tests.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Verdict {
+    pub matches: bool,
+    pub loosely: bool,
+}
+
+impl Verdict {
+    pub const BOTH: Verdict = Verdict {
+        matches: true,
+        loosely: true,
+    };
+    pub const NEITHER: Verdict = Verdict {
+        matches: false,
+        loosely: false,
+    };
+
+    fn or(self, other: Verdict) -> Verdict {
+        Verdict {
+            matches: self.matches || other.matches,
+            loosely: self.loosely || other.loosely,
+        }
     }
 }
 
@@ -136,25 +171,24 @@ fn initials_from(t: &[u8], text: &[u8], p: usize) -> bool {
 
 /// The subsequence rule of `score_against_word` from `p`, the first occurrence of `t[0]` in its
 /// text word: `t`'s characters in order (the first occurrence of each after the last), the last
-/// fewer than `span` characters after `p`. Also gives where that word ends.
-fn subsequence_from(t: &[u8], text: &[u8], p: usize, span: usize) -> (bool, usize) {
+/// fewer than `span` characters after `p`. Gives whether they are within the span, whether they
+/// are in order at all, and where the word ends (when not within the span).
+fn subsequence_from(t: &[u8], text: &[u8], p: usize, span: usize) -> (bool, bool, usize) {
     let mut next = 1;
-    let limit = text.len().min(p + span);
     let mut i = p + 1;
-    while i < limit {
-        let c = text[i];
-        if c == b' ' {
-            return (false, i);
-        }
-        if c == t[next] {
+    while i < text.len() && text[i] != b' ' {
+        if text[i] == t[next] {
             next += 1;
             if next == t.len() {
-                return (true, i);
+                return match i < p + span {
+                    true => (true, true, i),
+                    false => (false, true, word_end(text, i)),
+                };
             }
         }
         i += 1;
     }
-    (false, word_end(text, i))
+    (false, false, i)
 }
 
 /// Where the text word that goes on at `i` ends (words are short: a loop, not a call).
@@ -205,8 +239,25 @@ impl AsciiWord {
     /// Whether the word matches a normalized ASCII text by one of the rules, or after swapping
     /// one letter–digit pair.
     pub fn matches(&self, text: &[u8]) -> bool {
-        let empty = self.forms[0].bytes.is_empty();
-        empty || (!self.impossible && self.forms.iter().any(|f| f.matches(text, self.span)))
+        self.verdict(text).matches
+    }
+
+    /// [`AsciiWord::matches`], and whether the word matches loosely ([`Verdict`]).
+    pub fn verdict(&self, text: &[u8]) -> Verdict {
+        if self.forms[0].bytes.is_empty() {
+            return Verdict::BOTH;
+        }
+        if self.impossible {
+            return Verdict::NEITHER;
+        }
+        let mut verdict = Verdict::NEITHER;
+        for form in &self.forms {
+            verdict = verdict.or(form.verdict(text, self.span));
+            if verdict.matches {
+                break;
+            }
+        }
+        verdict
     }
 }
 
@@ -270,6 +321,71 @@ mod tests {
             }
         }
         assert!(hits > 3000 && misses > 3000, "{hits} hits, {misses} misses");
+    }
+
+    /// A word extended by one character with no new letter–digit pair matches, even loosely,
+    /// only texts the shorter word matches loosely (what lets a search's answers for one key
+    /// narrow the next key's), over random texts and words; the exact answer implies the loose
+    /// one. A new pair at the end (`abcd` → `abcd1`, spelled `abc1 d`) breaks the rule.
+    #[test]
+    fn a_longer_word_matches_only_texts_the_shorter_matches_loosely() {
+        let mut next = numbers(0x0bad_cafe_f00d_1234);
+        let text_chars: Vec<char> = "abcdeAB12 -".chars().collect();
+        let word_chars: Vec<u8> = b"abcde12".to_vec();
+        let (mut checked, mut widened) = (0, 0);
+        for _ in 0..20_000 {
+            // A word, and a text that holds its characters in order with gaps of up to two
+            // letters (subsequences near the widest span), between random characters.
+            let word: Vec<char> = (0..2 + next(6))
+                .map(|_| word_chars[next(word_chars.len())] as char)
+                .collect();
+            let mut text = random(&mut next, &text_chars, 6);
+            for &c in &word {
+                text.push(match next(3) {
+                    0 => c.to_ascii_uppercase(),
+                    _ => c,
+                });
+                for _ in 0..next(3) {
+                    text.push(['a', 'b', 'x', '1', ' '][next(5)]);
+                }
+            }
+            text.push_str(&random(&mut next, &text_chars, 6));
+            let mut normalized = Vec::new();
+            normalize_ascii_into(text.as_bytes(), &mut normalized);
+            let mut before = prepared_word(&word[..1]).verdict(&normalized);
+            for end in 2..=word.len() {
+                let pair = {
+                    let (l, c) = (word[end - 2], word[end - 1]);
+                    (l.is_ascii_lowercase() && c.is_ascii_digit())
+                        || (l.is_ascii_digit() && c.is_ascii_lowercase())
+                };
+                let after = prepared_word(&word[..end]).verdict(&normalized);
+                assert!(!after.matches || after.loosely, "{word:?} in {text:?}");
+                if !pair {
+                    assert!(
+                        before.loosely || !after.loosely,
+                        "{:?} in {text:?}: loosely {after:?}, one shorter {before:?}",
+                        &word[..end]
+                    );
+                    checked += 1;
+                    widened += usize::from(after.matches && !before.matches);
+                }
+                before = after;
+            }
+        }
+        assert!(
+            checked > 40_000 && widened > 50,
+            "{checked} checked, {widened} widened"
+        );
+        let words = |w: &str| prepared_word(&w.chars().collect::<Vec<char>>());
+        let mut normalized = Vec::new();
+        normalize_ascii_into(b"abc1 d", &mut normalized);
+        assert!(words("abcd1").verdict(&normalized).matches);
+        assert!(!words("abcd").verdict(&normalized).loosely);
+    }
+
+    fn prepared_word(word: &[char]) -> AsciiWord {
+        AsciiWord::new(word)
     }
 
     /// Long words cut from the text (substrings, subsequences, prefixes across words, words

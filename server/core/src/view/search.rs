@@ -5,7 +5,7 @@
 //! search).
 
 use super::fuzzy;
-use super::fuzzy_ascii::AsciiWord;
+use super::fuzzy_ascii::{AsciiWord, Verdict};
 use crate::dialect::Dialect;
 use nucleo_matcher::pattern::{Atom, AtomKind, CaseMatching, Normalization, Pattern};
 use nucleo_matcher::{Config, Matcher, Utf32Str};
@@ -115,11 +115,13 @@ impl Query {
         }
     }
 
-    /// Whether a column string matches term `i` of [`Query::terms`].
-    pub(crate) fn term_matches_column(&self, i: usize, text: &[u8]) -> bool {
+    /// Whether a column string matches term `i` of [`Query::terms`], and whether it matches
+    /// loosely ([`Verdict`]: pi's substring test has no looser form).
+    pub(crate) fn term_verdict(&self, i: usize, text: &[u8]) -> Verdict {
         match self.dialect {
-            Dialect::Pi => self.token_finders[i].find(text).is_some(),
-            Dialect::Omp => self.ascii_words[i].matches(text),
+            Dialect::Pi if self.token_finders[i].find(text).is_some() => Verdict::BOTH,
+            Dialect::Pi => Verdict::NEITHER,
+            Dialect::Omp => self.ascii_words[i].verdict(text),
         }
     }
 

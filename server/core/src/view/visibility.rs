@@ -5,6 +5,7 @@
 
 use super::flatten::{flag, Model};
 use super::search::Query;
+use super::search_verdicts::{MATCHES, UNDECIDED};
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;
@@ -138,8 +139,7 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         if model.flags_at(pos) & flag::LABELED == 0 {
             let entry = model.key_entry[model.key_at(pos)] as usize;
             match by_entry.get(entry) {
-                Some(0) => return false,
-                Some(1) => return true,
+                Some(&answer) if answer & UNDECIDED == 0 => return answer & MATCHES != 0,
                 _ => {}
             }
         }
@@ -170,16 +170,24 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         for dialect in [crate::Dialect::Pi, crate::Dialect::Omp] {
             let mut session = crate::test_sessions::generated_session(dir.path(), dialect, 6000, 3);
-            crate::test_sessions::append_labeled(&mut session, 9000, |n| match n % 3 {
+            // With texts where a key matches although the key before it does not: a wider span
+            // (`abc` in `axxxbc`, `parsex` in `pqqqqarsqex`) or a new swapped form (`abcd1`
+            // spelled as `abc1d`).
+            crate::test_sessions::append_labeled(&mut session, 9000, |n| match n % 6 {
                 0 => format!("İSTANBUL parse {n} config"),
                 1 => format!("parseConfig the PAR {n}"),
+                2 => format!("axxxbc {n}"),
+                3 => format!("abc1 d {n}"),
+                4 => format!("pqqqqarsqex {n}"),
                 _ => format!("plain cache words {n}"),
             });
             let model = super::super::flatten::Model::build(&session, None);
             let mut shown_rows = 0;
             // Typed key by key (the model keeps each answer for the next key), then terms
             // dropped, reordered and repeated.
-            let typed = (1..="parse config".len()).map(|end| &"parse config"[..end]);
+            let typed = ["parse config", "abcd1", "parsex", "abc"]
+                .into_iter()
+                .flat_map(|q| (1..=q.len()).map(move |end| &q[..end]));
             let others = [
                 "config",
                 "parse",
