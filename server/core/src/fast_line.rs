@@ -221,7 +221,7 @@ fn stops_string(c: u8) -> bool {
 /// tested sixteen bytes at a time with vector compares (`wide`: SSE2 on x86-64, NEON on
 /// aarch64): a quote, a backslash, or a byte whose minimum with 0x1f is itself.
 #[inline]
-fn plain_run(bytes: &[u8], mut at: usize) -> usize {
+pub(crate) fn plain_run(bytes: &[u8], mut at: usize) -> usize {
     use wide::u8x16;
     let quote = u8x16::splat(b'"');
     let backslash = u8x16::splat(b'\\');

@@ -260,19 +260,10 @@ struct Scan<'a> {
     at: usize,
     /// The span of the entry's `message`, what was found in it, and whether its text is plain.
     message: Option<(Range<usize>, Found, bool)>,
-    /// Whether the text has control characters at all (strings are checked for them only then).
-    controls: bool,
     /// While the message is scanned: whether its text is still what serde_json writes for it.
     plain: Option<bool>,
     /// The keys of the message's objects being scanned, to find repeated ones.
     keys: canonical::Keys,
-}
-
-/// Whether `text` has a byte below 0x20 (in chunks, which the compiler vectorizes).
-fn has_controls(text: &str) -> bool {
-    text.as_bytes()
-        .chunks(64)
-        .any(|chunk| chunk.iter().fold(false, |found, &b| found | (b < 0x20)))
 }
 
 impl<'a> Scan<'a> {
@@ -281,7 +272,6 @@ impl<'a> Scan<'a> {
             text,
             at: 0,
             message: None,
-            controls: has_controls(text),
             plain: None,
             keys: canonical::Keys::with_capacity(32),
         }
@@ -464,16 +454,15 @@ impl<'a> Scan<'a> {
         }
         self.at += 1;
         loop {
-            let rest = &self.text.as_bytes()[self.at..];
-            let n = memchr::memchr2(b'"', b'\\', rest).ok_or(GiveUp)?;
-            if self.controls && rest[..n].iter().any(|&b| b < 0x20) {
-                return Err(GiveUp);
+            // Sixteen bytes at a time to a quote, a backslash or a control character.
+            self.at = crate::fast_line::plain_run(self.text.as_bytes(), self.at);
+            let stop = self.peek().ok_or(GiveUp)?;
+            self.at += 1;
+            match stop {
+                b'"' => return Ok(start..self.at),
+                b'\\' => self.escape()?,
+                _ => return Err(GiveUp),
             }
-            self.at += n + 1;
-            if rest[n] == b'"' {
-                return Ok(start..self.at);
-            }
-            self.escape()?;
         }
     }
 
@@ -721,6 +710,9 @@ mod tests {
             r#"{"type":"message","message":{"role":"user","content":"\ud800x"}}"#,
             r#"{"type":"message","message":{"role":"user","content":"\x"}}"#,
             r#"{"type":"message","message":{"role":"user","content":[1,]}}"#,
+            r#"{"type":"message","message":{"role":"user" "content":"x"}}"#,
+            r#"{"type":"message","message":{"role":"user","content":[1 2]}}"#,
+            r#"{"type":"message","message":{"role":"user","content""x"}}"#,
         ] {
             assert!(probe(entry).is_none(), "{entry}");
         }
