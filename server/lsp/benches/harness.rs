@@ -961,7 +961,7 @@ fn measure(
     // The server over stdio, on the scratch copy (alone in its folder).
     let home = scratch_dir.parent().unwrap_or(scratch_dir).join("lsp-home");
     std::fs::create_dir_all(&home)?;
-    for mut fig in measure_server(&scratch, runs, &home)? {
+    for mut fig in measure_server(&scratch, runs, &home, &leaf)? {
         if matches!(fig.budget_key, "label" | "append") {
             fig.write_ms = write_ms;
         }
@@ -1150,8 +1150,14 @@ fn opening_window(session: &Session) -> sessiontree_core::view::RowsView {
         .unwrap_or_else(|| TreeModel::new(session, None).window(&state))
 }
 
-/// Server-level figures on `file` (alone in its folder; lines get appended to it).
-fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure>> {
+/// Server-level figures on `file` (alone in its folder; lines get appended to it); the context
+/// is asked at `context_leaf`, the leaf the engine's context figure builds at.
+fn measure_server(
+    file: &Path,
+    runs: usize,
+    home: &Path,
+    context_leaf: &str,
+) -> AnyResult<Vec<Figure>> {
     let root = file.parent().ok_or("no folder")?;
     let uri = format!("file://{}", file.display());
     let (mut open, mut rows, mut sym_cold, mut sym_warm, mut change, mut rss) = (
@@ -1165,6 +1171,7 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
     let (mut rows_again, mut context, mut label, mut append) =
         (Vec::new(), Vec::new(), Vec::new(), Vec::new());
     let mut window_rows = 0;
+    let mut context_shape = (0, 0);
     for run in 0..runs {
         let mut server = Server::start(root, home)?;
         let (opened, t) = server.request("sessionTree/open", json!({"uri": uri}))?;
@@ -1195,8 +1202,15 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             json!({"uri": uri, "height": 40, "width": 120}),
         )?;
         rows_again.push(t);
-        let (_, t) = server.request("sessionTree/context", json!({"uri": uri}))?;
+        let (answer, t) = server.request(
+            "sessionTree/context",
+            json!({"uri": uri, "leaf": context_leaf}),
+        )?;
         context.push(t);
+        context_shape = (
+            answer["messages"].as_array().map_or(0, Vec::len),
+            answer.to_string().len(),
+        );
         let (_, t) = server.request(
             "sessionTree/setLabel",
             json!({"uri": uri, "targetId": leaf, "label": format!("bench-{run}")}),
@@ -1242,10 +1256,15 @@ fn measure_server(file: &Path, runs: usize, home: &Path) -> AnyResult<Vec<Figure
             &rows_again,
         ),
         Figure::time(
-            "server: sessionTree/context (leaf)",
+            "server: sessionTree/context (the leaf buildSessionContext builds at)",
             "build_context",
             &context,
-        ),
+        )
+        .with_note(format!(
+            "to the answer's last byte: {} messages, {:.1} MB of JSON (messages and their text)",
+            context_shape.0,
+            context_shape.1 as f64 / 1e6
+        )),
         Figure::time(
             "server: sessionTree/setLabel (with fdatasync)",
             "label",
