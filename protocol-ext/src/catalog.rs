@@ -180,13 +180,17 @@ pub fn catalog() -> Vec<MethodDoc> {
             },
         ),
         req::<Context>(
-            ContextParams { uri: s(URI), leaf: Some(s("7af3bc6f")) },
+            ContextParams {
+                uri: s(URI),
+                leaf: Some(s("7af3bc6f")),
+                with_text: Some(true),
+            },
             ContextResult {
                 revision: 7,
                 leaf: Some(s("7af3bc6f")),
                 state: json!({"thinkingLevel":"off","models":{"default":"anthropic/claude-test"},"mode":"none"}),
                 messages: vec![json!({"role":"user","content":"Paris","timestamp":1735689603000_u64})],
-                text: s("user: Paris\n"),
+                text: Some(s("user: Paris\n")),
             },
         ),
         req::<Navigate>(

@@ -255,6 +255,10 @@ pub struct ContextParams {
     /// Build the context at this entry instead of the leaf.
     #[serde(default)]
     pub leaf: Option<String>,
+    /// Whether to include the model-facing `text` (default true). A view that shows only the
+    /// messages passes false: the answer is then about half as long.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub with_text: Option<bool>,
 }
 
 /// Result of [`Context`].
@@ -270,8 +274,10 @@ pub struct ContextResult {
     pub state: Value,
     /// The messages, as `buildSessionContext` returns them.
     pub messages: Vec<Value>,
-    /// The model-facing text of every message, in order.
-    pub text: String,
+    /// The model-facing text of every message, in order (absent when the params' `withText` is
+    /// false).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub text: Option<String>,
 }
 
 // ---------------------------------------------------------------- navigate

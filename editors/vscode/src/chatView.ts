@@ -64,7 +64,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       this.messages = [];
     } else {
       try {
-        const ctx = await this.ctl.api.context({ uri });
+        // The view shows the messages only: the model-facing text stays on the server.
+        const ctx = await this.ctl.api.context({ uri, withText: false });
         if (mine !== this.seq) return;
         this.messages = chatMessages(ctx.messages);
       } catch (e) {

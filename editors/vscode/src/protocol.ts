@@ -225,13 +225,16 @@ export interface EntryResult {
 export interface ContextParams {
   uri: string;
   leaf?: string | null;
+  /** Default true; false leaves `text` out (about half of the answer). */
+  withText?: boolean;
 }
 export interface ContextResult {
   revision: number;
   leaf?: string | null;
   state: unknown;
   messages: unknown[];
-  text: string;
+  /** Absent when the request's `withText` is false. */
+  text?: string;
 }
 
 export type SummarizeChoice = 'none' | 'summarize' | 'custom';

@@ -241,6 +241,19 @@ async fn rows_tree_entry_context() {
     let ctx = c.ok("sessionTree/context", json!({"uri": u})).await;
     assert_eq!(ctx["messages"].as_array().map(Vec::len), Some(4), "{ctx}");
     assert!(ctx["text"].as_str().is_some_and(|t| t.contains("Rome")));
+    // A view that shows only the messages leaves the text out; the rest is the same.
+    let messages_only = c
+        .ok("sessionTree/context", json!({"uri": u, "withText": false}))
+        .await;
+    let mut without_text = ctx.clone();
+    if let Some(fields) = without_text.as_object_mut() {
+        fields.remove("text");
+    }
+    assert_eq!(messages_only, without_text);
+    let with_text = c
+        .ok("sessionTree/context", json!({"uri": u, "withText": true}))
+        .await;
+    assert_eq!(with_text, ctx);
     let at = c
         .ok("sessionTree/context", json!({"uri": u, "leaf": A2}))
         .await;

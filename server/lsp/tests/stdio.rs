@@ -322,9 +322,19 @@ fn stdio_every_method_end_to_end() {
         json!({"uri": u, "id": "c498f61c"})
     )["markdown"]
         .is_string());
-    assert!(ok(&mut p, "sessionTree/context", json!({"uri": u}))["text"]
-        .as_str()
-        .is_some_and(|t| t.contains("Rome")));
+    let ctx = ok(&mut p, "sessionTree/context", json!({"uri": u}));
+    assert!(ctx["text"].as_str().is_some_and(|t| t.contains("Rome")));
+    // Without the text (the answer written as text by the server's output): the rest is the same.
+    let messages_only = ok(
+        &mut p,
+        "sessionTree/context",
+        json!({"uri": u, "withText": false}),
+    );
+    let mut without_text = ctx.clone();
+    if let Some(fields) = without_text.as_object_mut() {
+        fields.remove("text");
+    }
+    assert_eq!(messages_only, without_text);
     let nav = ok(
         &mut p,
         "sessionTree/navigate",

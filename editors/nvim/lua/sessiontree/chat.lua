@@ -194,7 +194,8 @@ function M.refresh(done)
     return
   end
   local uri = st.uri
-  client.request(protocol.CONTEXT, { uri = uri }, function(err, result)
+  -- The chat shows the messages only: the model-facing text stays on the server.
+  client.request(protocol.CONTEXT, { uri = uri, withText = false }, function(err, result)
     if err then
       vim.notify('sessiontree: context: ' .. client.describe(err), vim.log.levels.ERROR)
     elseif uri == st.uri and vim.api.nvim_buf_is_valid(st.conv_buf) then

@@ -13,27 +13,36 @@ pub(crate) struct Answer {
     revision: u64,
     leaf: Option<String>,
     context: SessionContext,
+    /// Whether the model-facing `text` is part of the answer.
+    with_text: bool,
 }
 
 impl Answer {
-    pub(crate) fn new(revision: u64, leaf: Option<String>, context: SessionContext) -> Answer {
+    pub(crate) fn new(
+        revision: u64,
+        leaf: Option<String>,
+        context: SessionContext,
+        with_text: bool,
+    ) -> Answer {
         Answer {
             revision,
             leaf,
             context,
+            with_text,
         }
     }
 
     /// The result as the protocol's type (every message as a value).
     pub(crate) fn into_result(self) -> proto::ContextResult {
         // The model-facing text: `role: text` per LLM message, blank lines between them.
-        let text = self
-            .context
-            .llm_texts()
-            .iter()
-            .map(|(role, body)| format!("{role}: {body}\n"))
-            .collect::<Vec<_>>()
-            .join("\n");
+        let text = self.with_text.then(|| {
+            self.context
+                .llm_texts()
+                .iter()
+                .map(|(role, body)| format!("{role}: {body}\n"))
+                .collect::<Vec<_>>()
+                .join("\n")
+        });
         proto::ContextResult {
             revision: self.revision,
             leaf: self.leaf,
@@ -53,7 +62,8 @@ impl Answer {
     pub(crate) fn to_json(&self) -> Vec<u8> {
         // The model-facing text is about as long as the messages' text.
         let messages_len: usize = self.context.messages.iter().map(Message::len_hint).sum();
-        let mut out = Vec::with_capacity(2 * messages_len + 4096);
+        let texts = if self.with_text { 2 } else { 1 };
+        let mut out = Vec::with_capacity(texts * messages_len + 4096);
         // Writing into a `Vec` does not fail; nothing here can be a map with non-string keys.
         let field = |out: &mut Vec<u8>, name: &str, first: bool| {
             out.extend_from_slice(if first { b"{\"" } else { b",\"" });
@@ -68,6 +78,10 @@ impl Answer {
         let _ = serde_json::to_writer(&mut out, &self.context.state_json());
         field(&mut out, "messages", false);
         self.context.write_messages_json(&mut out);
+        if !self.with_text {
+            out.push(b'}');
+            return out;
+        }
         field(&mut out, "text", false);
         // `role: text\n` per LLM message with a blank line between them, as `into_result` joins
         // them, written piece by piece (escaping a string is escaping its pieces in turn).
@@ -110,18 +124,23 @@ mod tests {
             let ids: Vec<&str> = session.entries().iter().filter_map(|e| e.id()).collect();
             let mut leaves: Vec<Option<&str>> = vec![None];
             leaves.extend(ids.iter().step_by(17).map(|id| Some(*id)));
-            for leaf in leaves {
+            for (leaf, with_text) in leaves.into_iter().flat_map(|l| [(l, true), (l, false)]) {
                 let answer = || {
                     let context = session_context(&session, leaf);
-                    Answer::new(7, leaf.map(str::to_owned), context)
+                    Answer::new(7, leaf.map(str::to_owned), context, with_text)
                 };
                 let value =
                     serde_json::to_value(answer().into_result()).unwrap_or_else(|e| panic!("{e}"));
+                assert_eq!(
+                    value["text"].is_string(),
+                    with_text,
+                    "{dialect:?} at {leaf:?}"
+                );
                 let expected = serde_json::to_vec(&value).unwrap_or_default();
                 let written = answer().to_json();
                 assert!(
                     written == expected,
-                    "{dialect:?} at {leaf:?}:\n{}\n{}",
+                    "{dialect:?} at {leaf:?}, text {with_text}:\n{}\n{}",
                     String::from_utf8_lossy(&written),
                     String::from_utf8_lossy(&expected)
                 );

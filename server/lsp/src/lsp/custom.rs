@@ -263,7 +263,7 @@ impl Backend {
                 };
                 // No leaf means an empty session: the empty context.
                 let ctx = sessiontree_core::context::session_context(s, leaf.as_deref());
-                let answer = Answer::new(a.revision(), leaf, ctx);
+                let answer = Answer::new(a.revision(), leaf, ctx, p.with_text.unwrap_or(true));
                 Ok(match replies {
                     Some(replies) => ContextReply::Placeholder(replies.stash(answer.to_json())),
                     None => ContextReply::Value(answer.into_result()),
