@@ -129,6 +129,21 @@ struct SearchTexts {
 /// Marks an entry of [`SearchTexts::ends`] whose string is not laid out.
 const NOT_LAID_OUT: u32 = 1 << 31;
 
+impl SearchTexts {
+    /// The string of the chunk's entry `at`, when it is laid out.
+    fn string(&self, at: usize) -> Option<&[u8]> {
+        let end = *self.ends.get(at)?;
+        if end & NOT_LAID_OUT != 0 {
+            return None;
+        }
+        let start = match at {
+            0 => 0,
+            _ => self.ends[at - 1] & !NOT_LAID_OUT,
+        };
+        self.bytes.get(start as usize..end as usize)
+    }
+}
+
 impl ViewColumns {
     /// Adds the next entry, taking the facts its scan made (when made for `dialect`); facts it
     /// lacks are made now when `make` (one appended entry), else on first use.
@@ -173,16 +188,7 @@ impl ViewColumns {
             .get(chunk)?
             .get_or_init(|| self.search_texts(chunk, dialect))
             .as_ref()?;
-        let at = index % CHUNK;
-        let end = *texts.ends.get(at)?;
-        if end & NOT_LAID_OUT != 0 {
-            return None;
-        }
-        let start = match at {
-            0 => 0,
-            _ => texts.ends[at - 1] & !NOT_LAID_OUT,
-        };
-        texts.bytes.get(start as usize..end as usize)
+        texts.string(index % CHUNK)
     }
 
     /// How many chunks are full (their search strings can be laid out).
@@ -209,17 +215,10 @@ impl ViewColumns {
             };
             match slot.get_or_init(|| self.search_texts(chunk, dialect)) {
                 None => out.resize(out.len() + CHUNK, not_laid_out),
-                Some(texts) => {
-                    let mut start = 0;
-                    for (i, &end) in texts.ends.iter().enumerate() {
-                        let at = (end & !NOT_LAID_OUT) as usize;
-                        out.push(match end & NOT_LAID_OUT {
-                            0 => answer(chunk * CHUNK + i, &texts.bytes[start..at]),
-                            _ => not_laid_out,
-                        });
-                        start = at;
-                    }
-                }
+                Some(texts) => out.extend((0..texts.ends.len()).map(|at| match texts.string(at) {
+                    Some(text) => answer(chunk * CHUNK + at, text),
+                    None => not_laid_out,
+                })),
             }
         }
         out
