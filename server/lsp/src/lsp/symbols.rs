@@ -20,7 +20,7 @@ use query::Query;
 /// The entries of one file, with the file state they were read at.
 #[derive(Debug)]
 struct Indexed {
-    stamp: (Option<SystemTime>, u64),
+    stamp: Stamp,
     container: String,
     items: Arc<Vec<Item>>,
 }
@@ -133,13 +133,13 @@ fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<It
     first
 }
 
-fn stamp(path: &Path) -> Option<(Option<SystemTime>, u64)> {
+/// A file's state: modification time and length.
+type Stamp = (Option<SystemTime>, u64);
+
+fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
     Some((meta.modified().ok(), meta.len()))
 }
-
-/// A file's state: modification time and length.
-type Stamp = (Option<SystemTime>, u64);
 
 impl SymbolIndex {
     /// The file's entries as summarized before, when the file has not changed since.
