@@ -23,3 +23,6 @@ if ! { have emacs && dpkg -s elpa-eglot >/dev/null 2>&1; }; then
         echo "install-test-deps: emacs with eglot is missing and cannot be installed here; the eglot test will be skipped" >&2
     fi
 fi
+
+# The real agents (pi on Node, omp on Bun) for the live-agent tests, pinned and cached in .tools/agents.
+bash scripts/install-agents.sh >/dev/null
