@@ -84,6 +84,9 @@ pub fn catalog() -> Vec<MethodDoc> {
                     dialect: Dialect::Omp,
                     session_id: s("01941f29-7c00-7ed4-8931-786ba68ef677"),
                     cwd: s("/home/me/project"),
+                    parent_session: Some(s(
+                        "/home/me/.omp/agent/sessions/-project/2024-12-31T09-00-00-000Z_01941a00.jsonl",
+                    )),
                     name: Some(s("Trip planning")),
                     first_user_message: Some(s("Plan a trip")),
                     entry_count: 6,

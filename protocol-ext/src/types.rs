@@ -162,6 +162,9 @@ pub struct SessionInfo {
     pub session_id: String,
     /// The header's working directory.
     pub cwd: String,
+    /// The header's `parentSession`: the session file this one was forked from (`/branch`), if any.
+    #[serde(default)]
+    pub parent_session: Option<String>,
     /// The session name (pi `session_info`, omp title slot).
     #[serde(default)]
     pub name: Option<String>,

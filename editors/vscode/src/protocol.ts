@@ -114,6 +114,8 @@ export interface SessionInfo {
   dialect: Dialect;
   sessionId: string;
   cwd: string;
+  /** The header's `parentSession`: the file this session was forked from. */
+  parentSession?: string | null;
   name?: string | null;
   firstUserMessage?: string | null;
   entryCount: number;

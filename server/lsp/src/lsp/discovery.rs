@@ -261,6 +261,11 @@ pub fn summarize(
         dialect,
         session_id: s("id"),
         cwd: s("cwd"),
+        parent_session: header
+            .get("parentSession")
+            .and_then(Value::as_str)
+            .filter(|p| !p.is_empty())
+            .map(str::to_owned),
         name,
         first_user_message: first_user,
         entry_count: entries,
@@ -299,5 +304,28 @@ mod tests {
             omp_dir_name(Path::new("/srv/p"), Some(home), tmp),
             "--srv-p--"
         );
+    }
+
+    #[test]
+    fn a_fork_names_its_source_session() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let fork = dir.path().join("fork.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"f1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p","parentSession":"/s/source.jsonl"}"#;
+        let user = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"hi","timestamp":1}}"#;
+        std::fs::write(&fork, format!("{header}\n{user}\n")).expect("write");
+        let info = summarize(&fork, None, Duration::from_secs(1)).expect("a session");
+        assert_eq!(info.parent_session.as_deref(), Some("/s/source.jsonl"));
+        assert_eq!(info.entry_count, 1);
+        let plain = dir.path().join("plain.jsonl");
+        std::fs::write(
+            &plain,
+            format!(
+                "{}\n",
+                header.replace(r#","parentSession":"/s/source.jsonl""#, "")
+            ),
+        )
+        .expect("write");
+        let info = summarize(&plain, None, Duration::from_secs(1)).expect("a session");
+        assert_eq!(info.parent_session, None);
     }
 }
