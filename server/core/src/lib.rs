@@ -5,6 +5,7 @@
 //! lines, nothing existing is rewritten except omp's title slot, and files the agents would wipe or
 //! rewrite are left alone until an explicit migrate. No tokio and no LSP types live here.
 
+pub mod cells;
 pub mod context;
 pub mod diagnostics;
 pub mod dialect;
@@ -13,6 +14,7 @@ pub mod error;
 #[doc(hidden)]
 pub mod fast_line;
 pub mod ids;
+pub mod js;
 pub mod json;
 pub mod migrate;
 mod names;

@@ -4,7 +4,7 @@
 //! milliseconds the way `new Date(ts).getTime()` does. Deciding *which* entries emit is the
 //! dialect modules' job, not this one's.
 
-use super::js;
+use crate::js;
 use serde_json::Value;
 
 /// `createBranchSummaryMessage(entry.summary, entry.fromId, entry.timestamp)` (same in both agents).

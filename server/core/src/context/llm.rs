@@ -4,8 +4,9 @@
 //! pi's fixed wrapper texts. omp's conversion lives in `omp_llm`. Message order and content only —
 //! provider-specific encoding is out of scope.
 
-use super::{js, omp, omp_llm, Message};
+use super::{omp, omp_llm, Message};
 use crate::dialect::Dialect;
+use crate::js;
 use serde_json::Value;
 
 const PI_COMPACTION_PREFIX: &str =

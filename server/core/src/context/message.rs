@@ -4,8 +4,8 @@
 //! parse it on demand, which gives exactly the value parsing the entry would have given, so
 //! answers built from either form are the same.
 
-use super::js;
 use super::probe::{Facts, Probed, Role};
+use crate::js;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
 use std::borrow::Cow;

@@ -7,13 +7,12 @@
 //!
 //! `state` holds the settings, `pi`/`omp` the message emission rules, `emit` the synthesized
 //! messages, `llm`/`omp_llm` the LLM conversion, `template` omp's prompt rendering, `reduce` the fixture
-//! shapes, and `js` the JavaScript value semantics they share. `probe` reads kept message entries
+//! shapes; the JavaScript value semantics they share are [`crate::js`]. `probe` reads kept message entries
 //! without building values (their texts shared with the blocks they were read in, `text`), and
 //! `canonical` tells whether such a text is what serde_json writes for it.
 
 mod canonical;
 mod emit;
-mod js;
 mod llm;
 mod message;
 mod omp;
@@ -32,6 +31,7 @@ pub(crate) use session::{Kept, StateKind};
 pub use state::{ContextState, OmpState, PiModel, PiState};
 
 use crate::dialect::Dialect;
+use crate::js;
 use message::MessageRef;
 use probe::Probed;
 use serde_json::Value;

@@ -17,7 +17,8 @@
 //! - in the LLM conversion (`omp_llm`): the `meta` output notices on bash/python runs and the
 //!   `errorId` test for user interrupts.
 
-use super::{emit, js, template, Emitted, Message, MessageRef, PathRef};
+use super::{emit, template, Emitted, Message, MessageRef, PathRef};
+use crate::js;
 use serde_json::Value;
 use std::collections::HashSet;
 

@@ -9,8 +9,9 @@
 //! per-call context symbols `copyPerCallContextMessage` carries.
 
 use super::llm::{bash_text, message, nonzero_exit, text_block};
-use super::{emit, js, template};
+use super::{emit, template};
 use crate::dialect::Dialect;
+use crate::js;
 use serde_json::{Map, Value};
 
 pub(crate) const USER_INTERRUPT_LABEL: &str = "Interrupted by user";

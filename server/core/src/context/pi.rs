@@ -3,7 +3,8 @@
 //! the entries before it from `firstKeptEntryId` on, then everything after it. Failed turns and
 //! dangling tool calls are kept; pi filters nothing else.
 
-use super::{emit, js, Emitted, PathRef};
+use super::{emit, Emitted, PathRef};
+use crate::js;
 
 /// The messages pi builds for `path` (root first), each entry's message by its index.
 pub(crate) fn walk(path: PathRef<'_>) -> Vec<Emitted> {

@@ -12,8 +12,9 @@
 //! long numbers or large exponents, or serde_json's private raw-value key (which its value parser
 //! treats specially).
 
+use super::canonical;
 use super::text::SharedStr;
-use super::{canonical, js};
+use crate::js;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;

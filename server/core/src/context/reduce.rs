@@ -3,7 +3,7 @@
 //! blocks joined), the fields that identify the message, and the timestamp. The shapes are the
 //! fixture harness's, not the agents'; nothing else depends on them.
 
-use super::js;
+use crate::js;
 use serde_json::Value;
 
 /// String content, or the `text` of every text block joined with nothing in between.

@@ -8,9 +8,10 @@
 //! whole path.
 
 use super::probe::{self, Probed};
-use super::{build_context_owned, js, state, SessionContext};
+use super::{build_context_owned, state, SessionContext};
 use crate::dialect::Dialect;
 use crate::entry::Entry;
+use crate::js;
 use crate::session::Session;
 use serde_json::Value;
 use std::sync::Arc;

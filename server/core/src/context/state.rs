@@ -3,7 +3,8 @@
 //! path root to leaf, later entries winning, exactly as each agent does, and serializes to the
 //! agents' own object shape (JavaScript `undefined` fields left out). Does not touch messages.
 
-use super::{js, PathRef};
+use super::PathRef;
+use crate::js;
 use serde::Serialize;
 use serde_json::{Map, Value};
 

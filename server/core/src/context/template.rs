@@ -5,7 +5,7 @@
 //! the result is trimmed of blank lines at both ends. Only what these templates need is here;
 //! the full Handlebars language is not.
 
-use super::js;
+use crate::js;
 use serde_json::Value;
 
 /// `prompts/branch-summary-context.md` (omp-core).

@@ -12,7 +12,6 @@ mod first_window;
 mod flatten;
 pub mod fuzzy;
 mod fuzzy_ascii;
-pub mod js;
 pub mod navigate;
 mod path_cut;
 mod render;

@@ -4,9 +4,9 @@
 //! scrollbar column and its empty-state lines).
 
 use super::flatten::{Model, PiStructure};
-use super::js;
 use super::window::{thumb_range, Window};
 use super::{FilterMode, GutterCell};
+use crate::cells;
 
 /// A gutter prefix as drawn, and its cells (one per three-character level).
 pub(crate) struct Prefix {
@@ -184,8 +184,8 @@ pub(crate) fn pi_lines(
 ) -> Vec<String> {
     let mut lines = Vec::with_capacity(rows.len() + 1);
     if visible == 0 {
-        lines.push(js::truncate_to_width("  No entries found", width, "..."));
-        lines.push(js::truncate_to_width(
+        lines.push(cells::truncate_to_width("  No entries found", width, "..."));
+        lines.push(cells::truncate_to_width(
             &format!("  (0/0){}", filter.tag()),
             width,
             "...",
@@ -194,14 +194,14 @@ pub(crate) fn pi_lines(
     }
     for row in rows {
         let cursor = if row.selected { "› " } else { "  " };
-        lines.push(js::truncate_to_width(
+        lines.push(cells::truncate_to_width(
             &format!("{cursor}{}{}", cut_gutter(row.prefix, width), row.body),
             width,
             "...",
         ));
     }
     let sel = selected.map_or(0, |s| s + 1);
-    lines.push(js::truncate_to_width(
+    lines.push(cells::truncate_to_width(
         &format!("  ({sel}/{visible}){}", filter.tag()),
         width,
         "...",
@@ -224,20 +224,20 @@ pub(crate) fn omp_lines(
     let tag = filter.tag();
     if visible == 0 {
         if total == 0 {
-            lines.push(js::truncate_to_width("No entries found", width, ell));
-            lines.push(js::truncate_to_width(&format!("(0/0){tag}"), width, ell));
+            lines.push(cells::truncate_to_width("No entries found", width, ell));
+            lines.push(cells::truncate_to_width(&format!("(0/0){tag}"), width, ell));
         } else if !search.is_empty() {
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 &format!("No entries match search \"{search}\""),
                 width,
                 ell,
             ));
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 "Press Backspace to clear the search",
                 width,
                 ell,
             ));
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 &format!("(0/{total}){tag}"),
                 width,
                 ell,
@@ -248,17 +248,17 @@ pub(crate) fn omp_lines(
             } else {
                 tag.trim()
             };
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 &format!("{total} entries hidden by the current filter {label}"),
                 width,
                 ell,
             ));
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 "Press Alt+A to show all, Alt+D for default",
                 width,
                 ell,
             ));
-            lines.push(js::truncate_to_width(
+            lines.push(cells::truncate_to_width(
                 &format!("(0/{total}){tag}"),
                 width,
                 ell,
@@ -271,7 +271,7 @@ pub(crate) fn omp_lines(
         .map(|row| {
             let cursor = if row.selected { "› " } else { "  " };
             let text = format!("{cursor}{}{}", row.prefix, row.body).replace('\t', "   ");
-            js::truncate_to_width(&text, width, ell)
+            cells::truncate_to_width(&text, width, ell)
         })
         .collect();
     if window.max_rows < visible && !body.is_empty() && width > 0 {
@@ -282,8 +282,8 @@ pub(crate) fn omp_lines(
             .into_iter()
             .enumerate()
             .map(|(i, line)| {
-                let mut cut = js::truncate_to_width(&line, content_width, ell);
-                let pad = content_width.saturating_sub(js::visible_width(&cut));
+                let mut cut = cells::truncate_to_width(&line, content_width, ell);
+                let pad = content_width.saturating_sub(cells::visible_width(&cut));
                 cut.extend(std::iter::repeat_n(' ', pad));
                 cut.push(if i >= thumb_start && i < thumb_end {
                     '█'
@@ -296,7 +296,7 @@ pub(crate) fn omp_lines(
     }
     lines.extend(body);
     if !tag.is_empty() {
-        lines.push(js::truncate_to_width(tag.trim(), width, ell));
+        lines.push(cells::truncate_to_width(tag.trim(), width, ell));
     }
     lines
 }
@@ -321,7 +321,7 @@ mod tests {
                     };
                     let leaked: &'static str = Box::leak(deep.clone().into_boxed_str());
                     let cut = pi_lines(&rows(leaked), Some(0), 1, FilterMode::Default, width);
-                    let full = js::truncate_to_width(
+                    let full = cells::truncate_to_width(
                         &format!("{}{leaked}{body}", if selected { "› " } else { "  " }),
                         width,
                         "...",
