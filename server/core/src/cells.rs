@@ -1,107 +1,6 @@
-//! The small pieces of JavaScript string semantics the agents' tree selectors lean on: UTF-16
-//! lengths and slices, truthiness, `String(x)` and template-literal conversion of JSON values,
-//! `trim`, and terminal cell widths with each agent's truncation (`...` for pi, `…` for omp).
-
-use serde_json::Value;
-
-/// `s.length` in UTF-16 code units.
-pub fn utf16_len(s: &str) -> usize {
-    s.chars().map(char::len_utf16).sum()
-}
-
-/// `s.slice(0, n)` in UTF-16 code units (a surrogate pair that would be split is dropped whole).
-pub fn slice_utf16(s: &str, n: usize) -> &str {
-    // A character takes at least as many UTF-8 bytes as UTF-16 units: short strings are whole,
-    // and an ASCII start is cut at `n` bytes.
-    if s.len() <= n {
-        return s;
-    }
-    if s.as_bytes()[..n].is_ascii() {
-        return &s[..n];
-    }
-    let mut units = 0;
-    for (i, c) in s.char_indices() {
-        units += c.len_utf16();
-        if units > n {
-            return &s[..i];
-        }
-    }
-    s
-}
-
-/// JavaScript truthiness of a JSON value (absent = `undefined` = falsy).
-pub fn truthy(value: Option<&Value>) -> bool {
-    match value {
-        None | Some(Value::Null) => false,
-        Some(Value::Bool(b)) => *b,
-        Some(Value::Number(n)) => n.as_f64().is_some_and(|f| f != 0.0 && !f.is_nan()),
-        Some(Value::String(s)) => !s.is_empty(),
-        Some(Value::Array(_) | Value::Object(_)) => true,
-    }
-}
-
-/// `String(x)` / `${x}` of a JSON value (`undefined` for absent).
-pub fn to_js_string(value: Option<&Value>) -> String {
-    match value {
-        None => "undefined".to_owned(),
-        Some(Value::Null) => "null".to_owned(),
-        Some(Value::Bool(b)) => b.to_string(),
-        Some(Value::Number(n)) => n
-            .as_f64()
-            .map_or_else(|| n.to_string(), crate::json::js_number),
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(items)) => items
-            .iter()
-            .map(|v| match v {
-                Value::Null => String::new(),
-                other => to_js_string(Some(other)),
-            })
-            .collect::<Vec<_>>()
-            .join(","),
-        Some(Value::Object(_)) => "[object Object]".to_owned(),
-    }
-}
-
-/// `a || b` over JSON values: the first truthy one, else the last.
-pub fn or<'a>(values: &[Option<&'a Value>]) -> Option<&'a Value> {
-    for v in values {
-        if truthy(*v) {
-            return *v;
-        }
-    }
-    values.last().copied().flatten()
-}
-
-/// `String.prototype.trim`.
-pub fn trim(s: &str) -> &str {
-    crate::naming::js_trim(s)
-}
-
-/// The agents' `normalize`: `\n` and `\t` become spaces, then trim.
-pub fn normalize(s: &str) -> String {
-    if !s.bytes().any(|b| b == b'\n' || b == b'\t') {
-        return trim(s).to_owned();
-    }
-    let mut replaced = String::with_capacity(s.len());
-    let mut from = 0;
-    for at in memchr::memchr2_iter(b'\n', b'\t', s.as_bytes()) {
-        replaced.push_str(&s[from..at]);
-        replaced.push(' ');
-        from = at + 1;
-    }
-    replaced.push_str(&s[from..]);
-    let trimmed = trim(&replaced);
-    if trimmed.len() == replaced.len() {
-        replaced
-    } else {
-        trimmed.to_owned()
-    }
-}
-
-/// `Math.round(x)` (halves round up).
-pub fn round(x: f64) -> f64 {
-    (x + 0.5).floor()
-}
+//! Terminal cells: how wide the agents' terminal UI draws a text (0 for controls and combining
+//! marks, 2 for wide characters, clusters joined as it joins them) and its truncation to a width
+//! with each agent's ellipsis (`...` for pi, `…` for omp).
 
 /// Terminal cells taken by one character (0 for controls and combining marks, 2 for wide ones).
 pub fn char_width(c: char) -> usize {
@@ -312,7 +211,6 @@ pub fn truncate_to_width(text: &str, width: usize, ellipsis: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use serde_json::json;
 
     /// Measuring and truncating that stop early answer as measuring the whole text does.
     #[test]
@@ -362,65 +260,6 @@ mod tests {
         }
         let rebuilt: String = clusters(samples[1]).into_iter().map(|(c, _)| c).collect();
         assert_eq!(rebuilt, samples[1]);
-    }
-
-    #[test]
-    fn slicing_and_normalizing_match_their_char_by_char_definitions() {
-        fn slice_ref(s: &str, n: usize) -> &str {
-            let mut units = 0;
-            for (i, c) in s.char_indices() {
-                units += c.len_utf16();
-                if units > n {
-                    return &s[..i];
-                }
-            }
-            s
-        }
-        fn normalize_ref(s: &str) -> String {
-            let replaced: String = s
-                .chars()
-                .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
-                .collect();
-            trim(&replaced).to_owned()
-        }
-        let samples = [
-            "",
-            "abc",
-            &"a".repeat(200),
-            &"b".repeat(201),
-            &format!("{}é", "a".repeat(199)),
-            &format!("{}😀x", "a".repeat(199)),
-            &format!("{}😀", "a".repeat(198)),
-            &"é😀\u{feff}".repeat(90),
-            "\n\tline\none\t\n",
-            "\u{feff} x \u{a0}",
-            " \t",
-        ]
-        .map(str::to_owned);
-        for s in &samples {
-            for n in [0, 1, 3, 80, 199, 200, 201] {
-                assert_eq!(slice_utf16(s, n), slice_ref(s, n), "{s:?} {n}");
-            }
-            assert_eq!(normalize(s), normalize_ref(s), "{s:?}");
-        }
-    }
-
-    #[test]
-    fn utf16_slicing_and_lengths() {
-        assert_eq!(utf16_len("a😀"), 3);
-        assert_eq!(slice_utf16("a😀b", 2), "a");
-        assert_eq!(slice_utf16("abc", 5), "abc");
-    }
-
-    #[test]
-    fn js_conversions() {
-        assert_eq!(to_js_string(None), "undefined");
-        assert_eq!(to_js_string(Some(&json!(5))), "5");
-        assert_eq!(to_js_string(Some(&json!([1, null, "a"]))), "1,,a");
-        assert!(!truthy(Some(&json!(""))));
-        assert!(truthy(Some(&json!([]))));
-        assert_eq!(round(2.5), 3.0);
-        assert_eq!(round(-2.5), -2.0);
     }
 
     #[test]

@@ -1,8 +1,10 @@
-//! The handful of JavaScript value semantics the context builder needs to read entries exactly as
-//! the agents' code does: property access that yields `undefined`, truthiness, `String(x)`, `===`,
-//! `Set` membership (SameValueZero), `new Date(x).getTime()`, and the Unicode white space `trim`
-//! uses. Here `Option<&Value>` is a JavaScript value: `None` is `undefined`. Nothing in this module
-//! knows about sessions.
+//! The agents' JavaScript rules, written once: the string, value and number semantics of the
+//! agents' TypeScript that the engine must reproduce exactly — white space as `trim` and `\s` see
+//! it, UTF-16 lengths and slices, truthiness, `String(x)`, `Math.round`, how a number prints,
+//! property access that yields `undefined`, `===`, `Set` membership (SameValueZero), `new
+//! Date(x).getTime()` and object key order. Here `Option<&Value>` is a JavaScript value: `None` is
+//! `undefined`. Nothing in this module knows about sessions; `tests/js_semantics.rs` checks it
+//! against `node` on the edge characters and values.
 
 use serde_json::{Map, Value};
 
@@ -30,7 +32,7 @@ pub(crate) fn str_of(v: Option<&Value>) -> Option<&str> {
 }
 
 /// `Boolean(v)`.
-pub(crate) fn truthy(v: Option<&Value>) -> bool {
+pub fn truthy(v: Option<&Value>) -> bool {
     match v {
         None | Some(Value::Null) => false,
         Some(Value::Bool(b)) => *b,
@@ -45,8 +47,18 @@ pub(crate) fn nullish(v: Option<&Value>) -> bool {
     matches!(v, None | Some(Value::Null))
 }
 
+/// `a || b || …` over JSON values: the first truthy one, else the last.
+pub fn or<'a>(values: &[Option<&'a Value>]) -> Option<&'a Value> {
+    for v in values {
+        if truthy(*v) {
+            return *v;
+        }
+    }
+    values.last().copied().flatten()
+}
+
 /// `String(v)`, also what template literals and `+` with a string produce.
-pub(crate) fn to_string(v: Option<&Value>) -> String {
+pub fn to_string(v: Option<&Value>) -> String {
     match v {
         None => "undefined".to_owned(),
         Some(v) => value_to_string(v),
@@ -57,7 +69,7 @@ fn value_to_string(v: &Value) -> String {
     match v {
         Value::Null => "null".to_owned(),
         Value::Bool(b) => b.to_string(),
-        Value::Number(n) => number_to_string(n),
+        Value::Number(n) => number_value_to_string(n),
         Value::String(s) => s.clone(),
         // Array.prototype.toString joins with commas; null and undefined elements print empty.
         Value::Array(items) => items
@@ -72,14 +84,36 @@ fn value_to_string(v: &Value) -> String {
     }
 }
 
-fn number_to_string(n: &serde_json::Number) -> String {
-    if let Some(i) = n.as_i64() {
-        return i.to_string();
+/// A JSON number as JavaScript prints it: `JSON.parse` reads every number as a double, so an
+/// integer beyond 2^53 prints rounded, as the agents would print it.
+fn number_value_to_string(n: &serde_json::Number) -> String {
+    match n.as_i64() {
+        Some(i) if i.unsigned_abs() <= 1 << 53 => i.to_string(),
+        _ => number_to_string(n.as_f64().unwrap_or(f64::NAN)),
     }
-    if let Some(u) = n.as_u64() {
-        return crate::json::js_number(u as f64);
+}
+
+/// `Number.prototype.toString()` (`1` not `1.0`, `1e+21`, `1e-7`, the shortest digits that read
+/// back as the same number, the even one of two equally near), except that the non-finite
+/// values, which JSON cannot hold, print as `null` (as `JSON.stringify` writes them).
+pub fn number_to_string(value: f64) -> String {
+    if !value.is_finite() {
+        return "null".to_owned();
     }
-    crate::json::js_number(n.as_f64().unwrap_or(f64::NAN))
+    ryu_js::Buffer::new().format_finite(value).to_owned()
+}
+
+/// `Math.round(x)`: the nearest integer, halves toward +∞ (`-0.5` gives `-0`). Not
+/// `floor(x + 0.5)`, which rounds 0.49999999999999994 up: the sum rounds to 1.
+pub fn round(x: f64) -> f64 {
+    let floor = x.floor();
+    // Exact: `x` and its floor are within one unit of each other's binade.
+    let rounded = if x - floor >= 0.5 { floor + 1.0 } else { floor };
+    if rounded == 0.0 && x.is_sign_negative() {
+        -0.0
+    } else {
+        rounded
+    }
 }
 
 /// `a === b`. Objects and arrays are equal only to themselves, so identity is checked by address:
@@ -103,10 +137,7 @@ pub(crate) fn set_key(v: Option<&Value>) -> String {
         None => "u".to_owned(),
         Some(Value::Null) => "z".to_owned(),
         Some(Value::Bool(b)) => format!("b{b}"),
-        Some(Value::Number(n)) => format!(
-            "n{}",
-            crate::json::js_number(n.as_f64().unwrap_or(f64::NAN))
-        ),
+        Some(Value::Number(n)) => format!("n{}", number_to_string(n.as_f64().unwrap_or(f64::NAN))),
         Some(Value::String(s)) => format!("s{s}"),
         Some(other) => format!("r{:p}", other as *const Value),
     }
@@ -149,8 +180,10 @@ pub(crate) fn number_value(n: Option<f64>) -> Value {
     }
 }
 
-/// Whether `c` is white space for JavaScript's `trim` and `\s` (WhiteSpace plus LineTerminator).
-pub(crate) fn is_js_ws(c: char) -> bool {
+/// Whether `c` is white space for JavaScript's `trim` and `\s`: WhiteSpace (tab, vertical tab,
+/// form feed, the byte order mark and every space separator) plus LineTerminator. Unlike Rust's
+/// `char::is_whitespace`, U+0085 (next line) is not white space, and U+FEFF is.
+pub fn is_whitespace(c: char) -> bool {
     matches!(
         c,
         '\t' | '\n' | '\u{b}' | '\u{c}' | '\r' | ' ' | '\u{a0}' | '\u{1680}' | '\u{2000}'
@@ -165,18 +198,86 @@ pub(crate) fn is_js_ws(c: char) -> bool {
 }
 
 /// `String.prototype.trim`.
-pub(crate) fn trim(s: &str) -> &str {
-    s.trim_matches(is_js_ws)
+pub fn trim(s: &str) -> &str {
+    s.trim_matches(is_whitespace)
 }
 
 /// `String.prototype.trimEnd`.
-pub(crate) fn trim_end(s: &str) -> &str {
-    s.trim_end_matches(is_js_ws)
+pub fn trim_end(s: &str) -> &str {
+    s.trim_end_matches(is_whitespace)
 }
 
 /// `String.prototype.trimStart`.
-pub(crate) fn trim_start(s: &str) -> &str {
-    s.trim_start_matches(is_js_ws)
+pub fn trim_start(s: &str) -> &str {
+    s.trim_start_matches(is_whitespace)
+}
+
+/// `s.split(/\s+/).filter(Boolean)`: the runs between white space.
+pub fn words(s: &str) -> impl Iterator<Item = &str> {
+    s.split(is_whitespace).filter(|w| !w.is_empty())
+}
+
+/// `s.replace(/\s+/g, " ").trim()`: runs of white space become one space, none at either end.
+pub fn collapse_whitespace(s: &str) -> String {
+    words(s).collect::<Vec<_>>().join(" ")
+}
+
+/// `s.replace(/[\n\t]/g, " ").trim()`, the agents' tree selectors' `normalize`: a text on one
+/// line.
+pub fn one_line(s: &str) -> String {
+    if !s.bytes().any(|b| b == b'\n' || b == b'\t') {
+        return trim(s).to_owned();
+    }
+    let mut replaced = String::with_capacity(s.len());
+    let mut from = 0;
+    for at in memchr::memchr2_iter(b'\n', b'\t', s.as_bytes()) {
+        replaced.push_str(&s[from..at]);
+        replaced.push(' ');
+        from = at + 1;
+    }
+    replaced.push_str(&s[from..]);
+    let trimmed = trim(&replaced);
+    if trimmed.len() == replaced.len() {
+        replaced
+    } else {
+        trimmed.to_owned()
+    }
+}
+
+/// `s.charAt(0).toUpperCase() + s.slice(1)`: `charAt` takes one UTF-16 unit, so a first
+/// character outside the Basic Multilingual Plane (half of a surrogate pair) is left as it is.
+pub fn upper_first(s: &str) -> String {
+    let mut chars = s.chars();
+    match chars.next() {
+        None => String::new(),
+        Some(first) if first.len_utf16() == 2 => s.to_owned(),
+        Some(first) => first.to_uppercase().chain(chars).collect(),
+    }
+}
+
+/// `s.length` in UTF-16 code units.
+pub fn utf16_len(s: &str) -> usize {
+    s.chars().map(char::len_utf16).sum()
+}
+
+/// `s.slice(0, n)` in UTF-16 code units (a surrogate pair that would be split is dropped whole).
+pub fn slice_utf16(s: &str, n: usize) -> &str {
+    // A character takes at least as many UTF-8 bytes as UTF-16 units: short strings are whole,
+    // and an ASCII start is cut at `n` bytes.
+    if s.len() <= n {
+        return s;
+    }
+    if s.as_bytes()[..n].is_ascii() {
+        return &s[..n];
+    }
+    let mut units = 0;
+    for (i, c) in s.char_indices() {
+        units += c.len_utf16();
+        if units > n {
+            return &s[..i];
+        }
+    }
+    s
 }
 
 /// Whether `key` is an array index, which JavaScript objects enumerate first, in numeric order.
@@ -259,6 +360,77 @@ mod tests {
         assert_eq!(to_string(Some(&json!(1.5))), "1.5");
         assert_eq!(to_string(Some(&json!([1, null, "a"]))), "1,,a");
         assert_eq!(to_string(Some(&json!({"a": 1}))), "[object Object]");
+    }
+
+    #[test]
+    fn slicing_and_one_line_match_their_char_by_char_definitions() {
+        fn slice_ref(s: &str, n: usize) -> &str {
+            let mut units = 0;
+            for (i, c) in s.char_indices() {
+                units += c.len_utf16();
+                if units > n {
+                    return &s[..i];
+                }
+            }
+            s
+        }
+        fn one_line_ref(s: &str) -> String {
+            let replaced: String = s
+                .chars()
+                .map(|c| if c == '\n' || c == '\t' { ' ' } else { c })
+                .collect();
+            trim(&replaced).to_owned()
+        }
+        let samples = [
+            "",
+            "abc",
+            &"a".repeat(200),
+            &"b".repeat(201),
+            &format!("{}é", "a".repeat(199)),
+            &format!("{}😀x", "a".repeat(199)),
+            &format!("{}😀", "a".repeat(198)),
+            &"é😀\u{feff}".repeat(90),
+            "\n\tline\none\t\n",
+            "\u{feff} x \u{a0}",
+            " \t",
+        ]
+        .map(str::to_owned);
+        for s in &samples {
+            for n in [0, 1, 3, 80, 199, 200, 201] {
+                assert_eq!(slice_utf16(s, n), slice_ref(s, n), "{s:?} {n}");
+            }
+            assert_eq!(one_line(s), one_line_ref(s), "{s:?}");
+        }
+    }
+
+    #[test]
+    fn utf16_slicing_and_lengths() {
+        assert_eq!(utf16_len("a😀"), 3);
+        assert_eq!(slice_utf16("a😀b", 2), "a");
+        assert_eq!(slice_utf16("abc", 5), "abc");
+    }
+
+    #[test]
+    fn js_conversions() {
+        assert_eq!(to_string(None), "undefined");
+        assert_eq!(to_string(Some(&json!(5))), "5");
+        assert_eq!(to_string(Some(&json!([1, null, "a"]))), "1,,a");
+        assert!(!truthy(Some(&json!(""))));
+        assert!(truthy(Some(&json!([]))));
+        assert_eq!(round(2.5), 3.0);
+        assert_eq!(round(-2.5), -2.0);
+    }
+
+    #[test]
+    fn numbers_print_like_javascript() {
+        assert_eq!(number_to_string(1.0), "1");
+        assert_eq!(number_to_string(-0.0), "0");
+        assert_eq!(number_to_string(0.1), "0.1");
+        assert_eq!(number_to_string(1735689601000.0), "1735689601000");
+        assert_eq!(number_to_string(1e21), "1e+21");
+        assert_eq!(number_to_string(1e-7), "1e-7");
+        assert_eq!(number_to_string(0.000001), "0.000001");
+        assert_eq!(number_to_string(f64::NAN), "null");
     }
 
     #[test]

@@ -1,5 +1,6 @@
 //! JSON text exactly as the agents write it: compact `JSON.stringify` output with keys in insertion
-//! order (serde_json's `preserve_order`) and numbers formatted the way JavaScript formats them.
+//! order (serde_json's `preserve_order`) and numbers formatted the way JavaScript formats them
+//! ([`crate::js::number_to_string`]).
 
 use serde::Serialize;
 use serde_json::ser::Formatter;
@@ -11,33 +12,11 @@ struct JsFormatter;
 
 impl Formatter for JsFormatter {
     fn write_f64<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f64) -> io::Result<()> {
-        writer.write_all(js_number(value).as_bytes())
+        writer.write_all(crate::js::number_to_string(value).as_bytes())
     }
 
     fn write_f32<W: ?Sized + io::Write>(&mut self, writer: &mut W, value: f32) -> io::Result<()> {
-        writer.write_all(js_number(f64::from(value)).as_bytes())
-    }
-}
-
-/// Formats a number as JavaScript does (`1` not `1.0`, `1e+21`, `1e-7`; non-finite become `null`).
-pub fn js_number(value: f64) -> String {
-    if !value.is_finite() {
-        return "null".to_owned();
-    }
-    if value == 0.0 {
-        return "0".to_owned();
-    }
-    let abs = value.abs();
-    if value.fract() == 0.0 && abs < 1e21 {
-        return format!("{value:.0}");
-    }
-    if (1e-6..1e21).contains(&abs) {
-        return format!("{value}");
-    }
-    let exp = format!("{value:e}");
-    match exp.split_once('e') {
-        Some((mantissa, power)) if !power.starts_with('-') => format!("{mantissa}e+{power}"),
-        _ => exp,
+        writer.write_all(crate::js::number_to_string(f64::from(value)).as_bytes())
     }
 }
 
@@ -112,18 +91,6 @@ impl Field for Value {
 mod tests {
     use super::*;
     use serde_json::json;
-
-    #[test]
-    fn numbers_print_like_javascript() {
-        assert_eq!(js_number(1.0), "1");
-        assert_eq!(js_number(-0.0), "0");
-        assert_eq!(js_number(0.1), "0.1");
-        assert_eq!(js_number(1735689601000.0), "1735689601000");
-        assert_eq!(js_number(1e21), "1e+21");
-        assert_eq!(js_number(1e-7), "1e-7");
-        assert_eq!(js_number(0.000001), "0.000001");
-        assert_eq!(js_number(f64::NAN), "null");
-    }
 
     #[test]
     fn lines_are_compact_and_ordered() {

@@ -26,11 +26,11 @@ pub fn clean_title(raw: &str) -> String {
             last_space = false;
         }
     }
-    js_trim(&out).to_owned()
+    crate::js::trim(&out).to_owned()
 }
 
 /// omp's `humanizePlanTitle`: runs of `-`/`_` become one space, trimmed, first character
-/// upper-cased; `""` when nothing is left.
+/// upper-cased (`charAt(0).toUpperCase()`); `""` when nothing is left.
 pub fn humanize_plan_title(title: &str) -> String {
     let mut spaced = String::with_capacity(title.len());
     let mut in_run = false;
@@ -45,17 +45,7 @@ pub fn humanize_plan_title(title: &str) -> String {
             in_run = false;
         }
     }
-    let trimmed = js_trim(&spaced);
-    let mut chars = trimmed.chars();
-    match chars.next() {
-        None => String::new(),
-        Some(first) => first.to_uppercase().chain(chars).collect(),
-    }
-}
-
-/// JavaScript's `String.prototype.trim` (Unicode white space and line terminators, plus BOM).
-pub fn js_trim(s: &str) -> &str {
-    s.trim_matches(|c: char| c.is_whitespace() || c == '\u{feff}')
+    crate::js::upper_first(crate::js::trim(&spaced))
 }
 
 #[cfg(test)]
@@ -65,6 +55,11 @@ mod tests {
     #[test]
     fn cleans_control_characters() {
         assert_eq!(clean_title("  a\u{1b}[31m\tb\n\u{85}c  "), "a [31m b c");
+        // Only spaces collapse; other white space is trimmed at the ends as `trim` does.
+        assert_eq!(
+            clean_title("\u{a0}a\u{2003}\u{2003}b\u{feff}"),
+            "a\u{2003}\u{2003}b"
+        );
         assert_eq!(clean_title("\u{7}\u{7}"), "");
     }
 
@@ -91,5 +86,8 @@ mod tests {
             "Refactor session manager"
         );
         assert_eq!(humanize_plan_title("éclair-recipe"), "Éclair recipe");
+        // `charAt(0)` is one UTF-16 unit: a letter outside the BMP stays as it is.
+        assert_eq!(humanize_plan_title("\u{10428}-x"), "\u{10428} x");
+        assert_eq!(humanize_plan_title("ßx"), "SSx");
     }
 }

@@ -101,7 +101,7 @@ impl Shape {
 const TEXT_UNITS: usize = 208;
 
 /// The start of a content text: at least [`TEXT_UNITS`] UTF-16 units and up to the first character
-/// that is not blank in either dialect's sense (white space, `.` or `…`), so "has it any text"
+/// that is not blank in either dialect's sense (JavaScript's white space, `.` or `…`), so "has it any text"
 /// reads the same on the cut.
 fn cut_text(v: &str) -> &str {
     // An ASCII start with something not blank in it is cut at exactly TEXT_UNITS bytes.
@@ -118,7 +118,7 @@ fn cut_text(v: &str) -> &str {
             return &v[..i];
         }
         units += c.len_utf16();
-        seen = seen || !(c.is_whitespace() || matches!(c, '\u{feff}' | '.' | '\u{2026}'));
+        seen = seen || !(crate::js::is_whitespace(c) || matches!(c, '.' | '\u{2026}'));
     }
     v
 }
@@ -355,7 +355,7 @@ mod tests {
                     return &v[..i];
                 }
                 units += c.len_utf16();
-                seen = seen || !(c.is_whitespace() || matches!(c, '\u{feff}' | '.' | '\u{2026}'));
+                seen = seen || !(crate::js::is_whitespace(c) || matches!(c, '.' | '\u{2026}'));
             }
             v
         }

@@ -100,7 +100,8 @@ impl<'a> Sink<'a> {
                 return;
             }
         }
-        if text.trim().is_empty() {
+        // The agents skip a line when `line.trim()` is empty.
+        if crate::js::trim(&text).is_empty() {
             return;
         }
         match Entry::scan(&text, line_no, at, self.options.facts) {

@@ -49,7 +49,7 @@ fn is_closing_tag(s: &str) -> bool {
 
 /// Whether a line counts as blank for the formatter (`!/\S/.test(line)`).
 fn is_blank(s: &str) -> bool {
-    s.chars().all(js::is_js_ws)
+    s.chars().all(js::is_whitespace)
 }
 
 /// `TABLE_SEP`: `^\|[-:\s|]+\|$`.
@@ -59,7 +59,7 @@ fn is_table_sep(s: &str) -> bool {
         && s.ends_with('|')
         && s[1..s.len() - 1]
             .chars()
-            .all(|c| c == '-' || c == ':' || c == '|' || js::is_js_ws(c))
+            .all(|c| c == '-' || c == ':' || c == '|' || js::is_whitespace(c))
 }
 
 /// `TABLE_ROW`: `^\|.*\|$`, where `.` stops at line terminators.

@@ -694,7 +694,7 @@ impl Session {
                 self.pi_name = value
                     .get("name")
                     .and_then(Value::as_str)
-                    .map(|n| crate::naming::js_trim(n).to_owned())
+                    .map(|n| crate::js::trim(n).to_owned())
                     .filter(|n| !n.is_empty());
             }
             "message" if !self.has_assistant => {
@@ -754,6 +754,29 @@ impl Session {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// pi keeps `name.trim()`: JavaScript's `trim`, which leaves U+0085 (next line) where Rust's
+    /// `trim` takes it, and takes U+FEFF where Rust's keeps it.
+    #[test]
+    fn pi_names_are_trimmed_as_javascript_trims_them() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let file = dir.path().join("named.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/"}"#;
+        for (name, want) in [
+            (r"\u0085named", Some("\u{85}named")),
+            (r"\ufeff named\u2028", Some("named")),
+            (r"\u0085", Some("\u{85}")),
+            (r"\u3000\t", None),
+        ] {
+            let info = format!(
+                r#"{{"type":"session_info","id":"i","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","name":"{name}"}}"#
+            );
+            std::fs::write(&file, format!("{header}\n{info}\n")).unwrap_or_else(|e| panic!("{e}"));
+            let session =
+                Session::open(&file, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+            assert_eq!(session.session_name(), want, "{name}");
+        }
+    }
 
     /// Each entry's text as in the file; a line that is not UTF-8 comes decoded as the reader
     /// decodes it (invalid bytes as U+FFFD), never skipped.

@@ -35,7 +35,7 @@ impl Session {
             ));
         }
         let mut fields = serde_json::Map::new();
-        fields.insert("name".into(), crate::naming::js_trim(name).into());
+        fields.insert("name".into(), crate::js::trim(name).into());
         self.append_entry("session_info", fields)
     }
 

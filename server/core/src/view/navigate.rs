@@ -117,7 +117,7 @@ fn skill_prompt_draft(value: &Value) -> Option<String> {
         details
             .and_then(|d| d.get(k))
             .and_then(Value::as_str)
-            .map(|s| crate::naming::js_trim(s).to_owned())
+            .map(|s| crate::js::trim(s).to_owned())
     };
     let text = if let Some(chip) = field("__queueChipText").filter(|c| !c.is_empty()) {
         chip

@@ -246,7 +246,7 @@ pub(crate) fn omp_lines(
             let label = if tag.is_empty() {
                 "[default]"
             } else {
-                tag.trim()
+                crate::js::trim(tag)
             };
             lines.push(cells::truncate_to_width(
                 &format!("{total} entries hidden by the current filter {label}"),
@@ -296,7 +296,7 @@ pub(crate) fn omp_lines(
     }
     lines.extend(body);
     if !tag.is_empty() {
-        lines.push(cells::truncate_to_width(tag.trim(), width, ell));
+        lines.push(cells::truncate_to_width(crate::js::trim(tag), width, ell));
     }
     lines
 }

@@ -27,19 +27,11 @@ pub struct Query {
     plain_words: Option<Vec<memchr::memmem::Finder<'static>>>,
 }
 
-fn is_js_space(c: char) -> bool {
-    c.is_whitespace() || c == '\u{feff}'
-}
-
 impl Query {
     /// `query.toLowerCase().split(/\s+/).filter(Boolean)`.
     pub fn new(query: &str, dialect: Dialect) -> Query {
         let lower = query.to_lowercase();
-        let tokens: Vec<String> = lower
-            .split(is_js_space)
-            .filter(|t| !t.is_empty())
-            .map(str::to_owned)
-            .collect();
+        let tokens: Vec<String> = crate::js::words(&lower).map(str::to_owned).collect();
         let words = tokens
             .iter()
             .flat_map(|t| {
@@ -326,7 +318,7 @@ pub struct Ranked {
 /// Ranks texts against a query with `nucleo-matcher` (fuzzy, smart case), best first; ties keep
 /// input order. An empty query keeps every item in order.
 pub fn rank_nucleo<S: AsRef<str>>(texts: &[S], query: &str) -> Vec<Ranked> {
-    if query.trim().is_empty() {
+    if crate::js::trim(query).is_empty() {
         return (0..texts.len())
             .map(|index| Ranked { index, score: 0.0 })
             .collect();
@@ -360,7 +352,7 @@ pub fn rank<S: AsRef<str>>(texts: &[S], query: &str, dialect: Dialect) -> Vec<Ra
     match dialect {
         Dialect::Pi => rank_nucleo(texts, query),
         Dialect::Omp => {
-            if query.trim().is_empty() {
+            if crate::js::trim(query).is_empty() {
                 return (0..texts.len())
                     .map(|index| Ranked { index, score: 0.0 })
                     .collect();

@@ -6,6 +6,7 @@
 
 use crate::cells;
 use crate::dialect::Dialect;
+use crate::js;
 use crate::json::Field;
 use serde_json::{Map, Value};
 
@@ -63,7 +64,7 @@ impl ToolCall {
         ToolCall {
             name,
             arguments: Value::Null,
-            json_head: Some(cells::slice_utf16(&json, 44).to_owned()),
+            json_head: Some(js::slice_utf16(&json, 44).to_owned()),
             row: Default::default(),
         }
     }
@@ -87,12 +88,8 @@ impl ToolCall {
 
 /// `[name: <json cut at 40 units>...]`.
 fn cut_json_row(name: &str, json: &str) -> String {
-    let cut = cells::slice_utf16(json, 40);
-    let more = if cells::utf16_len(json) > 40 {
-        "..."
-    } else {
-        ""
-    };
+    let cut = js::slice_utf16(json, 40);
+    let more = if js::utf16_len(json) > 40 { "..." } else { "" };
     format!("[{name}: {cut}{more}]")
 }
 
@@ -196,14 +193,14 @@ pub(crate) fn join_text(content: Option<&Value>) -> String {
 
 /// The selectors' `extractContent`: text content capped at 200 UTF-16 units.
 fn extract_content(content: Option<&Value>) -> String {
-    cells::slice_utf16(&join_text(content), 200).to_owned()
+    js::slice_utf16(&join_text(content), 200).to_owned()
 }
 
 /// Whether a text counts as no text for the dialect's "has it any text" test.
 fn is_blank(t: &str, dialect: Dialect) -> bool {
     match dialect {
-        Dialect::Pi => cells::trim(t).is_empty(),
-        Dialect::Omp => cells::trim(t)
+        Dialect::Pi => js::trim(t).is_empty(),
+        Dialect::Omp => js::trim(t)
             .chars()
             .all(|c| matches!(c, '.' | '\u{2026}' | ' ' | '\t' | '\n' | '\r')),
     }
@@ -231,7 +228,7 @@ fn str_field<'a>(obj: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
 fn join_str(value: Option<&Value>) -> String {
     match value {
         None | Some(Value::Null) => String::new(),
-        v => cells::to_js_string(v),
+        v => js::to_string(v),
     }
 }
 
@@ -272,7 +269,7 @@ pub(crate) fn omp_is_user_request(obj: &Map<String, Value>) -> bool {
 
 /// omp's `stripSystemWrapperTags`: removes one `<system-*>…</system-*>` envelope.
 fn strip_system_wrapper(content: &str) -> String {
-    let trimmed = cells::trim(content);
+    let trimmed = js::trim(content);
     let lower = trimmed.to_ascii_lowercase();
     if !lower.starts_with("<system-") {
         return content.to_owned();
@@ -287,7 +284,7 @@ fn strip_system_wrapper(content: &str) -> String {
     let attr_start = 1 + name_len;
     match trimmed[attr_start..].chars().next() {
         Some('>') => {}
-        Some(c) if c.is_whitespace() => {}
+        Some(c) if js::is_whitespace(c) => {}
         _ => return content.to_owned(),
     }
     let mut quote: Option<char> = None;
@@ -320,7 +317,7 @@ fn strip_system_wrapper(content: &str) -> String {
     {
         return content.to_owned();
     }
-    cells::trim(&trimmed[opening_end + 1..closing_start]).to_owned()
+    js::trim(&trimmed[opening_end + 1..closing_start]).to_owned()
 }
 
 /// omp's `sanitizeTreeField`: control characters removed, `\n`/`\t` folded, trimmed.
@@ -332,7 +329,7 @@ fn sanitize_field(value: &str) -> String {
             !(cp <= 0x08 || (0x0b..=0x1f).contains(&cp) || (0x7f..=0x9f).contains(&cp))
         })
         .collect();
-    cells::normalize(&kept)
+    js::one_line(&kept)
 }
 
 /// omp's advisor notes: `(qualifier, text)`.
@@ -391,7 +388,7 @@ pub(crate) fn shorten_path(path: &str, home: Option<&str>, dialect: Dialect) -> 
 fn to_path_list(input: Option<&Value>) -> Vec<String> {
     match input {
         Some(Value::String(s)) => {
-            let t = cells::trim(s);
+            let t = js::trim(s);
             if t.starts_with('[') && t.ends_with(']') {
                 if let Ok(Value::Array(items)) = serde_json::from_str::<Value>(t) {
                     if items.iter().all(Value::is_string) {
@@ -404,7 +401,7 @@ fn to_path_list(input: Option<&Value>) -> Vec<String> {
             }
             vec![s.clone()]
         }
-        Some(Value::Array(items)) => items.iter().map(|v| cells::to_js_string(Some(v))).collect(),
+        Some(Value::Array(items)) => items.iter().map(|v| js::to_string(Some(v))).collect(),
         _ => Vec::new(),
     }
 }
@@ -418,7 +415,7 @@ pub(crate) fn format_tool_call(
 ) -> String {
     let get = |k: &str| args.get(k);
     let path_arg = || {
-        cells::to_js_string(cells::or(&[
+        js::to_string(js::or(&[
             get("path"),
             get("file_path"),
             Some(&Value::String(String::new())),
@@ -426,9 +423,8 @@ pub(crate) fn format_tool_call(
     };
     let dot = Value::String(".".into());
     // `String(args[key] || "")`, as the agents format an argument.
-    let string_arg = |key: &str| {
-        cells::to_js_string(cells::or(&[get(key), Some(&Value::String(String::new()))]))
-    };
+    let string_arg =
+        |key: &str| js::to_string(js::or(&[get(key), Some(&Value::String(String::new()))]));
     match (name, dialect) {
         ("read", _) => {
             let mut display = shorten_path(&path_arg(), home, dialect);
@@ -448,10 +444,10 @@ pub(crate) fn format_tool_call(
                     s + l - 1.0
                 });
                 display.push(':');
-                display.push_str(&cells::to_js_string(Some(&start)));
+                display.push_str(&js::to_string(Some(&start)));
                 if let Some(end) = end.filter(|e| *e != 0.0 && !e.is_nan()) {
                     display.push('-');
-                    display.push_str(&crate::json::js_number(end));
+                    display.push_str(&js::number_to_string(end));
                 } else if end.is_some_and(f64::is_nan) {
                     display.push_str("-NaN");
                 }
@@ -462,18 +458,14 @@ pub(crate) fn format_tool_call(
         ("edit", _) => format!("[edit: {}]", shorten_path(&path_arg(), home, dialect)),
         ("bash", _) => {
             let raw = string_arg("command");
-            let cmd = cells::normalize(&raw);
-            let cmd = cells::slice_utf16(&cmd, 50);
-            let more = if cells::utf16_len(&raw) > 50 {
-                "..."
-            } else {
-                ""
-            };
+            let cmd = js::one_line(&raw);
+            let cmd = js::slice_utf16(&cmd, 50);
+            let more = if js::utf16_len(&raw) > 50 { "..." } else { "" };
             format!("[bash: {cmd}{more}]")
         }
         ("grep", Dialect::Pi) => {
             let pattern = string_arg("pattern");
-            let path = cells::to_js_string(cells::or(&[get("path"), Some(&dot)]));
+            let path = js::to_string(js::or(&[get("path"), Some(&dot)]));
             format!(
                 "[grep: /{pattern}/ in {}]",
                 shorten_path(&path, home, dialect)
@@ -481,7 +473,7 @@ pub(crate) fn format_tool_call(
         }
         ("find", Dialect::Pi) => {
             let pattern = string_arg("pattern");
-            let path = cells::to_js_string(cells::or(&[get("path"), Some(&dot)]));
+            let path = js::to_string(js::or(&[get("path"), Some(&dot)]));
             format!(
                 "[find: {pattern} in {}]",
                 shorten_path(&path, home, dialect)
@@ -520,7 +512,7 @@ pub(crate) fn format_tool_call(
             format!("[glob: {}]", shorten_path(&scope, home, dialect))
         }
         ("ls", _) => {
-            let path = cells::to_js_string(cells::or(&[get("path"), Some(&dot)]));
+            let path = js::to_string(js::or(&[get("path"), Some(&dot)]));
             format!("[ls: {}]", shorten_path(&path, home, dialect))
         }
         _ => cut_json_row(name, &crate::json::to_line(args)),
@@ -542,11 +534,8 @@ fn omp_error_presentation(msg: &Map<String, Value>) -> Option<(bool, String)> {
             .and_then(|r| r.field("note"))
             .and_then(Value::as_str)
             .unwrap_or("");
-        let collapsed = note
-            .replace('\t', "   ")
-            .split_whitespace()
-            .collect::<Vec<_>>()
-            .join(" ");
+        // `replaceTabs(note).replace(/\s+/g, " ").trim()`.
+        let collapsed = js::collapse_whitespace(&note.replace('\t', "   "));
         let text = if collapsed.is_empty() {
             "retried".to_owned()
         } else {
@@ -607,10 +596,7 @@ fn assistant_row_text(
             } else if stop == Some("aborted") {
                 "assistant: (aborted)".to_owned()
             } else if let Some(e) = error.filter(|e| !e.is_empty()) {
-                format!(
-                    "assistant: {}",
-                    cells::slice_utf16(&cells::normalize(e), 80)
-                )
+                format!("assistant: {}", js::slice_utf16(&js::one_line(e), 80))
             } else {
                 "assistant: (no content)".to_owned()
             }
@@ -619,10 +605,7 @@ fn assistant_row_text(
             Some((true, note)) => format!("assistant: {note}"),
             _ if !text.is_empty() => format!("assistant: {text}"),
             Some((false, err)) => {
-                format!(
-                    "assistant: {}",
-                    cells::slice_utf16(&cells::normalize(&err), 80)
-                )
+                format!("assistant: {}", js::slice_utf16(&js::one_line(&err), 80))
             }
             None if stop == Some("aborted") => "assistant: (aborted)".to_owned(),
             None => "assistant: (no content)".to_owned(),
@@ -639,7 +622,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
     let extracted = || extracted.get_or_init(|| extract_content(content)).as_str();
     // Searchable text: role, then the capped content when present, then a bash command.
     facts.search_parts.push(join_str(msg.field("role")));
-    if cells::truthy(content) {
+    if js::truthy(content) {
         facts.search_parts.push(extracted().to_owned());
     }
     if role_str == "bashExecution" {
@@ -650,24 +633,22 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
     let text = match role_str {
         "user" => {
             facts.user_request = true;
-            format!("user: {}", cells::normalize(extracted()))
+            format!("user: {}", js::one_line(extracted()))
         }
         "developer" if dialect == Dialect::Omp => {
-            format!("developer: {}", cells::normalize(extracted()))
+            format!("developer: {}", js::one_line(extracted()))
         }
         "assistant" => {
             let stop = str_field(msg, "stopReason");
-            let error_or_abort = msg
-                .field("stopReason")
-                .is_some_and(|s| cells::truthy(Some(s)))
+            let error_or_abort = msg.field("stopReason").is_some_and(|s| js::truthy(Some(s)))
                 && stop != Some("stop")
                 && stop != Some("toolUse");
             facts.blank_assistant = !has_text(content, dialect) && !error_or_abort;
             if let Some(Value::Array(blocks)) = content {
                 for b in blocks {
                     if b.field("type").and_then(Value::as_str) == Some("toolCall") {
-                        let id = cells::to_js_string(b.field("id"));
-                        let name = cells::to_js_string(b.field("name"));
+                        let id = js::to_string(b.field("id"));
+                        let name = js::to_string(b.field("name"));
                         let empty = Value::Object(Map::new());
                         let arguments = b.field("arguments").unwrap_or(&empty);
                         let call = ToolCall::new(name, arguments, dialect);
@@ -677,7 +658,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
             }
             assistant_row_text(
                 dialect,
-                &cells::normalize(extracted()),
+                &js::one_line(extracted()),
                 stop,
                 str_field(msg, "errorMessage"),
                 || omp_error_presentation(msg),
@@ -689,7 +670,7 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
                 .map(str::to_owned);
             let tool_name = match msg.field("toolName") {
                 None | Some(Value::Null) => "tool".to_owned(),
-                other => cells::to_js_string(other),
+                other => js::to_string(other),
             };
             facts.role = role;
             facts.text = RowText::ToolResult { call_id, tool_name };
@@ -698,16 +679,16 @@ fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFa
         "bashExecution" => {
             let cmd = match msg.field("command") {
                 None | Some(Value::Null) => String::new(),
-                other => cells::to_js_string(other),
+                other => js::to_string(other),
             };
-            format!("[bash]: {}", cells::normalize(&cmd))
+            format!("[bash]: {}", js::one_line(&cmd))
         }
         "custom" if dialect == Dialect::Omp => {
             facts.user_request =
                 omp_user_initiator(str_field(msg, "customType"), str_field(msg, "attribution"));
             format!("[{role_str}]")
         }
-        _ => format!("[{}]", cells::to_js_string(msg.field("role"))),
+        _ => format!("[{}]", js::to_string(msg.field("role"))),
     };
     facts.role = role;
     facts.text = RowText::Ready(text);
@@ -762,7 +743,7 @@ pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> Entr
             out.into()
         }
     };
-    let extracted = cells::slice_utf16(&joined, 200);
+    let extracted = js::slice_utf16(&joined, 200);
     let truthy = match &m.content {
         PlainContent::Absent => false,
         PlainContent::Text(s) => !s.is_empty(),
@@ -787,7 +768,7 @@ pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> Entr
     let text = match m.role {
         "user" => {
             facts.user_request = true;
-            format!("user: {}", cells::normalize(extracted))
+            format!("user: {}", js::one_line(extracted))
         }
         "assistant" => {
             let stop = m.stop_reason;
@@ -802,7 +783,7 @@ pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> Entr
                 ),
             };
             facts.blank_assistant = !has_text && !error_or_abort;
-            let text = cells::normalize(extracted);
+            let text = js::one_line(extracted);
             if let PlainContent::Blocks(blocks) = m.content {
                 for b in blocks {
                     if let PlainBlock::ToolCall {
@@ -857,7 +838,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let obj = value.as_object().unwrap_or(&empty);
     let kind = str_field(obj, "type").unwrap_or("");
     let field = |k: &str| obj.field(k);
-    let tpl = |k: &str| cells::to_js_string(obj.field(k));
+    let tpl = |k: &str| js::to_string(obj.field(k));
     let parts = &mut facts.search_parts;
     let text: String = match kind {
         "message" => {
@@ -880,7 +861,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
                     }
                     format!(
                         "[{custom_type}]: {}",
-                        cells::normalize(&join_text(field("content")))
+                        js::one_line(&join_text(field("content")))
                     )
                 }
                 Dialect::Omp => {
@@ -898,14 +879,14 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
                         } else {
                             format!("advisor ({qualifier}): ")
                         };
-                        format!("{label}{}", cells::normalize(&note))
+                        format!("{label}{}", js::one_line(&note))
                     } else {
                         let stripped = strip_system_wrapper(&join_text(field("content")));
-                        let capped = cells::slice_utf16(&stripped, 200);
+                        let capped = js::slice_utf16(&stripped, 200);
                         if !capped.is_empty() {
                             parts.push(capped.to_owned());
                         }
-                        format!("[{custom_type}]: {}", cells::normalize(&stripped))
+                        format!("[{custom_type}]: {}", js::one_line(&stripped))
                     }
                 }
             }
@@ -914,11 +895,11 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             parts.push("compaction".into());
             let tokens = field("tokensBefore")
                 .and_then(Value::as_f64)
-                .map_or(f64::NAN, |t| cells::round(t / 1000.0));
+                .map_or(f64::NAN, |t| js::round(t / 1000.0));
             let tokens = if tokens.is_nan() {
                 "NaN".to_owned()
             } else {
-                crate::json::js_number(tokens)
+                js::number_to_string(tokens)
             };
             format!("[compaction: {tokens}k tokens]")
         }
@@ -927,7 +908,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             parts.push(str_field(obj, "summary").unwrap_or("").to_owned());
             format!(
                 "[branch summary]: {}",
-                cells::normalize(str_field(obj, "summary").unwrap_or(""))
+                js::one_line(str_field(obj, "summary").unwrap_or(""))
             )
         }
         "model_change" => {
@@ -944,7 +925,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             parts.push("thinking".into());
             let level = match (dialect, field("thinkingLevel")) {
                 (Dialect::Omp, None | Some(Value::Null)) => "off".to_owned(),
-                (_, v) => cells::to_js_string(v),
+                (_, v) => js::to_string(v),
             };
             parts.push(if dialect == Dialect::Pi {
                 join_str(field("thinkingLevel"))
@@ -962,14 +943,14 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             parts.push("label".into());
             let label = match field("label") {
                 None | Some(Value::Null) => None,
-                v => Some(cells::to_js_string(v)),
+                v => Some(js::to_string(v)),
             };
             parts.push(label.clone().unwrap_or_default());
             format!("[label: {}]", label.unwrap_or_else(|| "(cleared)".into()))
         }
         "session_info" if dialect == Dialect::Pi => {
             parts.push("title".into());
-            if cells::truthy(field("name")) {
+            if js::truthy(field("name")) {
                 parts.push(tpl("name"));
                 format!("[title: {}]", tpl("name"))
             } else {
@@ -1004,13 +985,13 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             let tiers = match field("serviceTier") {
                 Some(Value::Object(map)) => {
                     for (family, tier) in map {
-                        if cells::truthy(Some(tier)) {
+                        if js::truthy(Some(tier)) {
                             parts.push(family.clone());
-                            parts.push(cells::to_js_string(Some(tier)));
+                            parts.push(js::to_string(Some(tier)));
                         }
                     }
                     map.iter()
-                        .map(|(f, t)| format!("{f}:{}", cells::to_js_string(Some(t))))
+                        .map(|(f, t)| format!("{f}:{}", js::to_string(Some(t))))
                         .collect::<Vec<_>>()
                         .join(" ")
                 }
@@ -1023,7 +1004,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
             parts.push(str_field(obj, "title").unwrap_or("").to_owned());
             format!(
                 "[title: {}]",
-                cells::normalize(str_field(obj, "title").unwrap_or(""))
+                js::one_line(str_field(obj, "title").unwrap_or(""))
             )
         }
         "mode_change" => {
@@ -1041,7 +1022,7 @@ fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
                 "ttsr_injection" => {
                     parts.push("ttsr injection".into());
                     if let Some(rules) = field("injectedRules").and_then(Value::as_array) {
-                        parts.extend(rules.iter().map(|r| cells::to_js_string(Some(r))));
+                        parts.extend(rules.iter().map(|r| js::to_string(Some(r))));
                     }
                 }
                 "reset_boundary" => parts.push("reset boundary".into()),

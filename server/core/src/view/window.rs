@@ -61,7 +61,7 @@ pub fn thumb_range(height: usize, total: usize, offset: usize) -> (usize, usize)
     let start = if max_offset == 0 {
         0
     } else {
-        crate::cells::round(offset as f64 / max_offset as f64 * travel as f64) as usize
+        crate::js::round(offset as f64 / max_offset as f64 * travel as f64) as usize
     };
     (start, start + size)
 }

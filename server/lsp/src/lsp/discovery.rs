@@ -236,7 +236,7 @@ pub fn summarize(
                     pi_name = value
                         .get("name")
                         .and_then(Value::as_str)
-                        .map(|n| n.trim().to_owned())
+                        .map(|n| sessiontree_core::js::trim(n).to_owned())
                         .filter(|n| !n.is_empty());
                 }
             }
