@@ -26,3 +26,17 @@ fi
 
 # The real agents (pi on Node, omp on Bun) for the live-agent tests, pinned and cached in .tools/agents.
 bash scripts/install-agents.sh >/dev/null
+# redis-server (Debian's) runs the Redis store tests (server/redis/tests, the CLI and server tests
+# of sessions kept in Redis); each test starts its own server on a free loopback port.
+if ! have redis-server; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        echo "install-test-deps: installing redis-server (apt)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get update -qq >/dev/null
+        apt-get install -y -qq --no-install-recommends redis-server >/dev/null
+        # The package may start a system instance; the tests start their own.
+        if have service; then service redis-server stop >/dev/null 2>&1 || true; fi
+    else
+        echo "install-test-deps: redis-server is missing and cannot be installed here; the Redis tests will fail" >&2
+    fi
+fi

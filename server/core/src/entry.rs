@@ -16,18 +16,34 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// The open session file that file-backed bodies are read from.
+/// What file-backed bodies are read from: the open session file, or the bytes of a session read
+/// whole from a store outside the file system (see [`crate::session::store`]), kept as they were
+/// read so a value replaced in the store later does not change what an open session reads.
 #[derive(Debug)]
 pub struct BodySource {
-    file: File,
+    data: SourceData,
     path: PathBuf,
+}
+
+#[derive(Debug)]
+enum SourceData {
+    File(File),
+    Bytes(Box<[u8]>),
 }
 
 impl BodySource {
     /// Wraps an open file.
     pub fn new(file: File, path: &Path) -> Arc<BodySource> {
         Arc::new(BodySource {
-            file,
+            data: SourceData::File(file),
+            path: path.to_path_buf(),
+        })
+    }
+
+    /// Wraps the bytes of a session read from a store; `path` names it in messages.
+    pub fn from_bytes(bytes: Vec<u8>, path: &Path) -> Arc<BodySource> {
+        Arc::new(BodySource {
+            data: SourceData::Bytes(bytes.into_boxed_slice()),
             path: path.to_path_buf(),
         })
     }
@@ -37,15 +53,52 @@ impl BodySource {
         &self.path
     }
 
-    /// The open file.
-    pub fn file(&self) -> &File {
-        &self.file
+    /// The open file, when the bodies are in one.
+    pub fn file(&self) -> Option<&File> {
+        match &self.data {
+            SourceData::File(file) => Some(file),
+            SourceData::Bytes(_) => None,
+        }
     }
 
     /// Reads `len` bytes at `offset`.
     pub fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
-        read_vec_at(&self.file, len, offset)
+        match &self.data {
+            SourceData::File(file) => read_vec_at(file, len, offset),
+            SourceData::Bytes(bytes) => Ok(byte_range(bytes, offset, len)?.to_vec()),
+        }
     }
+
+    /// Reads up to `buf.len()` bytes at `at` (fewer at the end; 0 past it).
+    pub(crate) fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+        match &self.data {
+            SourceData::File(file) => read_file_at(file, buf, at),
+            SourceData::Bytes(bytes) => {
+                let start = usize::try_from(at).unwrap_or(usize::MAX).min(bytes.len());
+                let n = buf.len().min(bytes.len() - start);
+                buf[..n].copy_from_slice(&bytes[start..start + n]);
+                Ok(n)
+            }
+        }
+    }
+}
+
+/// `len` bytes at `offset` of `bytes`; past the end is the error a short file read gives.
+fn byte_range(bytes: &[u8], offset: u64, len: usize) -> std::io::Result<&[u8]> {
+    usize::try_from(offset)
+        .ok()
+        .and_then(|start| bytes.get(start..start.checked_add(len)?))
+        .ok_or_else(|| std::io::ErrorKind::UnexpectedEof.into())
+}
+
+#[cfg(unix)]
+fn read_file_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    std::os::unix::fs::FileExt::read_at(file, buf, at)
+}
+
+#[cfg(not(unix))]
+fn read_file_at(file: &File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    read_exact_at(file, buf, at).map(|()| buf.len())
 }
 
 /// Reads exactly `len` bytes at `offset` into a new buffer, straight into its spare capacity: a

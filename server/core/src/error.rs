@@ -48,6 +48,17 @@ pub enum Error {
     /// The operation does not exist in this session's dialect.
     #[error("{0}")]
     Unsupported(String),
+    /// A store refused a write because its value was no longer what the session last read
+    /// (another writer appended, rewrote or created it first); nothing was written.
+    #[error("{path} changed in the store before this write (expected {}, found {}); nothing was written: read what changed and try again", describe_size(*.expected), describe_size(*.actual))]
+    StoreConflict {
+        /// The session's path.
+        path: PathBuf,
+        /// The length the write expected (`None`: no value).
+        expected: Option<u64>,
+        /// The length found (`None`: no value).
+        actual: Option<u64>,
+    },
     /// The file changed under us in a way appends cannot follow (truncated or replaced).
     #[error("{path} was truncated or replaced by another program; reload it")]
     FileReplaced {
@@ -68,7 +79,7 @@ impl Error {
             Error::EntryNotFound(_) => "entryNotFound",
             Error::NeedsMigration { .. } => "needsMigration",
             Error::InvalidInput(_) => "invalidInput",
-            Error::WriterBusy { .. } => "writerBusy",
+            Error::WriterBusy { .. } | Error::StoreConflict { .. } => "writerBusy",
             Error::Unsupported(_) => "unsupported",
             Error::FileReplaced { .. } => "fileReplaced",
         }
@@ -84,6 +95,13 @@ impl Error {
             path: path.into(),
             source,
         }
+    }
+}
+
+fn describe_size(size: Option<u64>) -> String {
+    match size {
+        Some(n) => format!("{n} bytes"),
+        None => "no value".to_owned(),
     }
 }
 

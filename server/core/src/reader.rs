@@ -359,21 +359,11 @@ fn read_some(source: &BodySource, buf: &mut [u8], at: u64, end: u64) -> std::io:
         return Ok(0);
     }
     loop {
-        match read_at(source.file(), &mut buf[..want], at) {
+        match source.read_at(&mut buf[..want], at) {
             Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
             other => return other,
         }
     }
-}
-
-#[cfg(unix)]
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    std::os::unix::fs::FileExt::read_at(file, buf, at)
-}
-
-#[cfg(not(unix))]
-fn read_at(file: &std::fs::File, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
-    crate::entry::read_exact_at(file, buf, at).map(|()| buf.len())
 }
 
 /// Reads the lines of `start..end` in chunks. The entry list is sized, after the first chunk,

@@ -84,6 +84,7 @@ impl Session {
             now,
             options,
         );
+        fork.store = self.sibling_store(&fork);
         fork.reserve(kept.len() + carried.len());
         for entry in kept {
             let mut entry = entry;
@@ -138,6 +139,7 @@ impl Session {
             now,
             options,
         );
+        session.store = self.sibling_store(&session);
         if session.dialect == Dialect::Omp {
             session.ensure_on_disk()?;
         }

@@ -304,6 +304,7 @@ impl Session {
             clock: options.clock,
             ids: options.ids,
             source: None,
+            store: None,
             parents: Vec::new(),
             times: Vec::new(),
             state_kinds: Vec::new(),
@@ -320,6 +321,9 @@ impl Session {
     /// incrementally. A file that shrank or was replaced is reported as [`Error::FileReplaced`]
     /// (reopen it).
     pub fn follow(&mut self) -> Result<super::load::FollowOutcome> {
+        if let Some(link) = self.store.take() {
+            return self.follow_store(link);
+        }
         let FileState::Written {
             path,
             len,
@@ -504,7 +508,10 @@ pub fn session_file_name(timestamp: &str, session_id: &str) -> String {
 }
 
 /// omp folds the slot's title into the in-memory header (`""` deletes it).
-fn fold_slot_into_header(header: &mut Map<String, Value>, slot: &crate::title_slot::TitleSlot) {
+pub(super) fn fold_slot_into_header(
+    header: &mut Map<String, Value>,
+    slot: &crate::title_slot::TitleSlot,
+) {
     if slot.title.is_empty() {
         header.shift_remove("title");
     } else {

@@ -8,11 +8,13 @@ mod building;
 mod load;
 mod name;
 mod persist;
+mod store;
 
 pub use append::{CompactionArgs, CustomMessageArgs};
 pub use load::{FollowOutcome, OpenOptions};
 pub use name::NameSource;
 pub use persist::{FileState, SyncPolicy};
+pub use store::{SessionStore, Since, Written};
 
 use crate::diagnostics::Diagnostic;
 use crate::dialect::Dialect;
@@ -74,6 +76,8 @@ pub struct Session {
     ids: Box<dyn IdSource>,
     /// The open file that file-backed entry bodies are read from.
     source: Option<Arc<crate::entry::BodySource>>,
+    /// The store the session is kept in, when it is not a local file (see [`SessionStore`]).
+    store: Option<store::StoreLink>,
     /// Each entry's parent resolved to an entry index ([`NO_PARENT`]: none), so paths are walked
     /// without hashing ids. Exact unless `parents_dirty` (a duplicated id, or an id arriving that
     /// an earlier orphan points at), which the next `settle_parents` repairs.

@@ -211,8 +211,13 @@ impl Session {
                 j += 1;
             }
             flush(&mut pending, file, &mut len)?;
-            copy_range(source.file(), start, end - start, file)
-                .map_err(|e| Error::io("cannot read an entry of", source.path(), e))?;
+            match source.file() {
+                Some(from) => copy_range(from, start, end - start, file),
+                None => source
+                    .read(start, usize::try_from(end - start).unwrap_or(usize::MAX))
+                    .and_then(|bytes| file.write_all(&bytes)),
+            }
+            .map_err(|e| Error::io("cannot read an entry of", source.path(), e))?;
             len += end - start;
             pending.push(b'\n');
             if self.sync == SyncPolicy::Data && durability == Durability::BeforeAnswer {
@@ -229,7 +234,7 @@ impl Session {
         Ok(len)
     }
 
-    fn slot_for_new_file(&self) -> Option<TitleSlot> {
+    pub(super) fn slot_for_new_file(&self) -> Option<TitleSlot> {
         match self.dialect {
             crate::Dialect::Pi => None,
             crate::Dialect::Omp => Some(self.slot.clone().unwrap_or_else(|| {
@@ -257,6 +262,9 @@ impl Session {
     }
 
     fn write_new_file(&mut self, path: &Path, durability: Durability) -> Result<()> {
+        if let Some(link) = self.store.take() {
+            return self.create_in_store(link, path);
+        }
         if let Some(dir) = path.parent() {
             std::fs::create_dir_all(dir)
                 .map_err(|e| Error::io("cannot create the folder of", path, e))?;
@@ -312,6 +320,9 @@ impl Session {
         let FileState::Written { path, len, .. } = &self.file else {
             return Ok(());
         };
+        if let Some(link) = self.store.take() {
+            return self.append_store_line(link, line);
+        }
         let (path, expected) = (path.clone(), *len);
         self.wait_durable()?;
         let mut file = OpenOptions::new()
@@ -411,6 +422,11 @@ impl Session {
         if let FileState::Written { path, .. } = &self.file {
             if self.slot.is_none() {
                 // A slot-less file: inserting one would rewrite the whole file, which we never do.
+                return Ok(());
+            }
+            if let Some(store) = self.store().cloned() {
+                self.set_store_title(&store, &slot)?;
+                self.slot = Some(slot);
                 return Ok(());
             }
             let path = path.clone();

@@ -1,0 +1,222 @@
+//! A store's address: `redis://HOST:PORT[/DB][?prefix=PREFIX]` (`rediss://` for TLS), with the
+//! credentials kept apart so that no address shown or logged ever carries them.
+
+use std::fmt;
+
+/// omp's default key prefix.
+pub const DEFAULT_PREFIX: &str = "omp:sessions:";
+
+/// Where a store is and which part of it holds the sessions.
+#[derive(Clone, PartialEq, Eq)]
+pub struct StoreAddress {
+    /// `rediss://`: TLS.
+    pub tls: bool,
+    /// Host name or address.
+    pub host: String,
+    /// TCP port.
+    pub port: u16,
+    /// Database number.
+    pub db: i64,
+    /// Key prefix of omp's `RedisSessionStorage` (default `omp:sessions:`).
+    pub prefix: String,
+    /// ACL user name, when one is used.
+    pub username: Option<String>,
+    password: Option<String>,
+}
+
+impl fmt::Debug for StoreAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StoreAddress")
+            .field("address", &self.to_string())
+            .field("username", &self.username)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .finish()
+    }
+}
+
+/// The address without credentials (what is shown and logged).
+impl fmt::Display for StoreAddress {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        write!(f, "{scheme}://{}:{}/{}", self.host, self.port, self.db)?;
+        if self.prefix != DEFAULT_PREFIX {
+            write!(f, "?prefix={}", percent_encode(&self.prefix))?;
+        }
+        Ok(())
+    }
+}
+
+impl StoreAddress {
+    /// Parses `redis://HOST:PORT[/DB][?prefix=PREFIX]` or `rediss://…`. Credentials in the
+    /// address are refused: they come from settings or an environment variable
+    /// ([`StoreAddress::with_credentials`]), so that an address can be shown and logged.
+    pub fn parse(text: &str) -> Result<StoreAddress, String> {
+        let bad = |why: &str| {
+            format!("bad store address {text:?}: {why} (expected redis://HOST:PORT[/DB][?prefix=PREFIX])")
+        };
+        let (tls, rest) = if let Some(rest) = text.strip_prefix("redis://") {
+            (false, rest)
+        } else if let Some(rest) = text.strip_prefix("rediss://") {
+            (true, rest)
+        } else {
+            return Err(bad("it does not start with redis:// or rediss://"));
+        };
+        let (rest, query) = match rest.split_once('?') {
+            Some((rest, query)) => (rest, Some(query)),
+            None => (rest, None),
+        };
+        let (authority, db) = match rest.split_once('/') {
+            Some((authority, db)) => (authority, db),
+            None => (rest, ""),
+        };
+        if authority.contains('@') {
+            return Err(bad("credentials do not go into the address; set them in the user settings or name an environment variable"));
+        }
+        let (host, port) = match authority.rsplit_once(':') {
+            Some((host, port)) if !host.ends_with(']') || host.starts_with('[') => {
+                let port = port
+                    .parse::<u16>()
+                    .map_err(|_| bad("the port is not a number"))?;
+                (host, port)
+            }
+            _ => (authority, 6379),
+        };
+        if host.is_empty() {
+            return Err(bad("no host"));
+        }
+        let db = match db.trim_end_matches('/') {
+            "" => 0,
+            n => n
+                .parse::<i64>()
+                .map_err(|_| bad("the database is not a number"))?,
+        };
+        let mut prefix = DEFAULT_PREFIX.to_owned();
+        for pair in query.unwrap_or("").split('&').filter(|p| !p.is_empty()) {
+            match pair.split_once('=') {
+                Some(("prefix", value)) => {
+                    prefix = percent_decode(value)
+                        .ok_or_else(|| bad("the prefix is not valid percent-encoded UTF-8"))?;
+                }
+                _ => return Err(bad(&format!("unknown parameter {pair:?}"))),
+            }
+        }
+        Ok(StoreAddress {
+            tls,
+            host: host
+                .trim_start_matches('[')
+                .trim_end_matches(']')
+                .to_owned(),
+            port,
+            db,
+            prefix,
+            username: None,
+            password: None,
+        })
+    }
+
+    /// The address with an ACL user and a password (either may be absent).
+    pub fn with_credentials(
+        mut self,
+        username: Option<String>,
+        password: Option<String>,
+    ) -> StoreAddress {
+        self.username = username.filter(|u| !u.is_empty());
+        self.password = password.filter(|p| !p.is_empty());
+        self
+    }
+
+    /// Whether a password is set.
+    pub fn has_password(&self) -> bool {
+        self.password.is_some()
+    }
+
+    /// The URL the client connects with (credentials included: never show or log it).
+    pub(crate) fn connection_url(&self) -> String {
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        let user = match (&self.username, &self.password) {
+            (Some(u), Some(p)) => format!("{}:{}@", percent_encode(u), percent_encode(p)),
+            (None, Some(p)) => format!(":{}@", percent_encode(p)),
+            (Some(u), None) => format!("{}@", percent_encode(u)),
+            (None, None) => String::new(),
+        };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        format!("{scheme}://{user}{host}:{}/{}", self.port, self.db)
+    }
+}
+
+/// Percent-encodes everything but unreserved characters.
+pub fn percent_encode(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for &b in text.as_bytes() {
+        if b.is_ascii_alphanumeric() || matches!(b, b'-' | b'.' | b'_' | b'~') {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// Decodes `%XX` escapes; `None` when one is malformed or the result is not UTF-8.
+pub fn percent_decode(text: &str) -> Option<String> {
+    let bytes = text.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        if bytes[i] == b'%' {
+            let hex = std::str::from_utf8(bytes.get(i + 1..i + 3)?).ok()?;
+            out.push(u8::from_str_radix(hex, 16).ok()?);
+            i += 3;
+        } else {
+            out.push(bytes[i]);
+            i += 1;
+        }
+    }
+    String::from_utf8(out).ok()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses_parse_with_defaults_and_show_no_credentials() {
+        let a = StoreAddress::parse("redis://127.0.0.1:6390").unwrap_or_else(|e| panic!("{e}"));
+        assert_eq!(
+            (a.host.as_str(), a.port, a.db, a.prefix.as_str(), a.tls),
+            ("127.0.0.1", 6390, 0, DEFAULT_PREFIX, false)
+        );
+        let b = StoreAddress::parse("rediss://cache.example:7000/3?prefix=team%3Aa%3A")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_credentials(Some("alice".into()), Some("s3cret p@ss".into()));
+        assert_eq!((b.db, b.prefix.as_str(), b.tls), (3, "team:a:", true));
+        assert_eq!(
+            b.to_string(),
+            "rediss://cache.example:7000/3?prefix=team%3Aa%3A"
+        );
+        assert!(!format!("{b:?}").contains("s3cret"));
+        assert_eq!(
+            b.connection_url(),
+            "rediss://alice:s3cret%20p%40ss@cache.example:7000/3"
+        );
+    }
+
+    #[test]
+    fn bad_addresses_are_refused_with_the_reason() {
+        for (text, why) in [
+            ("http://x:1", "does not start"),
+            ("redis://u:p@host:1", "credentials"),
+            ("redis://host:port", "port"),
+            ("redis://host:1/x", "database"),
+            ("redis://host:1?db=2", "unknown parameter"),
+            ("redis://:1", "no host"),
+        ] {
+            let err = StoreAddress::parse(text).err().unwrap_or_default();
+            assert!(err.contains(why), "{text}: {err}");
+        }
+    }
+}

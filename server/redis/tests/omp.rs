@@ -1,0 +1,333 @@
+//! The real omp (18.2.3 from npm, its `SessionManager` with `RedisSessionStorage`, on Bun) and
+//! sessiontree on one real `redis-server`: what omp writes we read as omp reloads it (conformance
+//! scenarios replayed through Redis), what we write omp reloads (messages, labels, a rename,
+//! navigation with a summary, a fork into a new key), and both writing one session at once lose
+//! nothing. The agents come from `scripts/install-agents.sh` (pinned, cached); without them the
+//! tests fail.
+
+use serde_json::Value;
+use sessiontree_core::session::SessionStore;
+use sessiontree_core::{Error, OpenOptions, Session};
+use sessiontree_redis::testing::RedisServer;
+use sessiontree_redis::{Link, RedisStore};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::sync::{Arc, OnceLock};
+
+fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+fn conformance_dir() -> PathBuf {
+    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| repo().join("../shared/conformance"))
+}
+
+/// Bun from the installed agents (installing them when missing).
+fn bun() -> &'static Path {
+    static BIN: OnceLock<PathBuf> = OnceLock::new();
+    BIN.get_or_init(|| {
+        let out = Command::new("bash")
+            .arg(repo().join("scripts/install-agents.sh"))
+            .output()
+            .unwrap_or_else(|e| panic!("scripts/install-agents.sh: {e}"));
+        assert!(
+            out.status.success(),
+            "the agents could not be installed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let bin = String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .last()
+            .unwrap_or("")
+            .trim()
+            .to_owned();
+        let bun = Path::new(&bin).join("bun");
+        assert!(bun.exists(), "no bun in {bin}");
+        bun
+    })
+}
+
+/// Runs `scripts/testing/omp-redis.ts <command> <url> omp:sessions: <args>` and returns stdout.
+fn omp(server: &RedisServer, args: &[&str]) -> String {
+    let out = Command::new(bun())
+        .arg(repo().join("scripts/testing/omp-redis.ts"))
+        .arg(args[0])
+        .arg(server.url())
+        .arg("omp:sessions:")
+        .args(&args[1..])
+        .current_dir(repo())
+        .output()
+        .unwrap_or_else(|e| panic!("bun: {e}"));
+    assert!(
+        out.status.success(),
+        "omp {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
+
+fn omp_json(server: &RedisServer, args: &[&str]) -> Value {
+    let text = omp(server, args);
+    serde_json::from_str(&text)
+        .unwrap_or_else(|e| panic!("omp {args:?} printed no JSON ({e}): {text}"))
+}
+
+fn open(server: &RedisServer, path: &str) -> Session {
+    let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
+    Session::open_store(
+        Arc::new(RedisStore::new(link, Path::new(path))),
+        OpenOptions::default(),
+    )
+    .unwrap_or_else(|e| panic!("{path}: {e}"))
+}
+
+/// What omp's reload prints, computed from our session.
+fn ours(session: &Session) -> Value {
+    let entries = session.entries();
+    let mut labels = serde_json::Map::new();
+    for entry in entries {
+        if let Some(label) = entry.id().and_then(|id| session.label(id)) {
+            labels.insert(entry.id().unwrap_or_default().to_owned(), label.into());
+        }
+    }
+    serde_json::json!({
+        "sessionFile": session.path().map(|p| p.to_string_lossy().into_owned()),
+        "header": Value::Object(session.header().clone()),
+        "sessionName": session.session_name(),
+        "leafId": session.leaf_id(),
+        "entryIds": entries.iter().map(|e| e.id()).collect::<Vec<_>>(),
+        "entryTypes": entries.iter().map(|e| e.kind()).collect::<Vec<_>>(),
+        "branch": session.branch_ids(None),
+        "labels": labels,
+    })
+}
+
+const SESSIONS: &str = "/home/me/.omp/agent/sessions/-proj";
+
+#[test]
+fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
+    let server = RedisServer::start();
+    let scenarios = [
+        "c01-linear-basic",
+        "c02-tool-calls",
+        "c05-labels",
+        "c06-branch-basic",
+        "c08-reset-leaf-multiroot",
+        "c09-branch-with-summary",
+        "c16-session-name",
+        "c17-create-branched-session",
+        "c22-label-moves-leaf",
+        "c28-labels-carried-into-branched",
+        "c29-name-then-branched-session",
+    ];
+    let mut checked = 0;
+    for name in scenarios {
+        let scenario = conformance_dir().join(name).join("scenario.json");
+        let written = omp_json(
+            &server,
+            &[
+                "write",
+                &scenario.to_string_lossy(),
+                SESSIONS,
+                "/home/me/proj",
+            ],
+        );
+        for key in ["sessionFile", "branchedFile"] {
+            let Some(path) = written[key].as_str() else {
+                continue;
+            };
+            let reloaded = omp_json(&server, &["reload", path]);
+            let session = open(&server, path);
+            assert_eq!(ours(&session), reloaded, "{name} {key}");
+            assert!(
+                session.diagnostics().is_empty(),
+                "{name}: {:?}",
+                session.diagnostics()
+            );
+            checked += 1;
+        }
+    }
+    assert!(checked >= scenarios.len() + 3, "{checked} sessions checked");
+}
+
+#[test]
+fn omp_reloads_what_we_write_into_redis() {
+    let server = RedisServer::start();
+    let scenario = conformance_dir().join("c06-branch-basic/scenario.json");
+    let written = omp_json(
+        &server,
+        &[
+            "write",
+            &scenario.to_string_lossy(),
+            SESSIONS,
+            "/home/me/proj",
+        ],
+    );
+    let path = written["sessionFile"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{written}"))
+        .to_owned();
+    let mut session = open(&server, &path);
+    let first = session.entries()[0].id().unwrap_or_default().to_owned();
+    session
+        .append_message(serde_json::json!({"role":"user","content":"written by sessiontree","timestamp":1_735_689_700_000_i64}))
+        .unwrap_or_else(|e| panic!("{e}"));
+    session
+        .append_label_change(&first, Some("start here"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    session
+        .set_name("Named by sessiontree")
+        .unwrap_or_else(|e| panic!("{e}"));
+    // Navigate to the first entry, summarizing the branch left (the /tree flow's write).
+    session
+        .branch_with_summary(Some(&first), "The branch left tried Paris.", None, None)
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(
+        omp_json(&server, &["reload", &path]),
+        ours(&session),
+        "omp reloads our writes"
+    );
+    assert_eq!(
+        omp_json(&server, &["reload", &path])["sessionName"],
+        "Named by sessiontree"
+    );
+
+    // /branch: a fork into a new key, which omp reloads as we hold it.
+    let leaf = session.leaf_id().unwrap_or_default().to_owned();
+    let fork = session
+        .create_branched_session(&leaf, Box::new(sessiontree_core::ids::RandomIds))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let fork_path = fork
+        .path()
+        .unwrap_or_else(|| panic!("no path"))
+        .to_string_lossy()
+        .into_owned();
+    assert_ne!(fork_path, path);
+    assert_eq!(omp_json(&server, &["reload", &fork_path]), ours(&fork));
+    let listed: Vec<String> =
+        serde_json::from_value(omp_json(&server, &["list"])).unwrap_or_default();
+    assert!(
+        listed.contains(&fork_path) && listed.contains(&path),
+        "{listed:?}"
+    );
+    // And omp's text of the session is ours, byte for byte (its title laid over the slot).
+    let mut text = Vec::new();
+    session
+        .for_each_raw(|_, raw| text.push(raw.to_owned()))
+        .unwrap_or_else(|e| panic!("{e}"));
+    let omp_text = omp(&server, &["read", &path]);
+    assert_eq!(
+        omp_text.lines().skip(2).collect::<Vec<_>>(),
+        text,
+        "entry lines"
+    );
+    assert!(omp_text.starts_with("{\"type\":\"title\",\"v\":1,\"title\":\"Named by sessiontree\""));
+}
+
+#[test]
+fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
+    let server = RedisServer::start();
+    let scenario = conformance_dir().join("c01-linear-basic/scenario.json");
+    let written = omp_json(
+        &server,
+        &[
+            "write",
+            &scenario.to_string_lossy(),
+            SESSIONS,
+            "/home/me/proj",
+        ],
+    );
+    let path = written["sessionFile"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{written}"))
+        .to_owned();
+    let mut session = open(&server, &path);
+    let omp_count = 40;
+    let bun = bun().to_path_buf();
+    let (url, script, dir, p) = (
+        server.url(),
+        repo().join("scripts/testing/omp-redis.ts"),
+        repo(),
+        path.clone(),
+    );
+    let writer = std::thread::spawn(move || {
+        Command::new(bun)
+            .arg(script)
+            .args(["append", &url, "omp:sessions:", &p, &omp_count.to_string()])
+            .current_dir(dir)
+            .output()
+    });
+    let mut ours_ids = Vec::new();
+    let mut conflicts = 0;
+    for i in 0..40 {
+        loop {
+            match session.append_message(
+                serde_json::json!({"role":"user","content":format!("ours {i}"),"timestamp":i}),
+            ) {
+                Ok(id) => {
+                    ours_ids.push(id);
+                    break;
+                }
+                // Refused with nothing written: the next try reads the other writer's lines first.
+                Err(Error::StoreConflict { .. }) => conflicts += 1,
+                Err(e) => panic!("{e}"),
+            }
+        }
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    let out = writer
+        .join()
+        .unwrap_or_else(|_| panic!("writer"))
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        out.status.success(),
+        "omp append: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let omp_ids: Vec<String> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    assert_eq!(omp_ids.len(), omp_count);
+    session.follow().unwrap_or_else(|e| panic!("{e}"));
+    let fresh = open(&server, &path);
+    let reloaded = omp_json(&server, &["reload", &path]);
+    assert_eq!(ours(&fresh)["entryIds"], reloaded["entryIds"]);
+    assert_eq!(
+        ours(&session)["entryIds"],
+        reloaded["entryIds"],
+        "the live view equals a reload"
+    );
+    let all: Vec<&str> = fresh.entries().iter().filter_map(|e| e.id()).collect();
+    for id in ours_ids.iter().chain(&omp_ids) {
+        assert_eq!(
+            all.iter().filter(|x| **x == id.as_str()).count(),
+            1,
+            "{id} once"
+        );
+    }
+    assert!(fresh.diagnostics().is_empty(), "{:?}", fresh.diagnostics());
+    eprintln!("{conflicts} of our appends were refused first (another writer had appended)");
+}
+
+#[test]
+fn a_session_of_100k_entries_opens_from_redis_as_from_its_file() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("big.jsonl");
+    let options = sessiontree_core::synth::SynthOptions {
+        dialect: sessiontree_core::Dialect::Omp,
+        entries: 100_000,
+        seed: 7,
+    };
+    sessiontree_core::synth::generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+    let path = format!("{SESSIONS}/big.jsonl");
+    omp(&server, &["put", &path, &file.to_string_lossy()]);
+    let from_file = Session::open(&file, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let from_redis = open(&server, &path);
+    assert!(from_redis.entries().len() >= 100_000);
+    assert_eq!(ours(&from_redis)["entryIds"], ours(&from_file)["entryIds"]);
+    assert_eq!(from_redis.leaf_id(), from_file.leaf_id());
+    let store: &Arc<dyn SessionStore> = from_redis.store().unwrap_or_else(|| panic!("no store"));
+    assert_eq!(store.path(), Path::new(&path));
+}
