@@ -10,7 +10,7 @@
 //                              replays a conformance scenario's ops through SessionManager.create
 //                              and prints {sessionFile, branchedFile, refs} (JSON)
 //   append <path> <count>      opens <path> and appends <count> user messages, one at a time
-//   list                       prints every session path the storage indexes (JSON)
+//   list <dir>                 prints the session paths the storage lists in <dir> (JSON)
 //
 // OMP_PACKAGE_DIR names the installed @oh-my-pi/pi-coding-agent (default: .tools/agents).
 import { RedisClient } from "bun";
@@ -179,7 +179,7 @@ try {
 			break;
 		}
 		case "list":
-			process.stdout.write(JSON.stringify(storage.listFilesSync("/", "*")));
+			process.stdout.write(JSON.stringify(storage.listFilesSync(args[0], "*.jsonl")));
 			break;
 		default:
 			throw new Error(`unknown command ${command}`);
