@@ -72,6 +72,14 @@ cp "$ROOT/examples/csv-importer.omp.jsonl" "$SESSION"
 # The same conversation written by pi, where pi keeps this project's sessions (older: opens second).
 PI_DIR=$RUN/pi-agent/sessions/--$(printf '%s' "${WS#/}" | tr '/\\:' '---')--; mkdir -p "$PI_DIR"
 cp "$ROOT/examples/csv-importer.pi.jsonl" "$PI_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000001.jsonl"
+# pi names it with a tab and a bell in the name (as a user may type them): drawn visibly, never raw.
+PI_SESSION=$PI_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000001.jsonl
+node -e '
+  const fs = require("fs"); const file = process.argv[1];
+  const lines = fs.readFileSync(file, "utf8").trimEnd().split("\n");
+  const leaf = JSON.parse(lines[lines.length - 1]).id;
+  fs.appendFileSync(file, JSON.stringify({ type: "session_info", id: "e2ename1", parentId: leaf,
+    timestamp: "2025-12-02T10:20:00.000Z", name: "Quoted\tcommas\u0007 in pi" }) + "\n");' "$PI_SESSION"
 touch -d '1 hour ago' "$PI_DIR"/*.jsonl
 # A bigger, older session (2000 entries) for the windowed tree: older, so the example opens first.
 "$BIN" generate --entries 2000 --seed 7 --out "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl" >/dev/null

@@ -9,7 +9,7 @@ import { errorMessage } from './errors';
 import { ChatProvider } from './chatView';
 import * as flows from './flows';
 import { summarizeWithLm, testHookSummary } from './lmSummary';
-import { defaultSession, isFilterMode } from './logic';
+import { defaultSession, isFilterMode, sessionDescription, sessionLabel } from './logic';
 import { SessionController } from './session';
 import { SessionsProvider } from './sessionsView';
 import { TestState } from './testState';
@@ -61,7 +61,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const snapshot = () => {
     state.set('session', ctl.uri ?? null);
     state.set('filter', ctl.filter);
-    state.set('search', ctl.search);
+    state.set('search', ctl.rowsSearch);
     state.set('leaf', ctl.leaf ?? null);
     state.set('revision', ctl.revision ?? null);
     state.set('lines', ctl.rows?.lines ?? []);
@@ -100,9 +100,14 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.openSession', async (uri?: string) => {
     let target = uri;
     if (!target) {
+      const now = Date.now();
       const picked = await vscode.window.showQuickPick(
-        sessions.sessions.map((s) => ({ label: s.name || s.firstUserMessage || s.path, description: s.dialect, uri: s.uri })),
-        { title: 'Open session' },
+        sessions.sessions.map((s) => ({
+          label: sessionLabel(s),
+          description: sessionDescription(s, sessions.sessions, now),
+          uri: s.uri,
+        })),
+        { title: 'Open session', matchOnDescription: true },
       );
       target = picked?.uri;
     }
@@ -133,8 +138,14 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.clearLabel', (arg?: EntryArg) => flows.label(f, idOf(arg), true));
   reg('sessiontree.search', () => flows.search(f));
   reg('sessiontree.clearSearch', guard(() => ctl.setSearch('')));
-  reg('sessiontree.filterNext', guard(() => ctl.cycle(1)));
-  reg('sessiontree.filterPrevious', guard(() => ctl.cycle(-1)));
+  // Pressed in the tree, a filter key gets the row the keyboard is on (keybinding args
+  // `$focusedTreeItem`): the new filter keeps that row in view, as the agent keeps its cursor's.
+  const keepFocused = (arg?: EntryArg) => {
+    const id = idOf(arg);
+    if (id) ctl.select(id);
+  };
+  reg('sessiontree.filterNext', (arg?: EntryArg) => guard(() => (keepFocused(arg), ctl.cycle(1)))());
+  reg('sessiontree.filterPrevious', (arg?: EntryArg) => guard(() => (keepFocused(arg), ctl.cycle(-1)))());
   reg('sessiontree.pickFilter', async () => {
     const modes = [
       { label: 'Default', mode: 'default' as const, description: 'Alt+D' },
@@ -151,7 +162,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   });
   reg('sessiontree.filter', (mode?: string) => (isFilterMode(mode) ? ctl.jump(mode) : undefined));
   for (const mode of ['default', 'noTools', 'userOnly', 'labeledOnly', 'all'] as const) {
-    reg(`sessiontree.filter.${mode}`, guard(() => ctl.jump(mode)));
+    reg(`sessiontree.filter.${mode}`, (arg?: EntryArg) => guard(() => (keepFocused(arg), ctl.jump(mode)))());
   }
   reg('sessiontree.revealLeaf', guard(() => tree.revealLeaf(true)));
   reg('sessiontree.pageWindow', (direction?: number) => tree.page(direction === -1 ? -1 : 1));

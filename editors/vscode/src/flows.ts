@@ -129,6 +129,22 @@ function rowPick(r: Row): RowPick {
   };
 }
 
+/**
+ * Keeps a quick pick in the order its items were given. VS Code otherwise re-sorts the items by
+ * its own label match as the user types (`sortByLabel`, on by default), so the first item shown is
+ * not the server's first: the list must show the server's ranking, and Enter act on what is
+ * highlighted. `sortByLabel` is not in the typed API (a proposal the extension host honours
+ * anyway); where a VS Code refuses it, the items keep `alwaysShow` and the server's order is lost
+ * only to VS Code's sort.
+ */
+function keepServerOrder(qp: vscode.QuickPick<vscode.QuickPickItem>): void {
+  try {
+    (qp as { sortByLabel?: boolean }).sortByLabel = false;
+  } catch {
+    // An extension host that checks proposals: nothing else keeps the order.
+  }
+}
+
 /** A quick pick whose items come from the server for what the user typed. */
 function serverPick(f: Flows, title: string, load: (search: string) => Promise<Row[]>): Promise<string | undefined> {
   return new Promise((resolve) => {
@@ -136,6 +152,7 @@ function serverPick(f: Flows, title: string, load: (search: string) => Promise<R
     qp.title = title;
     qp.placeholder = 'Type to search (server-side)';
     qp.matchOnDescription = false;
+    keepServerOrder(qp);
     let seq = 0;
     const update = async (value: string) => {
       const mine = ++seq;
@@ -144,6 +161,7 @@ function serverPick(f: Flows, title: string, load: (search: string) => Promise<R
         const rows = await load(value);
         if (mine === seq) {
           qp.items = rows.map(rowPick);
+          f.record('pick', { title, value, labels: qp.items.map((i) => i.label), ids: qp.items.map((i) => i.id) });
           // Keep the server's best match active so that Enter picks it.
           if (qp.items.length) qp.activeItems = [qp.items[0]];
         }
@@ -157,6 +175,7 @@ function serverPick(f: Flows, title: string, load: (search: string) => Promise<R
     qp.onDidChangeValue((v) => void update(v));
     qp.onDidAccept(() => {
       done = true;
+      // VS Code selects the highlighted item on Enter: that one, whatever arrived since.
       resolve((qp.selectedItems[0] ?? qp.activeItems[0])?.id);
       qp.hide();
     });
@@ -179,7 +198,7 @@ export async function branch(f: Flows, entryId?: string): Promise<void> {
   if (!id) return;
   try {
     const res = await f.ctl.api.branch({ uri, entryId: id });
-    f.record('branch', res);
+    f.record('branch', { entryId: id, ...res });
     if (res.cancelled) {
       void vscode.window.showInformationMessage('Branch cancelled by a hook.');
       return;
@@ -223,14 +242,40 @@ export async function label(f: Flows, entryId?: string, clear = false): Promise<
   }
 }
 
-export async function search(f: Flows): Promise<void> {
-  const value = await vscode.window.showInputBox({
-    title: 'Search the tree',
-    prompt: 'Words separated by spaces, all must match (empty clears)',
-    value: f.ctl.search,
+/**
+ * Search as you type, as the agent's `/tree` does: every key narrows the Tree at once (the
+ * controller keeps at most one request in flight and sends the latest text when it returns, so
+ * typing never queues answers on a huge session). Enter keeps the search; Escape puts back the one
+ * the box opened with. The box stays open while the user clicks elsewhere (a row, to navigate), so
+ * that only those two keys close it.
+ */
+export function search(f: Flows): Promise<void> {
+  return new Promise((resolve) => {
+    const box = vscode.window.createInputBox();
+    const before = f.ctl.search;
+    let accepted = false;
+    box.title = 'Search the tree';
+    box.prompt = 'The tree narrows as you type (words separated by spaces, all must match). Enter keeps it; Escape puts back the previous search.';
+    box.placeholder = 'Search';
+    box.value = before;
+    box.ignoreFocusOut = true;
+    box.onDidChangeValue((v) => {
+      f.ctl.typeSearch(v.trim()).catch((e) => f.log.appendLine(`search: ${errorMessage(e)}`));
+    });
+    box.onDidAccept(() => {
+      accepted = true;
+      box.hide();
+    });
+    box.onDidHide(() => {
+      const value = box.value.trim();
+      box.dispose();
+      f.ctl
+        .typeSearch(accepted ? value : before)
+        .catch((e) => f.log.appendLine(`search: ${errorMessage(e)}`))
+        .finally(() => resolve());
+    });
+    box.show();
   });
-  if (value === undefined) return;
-  await f.ctl.setSearch(value.trim());
 }
 
 /** `/tree`: focus the Tree view, or a quick pick of the rows when the panel is hidden. */

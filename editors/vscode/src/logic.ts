@@ -46,7 +46,7 @@ export function isFilterMode(s: unknown): s is FilterMode {
 export function treeDescription(mode: FilterMode, search: string, follow: boolean, total?: number, shown?: number): string {
   const parts: string[] = [];
   if (mode !== 'default') parts.push(`[${filterName(mode)}]`);
-  if (search) parts.push(`search: "${search}"`);
+  if (search) parts.push(`search: "${visibleText(search)}"`);
   if (typeof total === 'number') parts.push(shown !== undefined && shown < total ? `${shown}/${total} rows` : `${total} rows`);
   if (!follow) parts.push('follow off');
   return parts.join(' · ');
@@ -74,9 +74,24 @@ function rowLead(row: Row): string {
   return dot + tag;
 }
 
+/**
+ * Text as the panel draws it: a tab, newline or carriage return is a space (the agents fold them so
+ * in their rows), any other control character its visible picture (U+2400–U+2421: `␇` for a bell),
+ * C1 controls `�`. One UTF-16 unit stays one unit, so highlight offsets stay valid.
+ */
+export function visibleText(s: string): string {
+  // eslint-disable-next-line no-control-regex -- control characters are what this replaces
+  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
+    const code = c.charCodeAt(0);
+    if (c === '\t' || c === '\n' || c === '\r') return ' ';
+    if (code < 0x20) return String.fromCharCode(0x2400 + code);
+    return code === 0x7f ? '\u2421' : '\ufffd';
+  });
+}
+
 /** The row without connectors or dot (`[label] text`), for quick picks. */
 export function rowPlain(row: Row): string {
-  return (row.label && !row.text.startsWith(`[${row.label}]`) ? `[${row.label}] ` : '') + row.text;
+  return visibleText((row.label && !row.text.startsWith(`[${row.label}]`) ? `[${row.label}] ` : '') + row.text);
 }
 
 /** Columns asked of the server: wide, since VS Code cuts long labels itself. */
@@ -93,7 +108,25 @@ export function rowPrefix(row: Row): string {
 
 /** The label a tree item shows: the server's prefix (connectors), the dot and label, and the text. */
 export function rowLabel(row: Row): string {
-  return rowPrefix(row) + rowLead(row) + row.text;
+  return rowPrefix(row) + visibleText(rowLead(row) + row.text);
+}
+
+/** The codicon that marks the leaf's row (in place of the kind's icon: an icon is never cut). */
+export const LEAF_ICON = 'circle-filled';
+
+/**
+ * The row that carries the leaf mark: the leaf's own row, else (the leaf hidden by the filter or
+ * the search, e.g. a label entry just written) the nearest shown entry above it, the last row on
+ * the active path. `undefined` when the leaf is before the first entry or nothing of its path shows.
+ */
+export function leafMarkRow(rows: readonly Row[], leaf: string | null | undefined): { id: string; hidden: boolean } | undefined {
+  if (!leaf) return undefined;
+  let last: Row | undefined;
+  for (const r of rows) {
+    if (r.isLeaf && r.id) return { id: r.id, hidden: false };
+    if (r.onActivePath && r.id) last = r;
+  }
+  return last?.id ? { id: last.id, hidden: true } : undefined;
 }
 
 /**
@@ -199,10 +232,41 @@ export function shellQuote(s: string): string {
   return /^[\w@%+=:,./-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
 }
 
-/** The Sessions view's label for a session. */
+/** The Sessions view's label for a session (control characters drawn visibly). */
 export function sessionLabel(s: SessionInfo): string {
   const base = s.path.split(/[\\/]/).pop() ?? s.path;
-  return s.name || s.firstUserMessage || base;
+  return visibleText(s.name || s.firstUserMessage || base);
+}
+
+/** What a fork's `parentSession` names: the listed session at that path, else the file's name. */
+export function forkSource(s: SessionInfo, all: readonly SessionInfo[]): string | undefined {
+  const parent = s.parentSession;
+  if (!parent) return undefined;
+  const found = all.find((x) => x.path === parent || x.uri === parent);
+  return found ? sessionLabel(found) : visibleText(parent.split(/[\\/]/).pop() ?? parent);
+}
+
+/** `1,234 entries` (one entry: `1 entry`). */
+export function entryCount(n: number): string {
+  return `${n.toLocaleString('en-US')} ${n === 1 ? 'entry' : 'entries'}`;
+}
+
+/**
+ * A session's description in the Sessions view and *Open Session…*: live, age, dialect, entries,
+ * the session it was forked from, and the first message when the label is the name.
+ */
+export function sessionDescription(s: SessionInfo, all: readonly SessionInfo[], now: number): string {
+  const source = forkSource(s, all);
+  return [
+    s.liveWriter ? '● live' : '',
+    relativeTime(s.modifiedMs, now),
+    s.dialect,
+    entryCount(s.entryCount),
+    source ? `fork of ${source}` : '',
+    s.name && s.firstUserMessage ? visibleText(s.firstUserMessage) : '',
+  ]
+    .filter(Boolean)
+    .join(' · ');
 }
 
 /** "5m ago"-style age. */

@@ -31,6 +31,8 @@ export class SessionController implements vscode.Disposable {
   rows: RowsResult | undefined;
   filter: FilterMode = 'default';
   search = '';
+  /** The search the rows on screen were asked for (`search` runs ahead of it while typing). */
+  rowsSearch = '';
   selectedId: string | undefined;
   /** The row the window is centred on after paging (`undefined` = the selection). */
   anchorId: string | undefined;
@@ -44,6 +46,9 @@ export class SessionController implements vscode.Disposable {
   readonly onDidChangeSession = this.sessionEmitter.event;
   private readonly subs: vscode.Disposable[] = [];
   private seq = 0;
+  /** The search request in flight while the user types, and whether the text changed since. */
+  private typing: Promise<void> | undefined;
+  private typingAgain = false;
 
   constructor(readonly api: Api, private readonly log: vscode.OutputChannel) {
     this.follow = vscode.workspace.getConfiguration('sessiontree').get<boolean>('follow', true);
@@ -92,6 +97,33 @@ export class SessionController implements vscode.Disposable {
     return this.refresh({ reason: 'search', revealLeaf: false });
   }
 
+  /**
+   * The search as the user types it: at most one rows request in flight; keys typed meanwhile
+   * send only the latest text when it returns. Resolves once the rows of `search` (or of a later
+   * text) are on screen.
+   */
+  typeSearch(search: string): Promise<void> {
+    this.search = search;
+    if (this.typing) {
+      this.typingAgain = true;
+      return this.typing;
+    }
+    const run = async (): Promise<void> => {
+      try {
+        do {
+          this.typingAgain = false;
+          const asked = this.search;
+          await this.refresh({ reason: 'search', revealLeaf: false });
+          if (this.search !== asked) this.typingAgain = true;
+        } while (this.typingAgain);
+      } finally {
+        this.typing = undefined;
+      }
+    };
+    this.typing = run();
+    return this.typing;
+  }
+
   setFollow(on: boolean): void {
     this.follow = on;
     this.rowsEmitter.fire({ reason: 'refresh', revealLeaf: on });
@@ -102,16 +134,18 @@ export class SessionController implements vscode.Disposable {
     const uri = this.uri;
     if (!uri) return;
     const mine = ++this.seq;
+    const search = this.search;
     const rows = await this.api.rows({
       uri,
       filter: this.filter,
-      search: this.search,
+      search,
       selection: change.revealLeaf ? null : (this.anchorId ?? this.selectedId ?? null),
       width: ROW_WIDTH,
       height: windowHeight(),
     });
     if (mine !== this.seq || uri !== this.uri) return;
     this.rows = rows;
+    this.rowsSearch = search;
     if (change.revealLeaf) {
       this.selectedId = rows.leaf ?? undefined;
       this.anchorId = undefined;

@@ -5,7 +5,7 @@
  */
 import * as vscode from 'vscode';
 import type { Api } from './api';
-import { relativeTime, sessionLabel } from './logic';
+import { entryCount, forkSource, sessionDescription, sessionLabel, visibleText } from './logic';
 import type { SessionInfo } from './protocol';
 
 export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, vscode.Disposable {
@@ -28,7 +28,9 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     // Redraw only on a real change: a redraw retires the rendered items' commands, and a click
     // landing on a retired item fails ("command not found").
     const key = (list: SessionInfo[]) =>
-      JSON.stringify(list.map((x) => [x.uri, x.name, x.firstUserMessage, x.liveWriter, Math.floor(x.modifiedMs / 60_000)]));
+      JSON.stringify(
+        list.map((x) => [x.uri, x.name, x.firstUserMessage, x.liveWriter, x.entryCount, x.parentSession, Math.floor(x.modifiedMs / 60_000)]),
+      );
     const changed = key(res.sessions) !== key(this.sessions);
     this.sessions = res.sessions;
     this.view.message = this.sessions.length ? undefined : 'No omp/pi sessions for this workspace.';
@@ -45,14 +47,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     const item = new vscode.TreeItem(sessionLabel(s));
     item.id = s.uri;
     const open = s.uri === this.current;
-    item.description = [
-      s.liveWriter ? '● live' : '',
-      relativeTime(s.modifiedMs, Date.now()),
-      s.dialect,
-      s.name && s.firstUserMessage ? s.firstUserMessage : '',
-    ]
-      .filter(Boolean)
-      .join(' · ');
+    item.description = sessionDescription(s, this.sessions, Date.now());
     // Open = the eye; live (an agent is writing) = green.
     item.iconPath = new vscode.ThemeIcon(
       open ? 'eye' : s.liveWriter ? 'pulse' : 'comment-discussion',
@@ -60,8 +55,10 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
     );
     const md = new vscode.MarkdownString();
     md.appendMarkdown(`**${sessionLabel(s)}**${open ? ' (open)' : ''}\n\n`);
-    if (s.firstUserMessage) md.appendText(s.firstUserMessage + '\n\n');
-    md.appendMarkdown(`${s.dialect} · ${s.entryCount} entries · ${s.modified}\n\n`);
+    if (s.firstUserMessage) md.appendText(visibleText(s.firstUserMessage) + '\n\n');
+    md.appendText(`${s.dialect} · ${entryCount(s.entryCount)} · ${s.modified}\n\n`);
+    const source = forkSource(s, this.sessions);
+    if (source) md.appendText(`Forked from ${source} (${s.parentSession})\n\n`);
     md.appendText(s.path);
     item.tooltip = md;
     item.contextValue = `session ${s.dialect}${s.liveWriter ? ' live' : ''}${open ? ' open' : ''}`;

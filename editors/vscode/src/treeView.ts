@@ -7,7 +7,7 @@
  */
 import * as vscode from 'vscode';
 import { errorMessage } from './errors';
-import { rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription } from './logic';
+import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription, visibleText } from './logic';
 import type { Row } from './protocol';
 import type { SessionController } from './session';
 
@@ -35,6 +35,8 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
   private edges: MoreNode[] = [];
   private shown = '';
   private byKey = new Map<string, RowNode>();
+  /** The row carrying the leaf mark (the leaf, or the nearest shown entry above a hidden leaf). */
+  private leafMark: { id: string; hidden: boolean } | undefined;
   readonly view: vscode.TreeView<TreeNode>;
   private readonly subs: vscode.Disposable[] = [];
   /** Called after the tree was redrawn (tests record what is on screen). */
@@ -61,7 +63,7 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
   private describe(): void {
     this.view.description = treeDescription(
       this.ctl.filter,
-      this.ctl.search,
+      this.ctl.rowsSearch,
       this.ctl.follow,
       this.ctl.rows?.totalRows,
       this.ctl.rows?.rows.length,
@@ -69,8 +71,8 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     this.view.message = !this.ctl.uri
       ? 'No session open. Pick one in Sessions.'
       : this.ctl.rows && this.ctl.rows.rows.length === 0
-        ? this.ctl.search
-          ? `Nothing matches "${this.ctl.search}".`
+        ? this.ctl.rowsSearch
+          ? `Nothing matches "${visibleText(this.ctl.rowsSearch)}".`
           : 'No entries in this filter.'
         : undefined;
   }
@@ -85,12 +87,13 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     if (before > 0) this.edges.push({ key: 'more:-1', more: -1, count: before });
     if (after > 0) this.edges.push({ key: 'more:1', more: 1, count: after });
     this.byKey = new Map(this.nodes.map((n) => [n.key, n]));
+    this.leafMark = res ? leafMarkRow(rows, res.leaf) : undefined;
     this.describe();
     // Redraw only when something on screen changed: a redraw retires the items' commands, so a
     // click landing during one is lost (one navigation fetches the rows twice: its answer and
     // the server's didChange).
     // eslint-disable-next-line @typescript-eslint/no-unused-vars -- `selected` echoes our own selection
-    const shown = JSON.stringify([res?.windowStart, res?.totalRows, rows.map(({ selected, ...rest }) => rest)]);
+    const shown = JSON.stringify([res?.windowStart, res?.totalRows, this.leafMark, rows.map(({ selected, ...rest }) => rest)]);
     if (shown !== this.shown) {
       this.shown = shown;
       this.emitter.fire(undefined);
@@ -149,13 +152,16 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     const item = new vscode.TreeItem({ label: rowLabel(row), highlights: rowHighlights(row) });
     item.id = node.key;
     item.contextValue = rowContext(row);
-    const color = row.isLeaf
+    // The leaf is marked by the icon, which a long row cannot push out of sight (the description
+    // can be cut); a leaf the filter hides (a label entry just written) marks the row above it.
+    const mark = this.leafMark && row.id === this.leafMark.id ? this.leafMark : undefined;
+    const color = mark
       ? new vscode.ThemeColor('charts.green')
       : row.onActivePath
         ? new vscode.ThemeColor('charts.blue')
         : undefined;
-    item.iconPath = new vscode.ThemeIcon(rowIcon(row), color);
-    item.description = row.isLeaf ? '● leaf' : undefined;
+    item.iconPath = new vscode.ThemeIcon(mark ? LEAF_ICON : rowIcon(row), color);
+    item.description = mark ? (mark.hidden ? '● leaf below (hidden here)' : '● leaf') : undefined;
     item.accessibilityInformation = {
       label: `${row.isLeaf ? 'leaf, ' : row.onActivePath ? 'active path, ' : ''}${row.text}`,
     };

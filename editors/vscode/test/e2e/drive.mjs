@@ -71,6 +71,15 @@ const sidebar = page.locator('.part.sidebar');
 const treeRows = () => sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row');
 const treeRow = (text) => treeRows().filter({ hasText: text }).first();
 const rowTexts = async () => (await treeRows().allInnerTexts()).map((t) => t.replace(/\s+/g, ' ').trim());
+/** The rows of a list as drawn, top to bottom (the DOM keeps rows in any order; `data-index` is their place). */
+async function listInOrder(rows) {
+  const all = await rows.evaluateAll((els) => els.map((e) => ({ i: Number(e.getAttribute('data-index')), text: e.textContent ?? '', focused: e.classList.contains('focused'), aria: e.getAttribute('aria-label') ?? '', html: e.innerHTML })));
+  return all.sort((a, b) => a.i - b.i).map((r) => ({ ...r, text: r.text.replace(/\s+/g, ' ').trim() }));
+}
+const sessionRows = () => sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row');
+/** Control characters, which must never reach the screen raw (tab, bell, ...). */
+// eslint-disable-next-line no-control-regex -- the point is to find them
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 async function palette(cmd, pick = cmd) {
   const input = page.locator('.quick-input-widget input');
@@ -117,6 +126,11 @@ async function collapseSessions() {
 async function focusTree() {
   await palette('Session Tree: /tree');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
+  // Keys go where the DOM focus is: wait until it is inside the Tree's list (a busy machine lags).
+  await page
+    // eslint-disable-next-line no-undef -- runs in the page
+    .waitForFunction(() => !!document.activeElement?.closest('.pane-body')?.parentElement?.querySelector('.pane-header')?.textContent?.includes('Tree'), null, { timeout: 5000 })
+    .catch(() => {});
   await page.waitForTimeout(200);
 }
 /** The chat webview's document (VS Code nests it: iframe.webview > iframe#active-frame). */
@@ -164,6 +178,20 @@ await check('Sessions view lists the session by its name', async () => {
   // Give the Tree the room (the Sessions view stays one click away).
   await sidebar.locator('.pane-header', { hasText: 'Sessions' }).first().click();
   return text;
+});
+
+await check('Sessions view: entry counts, and a name\'s tab and bell drawn visibly (not raw)', async () => {
+  await expandSessions();
+  await sessionRows().filter({ hasText: 'commas' }).first().waitFor({ timeout: 10000 });
+  const rows = await listInOrder(sessionRows());
+  const pi = rows.find((r) => r.text.includes('in pi'));
+  if (!pi) throw new Error('the pi session is not listed: ' + JSON.stringify(rows.map((r) => r.text)));
+  if (CONTROL.test(pi.text)) throw new Error('control characters drawn raw: ' + JSON.stringify(pi.text));
+  if (!pi.text.includes('Quoted commas\u2407 in pi')) throw new Error('the name is not drawn as the rows draw it: ' + JSON.stringify(pi.text));
+  const counts = rows.filter((r) => /\b\d[\d,]* entries\b/.test(r.text));
+  if (counts.length !== rows.length) throw new Error('rows without an entry count: ' + JSON.stringify(rows.map((r) => r.text)));
+  await collapseSessions();
+  return rows.map((r) => r.text.slice(0, 90));
 });
 
 await check('Tree view renders the server rows (labels, active path, leaf)', async () => {
@@ -312,15 +340,43 @@ await check('a summary supplied through the beforeTree hook lands as a branch su
   return { decision: s.navigate.decision, summaryEntryId: s.navigate.summaryEntryId };
 });
 
-await check('Shift+L labels the selected entry and the label appears', async () => {
+await check('Shift+L labels the row the keyboard is on, not the selected one', async () => {
   await focusTree();
+  await page.waitForTimeout(300);
+  const before = readState();
+  // Move the keyboard off the selection: arrows move the focus, not the selection.
+  await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('ArrowUp');
+  await page.waitForTimeout(300);
+  // A row's aria-label is its text without the label (and "leaf, " / "active path, " before it).
+  const entryText = (aria) => aria.replace(/^(leaf, |active path, )/, '');
+  const focused = entryText((await listInOrder(treeRows())).find((r) => r.focused)?.aria ?? '');
+  if (!focused) throw new Error('no focused row');
   await page.keyboard.press('Shift+KeyL');
   await quickInput('bench-start');
   await page.keyboard.press('Enter');
   await treeRow('[bench-start]').waitFor({ timeout: 8000 });
   const s = await waitState((s) => s.labels?.some((l) => l.label === 'bench-start'), 'label in rows', 5000);
+  const labelled = s.labels.find((l) => l.label === 'bench-start').id;
+  if (labelled === before.selected) throw new Error(`labelled the selected row ${labelled}, not the focused one ("${focused}")`);
+  const row = entryText((await listInOrder(treeRows())).find((r) => r.text.includes('[bench-start]'))?.aria ?? '');
+  if (row !== focused) throw new Error(`the label went to "${row}", the keyboard was on "${focused}"`);
   await shootPanel('vscode-label.png');
-  return s.labels;
+  return { focused, labelled, selected: before.selected };
+});
+
+await check('the leaf stays marked where it cannot be cut: its icon (or the nearest shown row above a hidden leaf)', async () => {
+  // The label entry just written is the leaf now, hidden by the default filter: the row above it carries the mark.
+  const s = readState();
+  if (s.labels.some((l) => l.id === s.leaf) || s.lines.some((l) => l.includes(s.leaf))) throw new Error('expected the leaf (the label entry) hidden');
+  await page.waitForTimeout(300);
+  const rows = await listInOrder(treeRows());
+  const marked = rows.filter((r) => r.html.includes('codicon-circle-filled'));
+  if (marked.length !== 1) throw new Error(`${marked.length} rows marked as the leaf: ${JSON.stringify(rows.map((r) => r.text.slice(0, 50)))}`);
+  // The nearest shown entry above the leaf: the last row on the active path.
+  const active = rows.filter((r) => /^(leaf|active path), /.test(r.aria));
+  if (active.at(-1) !== marked[0]) throw new Error(`marked "${marked[0].text}", the last active row is "${active.at(-1)?.text}"`);
+  return { leaf: s.leaf, marked: marked[0].text.slice(0, 60) };
 });
 
 await check('Enter on a row selects it (navigates)', async () => {
@@ -343,37 +399,93 @@ await check('Enter on a row selects it (navigates)', async () => {
   return { targetId: s.navigate.targetId, decision: s.navigate.decision };
 });
 
-await check('search highlights matches and shows in the description', async () => {
-  await palette('Session Tree: Search the Tree');
-  await quickInput('splitter');
-  await page.keyboard.press('Enter');
-  await waitState((s) => s.search === 'splitter', 'search', 5000);
+await check('search as you type: the tree narrows with each key, before Enter; highlights and the description follow', async () => {
+  await focusTree();
+  await page.keyboard.press('Control+KeyF');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 5000 });
+  await page.keyboard.type('spl', { delay: 80 });
+  // No Enter yet: the rows are already those of "spl".
+  await waitState((s) => s.search === 'spl', 'search "spl" while typing', 5000);
   await treeRow('PR opened').waitFor({ state: 'detached', timeout: 5000 });
-  const hl = await treeRows().locator('.highlight').allInnerTexts();
+  if (!(await page.locator('.quick-input-widget input').isVisible())) throw new Error('the search box closed while typing');
+  await page.keyboard.type('itter', { delay: 80 });
+  await waitState((s) => s.search === 'splitter', 'search "splitter" while typing', 5000);
+  await page.keyboard.press('Enter');
+  await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 });
+  // VS Code draws a tree change up to 200 ms after the extension reports it (it debounces them).
+  let hl = [];
+  for (let i = 0; i < 30; i++) {
+    hl = await treeRows().locator('.highlight').allInnerTexts();
+    if (hl.length && hl.every((t) => t.toLowerCase() === 'splitter')) break;
+    await page.waitForTimeout(100);
+  }
   if (!hl.length || !hl.every((t) => t.toLowerCase() === 'splitter')) throw new Error('highlights: ' + JSON.stringify(hl));
   const desc = await sidebar.locator('.pane-header:has-text("Tree") .description').first().innerText();
   if (!desc.includes('splitter')) throw new Error('description: ' + desc);
   await shootPanel('vscode-search.png');
+  // Escape in the box puts back the search it opened with.
+  await focusTree();
+  await page.keyboard.press('Control+KeyF');
+  await page.locator('.quick-input-widget input').waitFor({ state: 'visible', timeout: 5000 });
+  await page.keyboard.press('End'); // the box opens with its text selected
+  await page.keyboard.type(' xyzzy', { delay: 50 });
+  await waitState((s) => s.search === 'splitter xyzzy', 'search while typing', 5000);
+  await page.keyboard.press('Escape');
+  await waitState((s) => s.search === 'splitter', 'Escape restores the search', 5000);
   await palette('Session Tree: Clear Search');
   await waitState((s) => s.search === '', 'search cleared', 5000);
   return { highlights: hl.length, description: desc };
 });
 
 const before = readState();
-await check('/branch forks into a new file, opens it and prefills the input', async () => {
+await check('/branch keeps the server\'s order as you type; Enter forks at the highlighted row', async () => {
   await palette('/branch');
-  await quickInput('csv crate');
-  await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Use the csv crate instead.' }).first().waitFor({ timeout: 8000 });
+  await quickInput('user');
+  const pick = await waitState((s) => s.pick?.value === 'user', 'the server\'s rows for "user"', 8000);
+  const items = page.locator('.quick-input-list .monaco-list-row');
+  await items.first().waitFor({ timeout: 8000 });
+  await page.waitForTimeout(300);
+  const shown = (await listInOrder(items)).map((r) => r.text);
+  const want = pick.pick.labels;
+  if (shown.length !== want.length || !want.every((w, i) => shown[i].startsWith(w))) {
+    throw new Error(`the list is not in the server's order:\n  shown ${JSON.stringify(shown)}\n  server ${JSON.stringify(want)}`);
+  }
+  // Walk the highlight down to "Use the csv crate instead." (the server ranks the active branch first).
+  const k = want.findIndex((w) => w.includes('Use the csv crate instead.'));
+  if (k < 1) throw new Error(`expected "Use the csv crate instead." below the first row: ${JSON.stringify(want)}`);
+  for (let i = 0; i < k; i++) await page.keyboard.press('ArrowDown');
+  await page.waitForTimeout(200);
+  const highlighted = (await listInOrder(items)).find((r) => r.focused)?.text ?? '';
+  if (!highlighted.startsWith(want[k])) throw new Error(`ArrowDown highlighted "${highlighted}", expected the server's row ${k} "${want[k]}"`);
   await page.keyboard.press('Enter');
   const s = await waitState((s) => s.branch && s.session !== before.session, 'branch', 10000);
   if (s.branch.error) throw new Error(s.branch.error);
+  if (s.branch.entryId !== pick.pick.ids[k]) throw new Error(`forked at ${s.branch.entryId}, the highlighted row is ${pick.pick.ids[k]}`);
   if (!s.branch.newPath || !fs.existsSync(s.branch.newPath)) throw new Error('new file missing: ' + s.branch.newPath);
   if (path.dirname(s.branch.newPath) !== sessionDir) throw new Error('new file is not beside the source: ' + s.branch.newPath);
   await waitState((s) => s.chatInput === 'Use the csv crate instead.', 'chat prefill', 5000);
   // The fork holds the path before the chosen message (up to the branch summary), not the message.
   await treeRow('branch summary').waitFor({ timeout: 5000 });
   await treeRow('Use the csv crate instead.').waitFor({ state: 'detached', timeout: 5000 });
-  return { newPath: path.basename(s.branch.newPath), rows: s.lines.length };
+  return { newPath: path.basename(s.branch.newPath), rows: s.lines.length, highlighted };
+});
+
+await check('Sessions view: the fork names the session it came from; Open Session… shows ages and entry counts', async () => {
+  const s = readState();
+  await expandSessions();
+  await sessionRows().filter({ hasText: 'fork of' }).first().waitFor({ timeout: 8000 });
+  const fork = (await listInOrder(sessionRows())).find((r) => r.text.includes('fork of'));
+  if (!fork.text.includes('fork of CSV importer quoted commas')) throw new Error('fork row: ' + fork.text);
+  await collapseSessions();
+  await palette('Session Tree: Open Session…');
+  const items = page.locator('.quick-input-list .monaco-list-row');
+  await items.first().waitFor({ timeout: 8000 });
+  const texts = (await listInOrder(items)).map((r) => r.text);
+  await page.keyboard.press('Escape');
+  if (!texts.length || !texts.every((t) => / ago\b/.test(t) && /\d entries\b/.test(t))) throw new Error('items: ' + JSON.stringify(texts));
+  if (!texts.some((t) => t.includes('fork of'))) throw new Error('no item names its source: ' + JSON.stringify(texts));
+  if (readState().session !== s.session) throw new Error('Escape opened another session');
+  return { fork: fork.text.slice(0, 100), items: texts.length };
 });
 
 await check('an agent-style append to the file shows up live (follow)', async () => {
@@ -466,7 +578,10 @@ await check('/tree with the side bar hidden offers a quick pick of the rows', as
   await palette('Session Tree: /tree');
   await quickInput('parser');
   await pickRow('Let me look at the parser').waitFor({ timeout: 8000 });
-  const items = await page.locator('.quick-input-list .monaco-list-row').allInnerTexts();
+  const pick = await waitState((s) => s.pick?.value === 'parser', 'the server\'s rows for "parser"', 8000);
+  await page.waitForTimeout(300);
+  const items = (await listInOrder(page.locator('.quick-input-list .monaco-list-row'))).map((r) => r.text);
+  if (!pick.pick.labels.every((w, i) => items[i]?.startsWith(w))) throw new Error(`not the server's order: ${JSON.stringify(items)} vs ${JSON.stringify(pick.pick.labels)}`);
   await page.keyboard.press('Escape');
   await palette('View: Toggle Primary Side Bar Visibility');
   await sidebar.waitFor({ state: 'visible', timeout: 5000 });

@@ -19,10 +19,13 @@ import {
   rowLabel,
   rowPrefix,
   MAX_PREFIX,
+  sessionDescription,
   sessionLabel,
   shellQuote,
   treeDescription,
   utf16Offset,
+  visibleText,
+  leafMarkRow,
 } from '../../src/logic';
 import type { Row, SessionInfo } from '../../src/protocol';
 
@@ -163,4 +166,35 @@ test('deep rows: the prefix is cut on the left, highlights still land on the mat
   const [[s, e]] = rowHighlights(deep);
   assert.equal(rowLabel(deep).slice(s, e), 'Paris');
   assert.equal(rowPrefix(row()), '│  ├─ ');
+});
+
+test('control characters are drawn visibly, one UTF-16 unit for one, in names and rows', () => {
+  assert.equal(visibleText('Quoted\tcommas\u0007 in pi'), 'Quoted commas\u2407 in pi');
+  assert.equal(visibleText('a\nb\rc\u0000\u001b\u007f\u0085'), 'a b c\u2400\u241b\u2421\ufffd');
+  assert.equal(sessionLabel(info({ name: 'x\ty\u0007' })), 'x y\u2407');
+  const r = row({ text: '[title: a\tb\u0007 c]', matches: [{ start: 13, end: 14 }] });
+  assert.equal(rowLabel(r), '│  ├─ [title: a b\u2407 c]');
+  const [[start, end]] = rowHighlights(r);
+  assert.equal(rowLabel(r).slice(start, end), 'c');
+});
+
+test('the leaf mark: the leaf row, else the last active-path row above a hidden leaf', () => {
+  const rows: Row[] = [
+    row({ id: 'a', onActivePath: true }),
+    row({ id: 'b', onActivePath: true }),
+    row({ id: 'c' }),
+  ];
+  assert.deepEqual(leafMarkRow(rows, 'hidden-label'), { id: 'b', hidden: true });
+  assert.deepEqual(leafMarkRow([...rows, row({ id: 'd', isLeaf: true, onActivePath: true })], 'd'), { id: 'd', hidden: false });
+  assert.equal(leafMarkRow(rows, null), undefined);
+  assert.equal(leafMarkRow([row({ id: 'c' })], 'x'), undefined);
+});
+
+test('session descriptions: age, dialect, entries, the session a fork came from', () => {
+  const src = info({ uri: 'file:///s/src.jsonl', path: '/s/src.jsonl', name: 'CSV importer', entryCount: 12 });
+  const fork = info({ uri: 'file:///s/fork.jsonl', path: '/s/fork.jsonl', parentSession: '/s/src.jsonl', entryCount: 1, modifiedMs: 0 });
+  const orphan = info({ parentSession: '/gone/old.jsonl', entryCount: 2500, liveWriter: true });
+  assert.equal(sessionDescription(fork, [src, fork], 90_000), '1m ago · omp · 1 entry · fork of CSV importer');
+  assert.equal(sessionDescription(orphan, [orphan], 0), '● live · 0s ago · omp · 2,500 entries · fork of old.jsonl');
+  assert.equal(sessionDescription(info({ name: 'N', firstUserMessage: 'hi\tthere' }), [], 0), '0s ago · omp · 1 entry · hi there');
 });

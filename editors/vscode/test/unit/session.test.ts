@@ -161,3 +161,17 @@ test('a reset leaf (null in the rows) is not replaced by the leaf seen at open',
   await ctl.refresh({ reason: 'navigate', revealLeaf: true });
   assert.equal(ctl.leaf, undefined);
 });
+
+test('typing a search keeps one request in flight and then asks for the latest text only', async () => {
+  const { api, ctl } = setup();
+  await ctl.open('file:///a.jsonl');
+  const before = api.calls.length;
+  api.delays = [50, 0, 0];
+  const typed = ['s', 'sp', 'spl', 'spli'].map((t) => ctl.typeSearch(t));
+  await Promise.all(typed);
+  const searches = api.calls.slice(before).map((c) => (c.params as RowsParams).search);
+  assert.deepEqual(searches, ['s', 'spli']);
+  assert.equal(ctl.rows?.lines[0], 'default|spli');
+  await ctl.typeSearch('spl');
+  assert.equal(ctl.rows?.lines[0], 'default|spl');
+});
