@@ -50,6 +50,8 @@ pub const FEATURES: &[&str] = &[
     "names",
     "hooks",
     "liveFollow",
+    "transcript",
+    "agent",
 ];
 
 /// The client's `capabilities.experimental.sessionTree`.
@@ -59,6 +61,9 @@ pub struct ClientExperimental {
     /// The client answers `sessionTree/beforeTree` and `sessionTree/beforeBranch`.
     #[serde(default)]
     pub hooks: bool,
+    /// The client shows the agent's dialogs (`sessionTree/agentDialog`).
+    #[serde(default)]
+    pub agent_dialogs: bool,
 }
 
 /// `initializationOptions`.
@@ -85,6 +90,32 @@ pub struct InitializationOptions {
     /// own settings file a `command` provider is taken from.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub branch_summary: Option<serde_json::Value>,
+    /// The live agent (see `docs/agents.md`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub agent: Option<AgentSettings>,
+}
+
+/// `initializationOptions.agent` (also taken from `workspace/didChangeConfiguration` under
+/// `sessiontree.agent`).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct AgentSettings {
+    /// Turn the live agent off: Send then appends without an answer (default: on).
+    #[serde(default)]
+    pub disabled: bool,
+    /// The `pi` executable (default: `pi` on `PATH`).
+    #[serde(default)]
+    pub pi_path: Option<String>,
+    /// The `omp` executable (default: `omp` on `PATH`).
+    #[serde(default)]
+    pub omp_path: Option<String>,
+    /// Stop an agent the server started after this many idle seconds (default 600; 0 = never).
+    #[serde(default)]
+    pub idle_seconds: Option<u64>,
+    /// Write branch summaries with our own providers even when the agent could (default: the
+    /// agent summarizes when it is installed).
+    #[serde(default)]
+    pub own_summaries: bool,
 }
 
 /// `workspace/executeCommand` commands (code lenses and code actions). Arguments:

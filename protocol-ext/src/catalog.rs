@@ -73,7 +73,7 @@ fn mutation() -> MutationResult {
 
 /// Every method of the protocol, in documentation order.
 pub fn catalog() -> Vec<MethodDoc> {
-    vec![
+    let mut methods = vec![
         req::<ListSessions>(
             ListSessionsParams { folders: vec![s("file:///home/me/project")] },
             ListSessionsResult {
@@ -308,6 +308,105 @@ pub fn catalog() -> Vec<MethodDoc> {
         req::<BeforeBranch>(
             BeforeBranchParams { uri: s(URI), entry_id: s("c498f61c") },
             BeforeBranchResult { cancel: false },
+        ),
+    ];
+    methods.extend(agent_catalog());
+    methods
+}
+
+fn agent_status(state: AgentState) -> AgentStatus {
+    AgentStatus {
+        uri: s(URI),
+        agent: AgentKind::Omp,
+        state,
+        source: Some(AgentSource::Spawned),
+        pid: Some(41_022),
+        model: Some(s("anthropic/claude-sonnet-4-5")),
+        armed: true,
+        executable: Some(s("/usr/local/bin/omp")),
+        message: Some(s("started for this session")),
+        stderr_tail: vec![s("omp: ready")],
+    }
+}
+
+/// The live agent's methods.
+fn agent_catalog() -> Vec<MethodDoc> {
+    vec![
+        req::<Transcript>(
+            TranscriptParams { uri: s(URI), leaf: Some(s("7af3bc6f")), limit: Some(200) },
+            TranscriptResult {
+                revision: 7,
+                leaf: Some(s("7af3bc6f")),
+                items: vec![
+                    TranscriptItem {
+                        entry_id: Some(s("c498f61c")),
+                        role: s("user"),
+                        detail: None,
+                        blocks: vec![DisplayBlock::Text { text: s("Write hello.txt") }],
+                    },
+                    TranscriptItem {
+                        entry_id: Some(s("7af3bc6f")),
+                        role: s("assistant"),
+                        detail: Some(s("")),
+                        blocks: vec![
+                            DisplayBlock::Thinking { text: s("A one-line file.") },
+                            DisplayBlock::Markdown { text: s("Writing **hello.txt**.") },
+                            DisplayBlock::ToolCall {
+                                id: s("call_1"),
+                                name: s("write"),
+                                summary: s("write: hello.txt"),
+                                arguments: s("{\n  \"path\": \"hello.txt\"\n}"),
+                            },
+                            DisplayBlock::ToolResult {
+                                id: s("call_1"),
+                                name: s("write"),
+                                summary: s("Successfully wrote 6 bytes to hello.txt"),
+                                text: s("Successfully wrote 6 bytes to hello.txt"),
+                                is_error: false,
+                            },
+                            DisplayBlock::Image { mime_type: s("image/png") },
+                            DisplayBlock::Command { command: s("ls"), output: s("hello.txt\n"), exit_code: Some(0) },
+                            DisplayBlock::Notice { text: s("Aborted"), is_error: false },
+                        ],
+                    },
+                ],
+                omitted: 3,
+            },
+        ),
+        req::<Prompt>(
+            PromptParams {
+                uri: s(URI),
+                text: s("Now in French"),
+                deliver_as: Some(DeliverAs::FollowUp),
+                base_revision: Some(7),
+            },
+            PromptResult { revision: 7, turn: 3, agent: agent_status(AgentState::Running) },
+        ),
+        req::<Abort>(AbortParams { uri: s(URI) }, AbortResult { aborted: true }),
+        req::<GetAgent>(AgentParams { uri: s(URI), start: true }, agent_status(AgentState::Idle)),
+        req::<StopAgent>(AgentParams { uri: s(URI), start: false }, agent_status(AgentState::None)),
+        note::<AgentEvent>(AgentEventParams {
+            uri: s(URI),
+            seq: 42,
+            turn: Some(3),
+            event: AgentEventBody::Delta { message: 5, block: 0, delta: DeltaKind::Text, text: s("Bonjour") },
+        }),
+        req::<AgentDialog>(
+            AgentDialogParams {
+                uri: s(URI),
+                dialog: DialogKind::Select,
+                title: s("Allow dangerous command?"),
+                message: Some(s("rm -rf build")),
+                options: vec![s("Allow"), s("Block")],
+                placeholder: Some(s("")),
+                prefill: Some(s("")),
+                timeout_ms: Some(10_000),
+            },
+            AgentDialogResult { value: Some(s("Block")), confirmed: false, cancelled: false },
+        ),
+        req::<InstallBridge>(
+            InstallBridgeParams { agent: AgentKind::Pi },
+            InstallBridgeResult { path: s("/home/me/.pi/agent/extensions/sessiontree-bridge.ts"), written: true },
         ),
     ]
 }

@@ -36,6 +36,20 @@ pub enum ErrorKind {
     Unsupported,
     /// Reading or writing failed.
     Io,
+    /// The session's agent (omp or pi) is not installed or is turned off; the message names the
+    /// setting.
+    AgentNotInstalled,
+    /// The agent could not start, exited, or failed the operation; the message carries its last
+    /// stderr lines.
+    AgentFailed,
+    /// The agent is answering; wait for the turn to end, abort it, or queue the prompt.
+    AgentBusy,
+    /// An agent without the sessiontree bridge is writing this session: writing behind its back
+    /// would fork its tree. Attach it (the bridge) or force the write.
+    AgentRunning,
+    /// The agent in the user's terminal has not let the editor move its leaf yet (its user runs
+    /// `/sessiontree` there once).
+    AgentNotArmed,
     /// A bug or an unexpected state in the server.
     Internal,
 }
@@ -57,6 +71,11 @@ impl ErrorKind {
         ErrorKind::Provider,
         ErrorKind::Unsupported,
         ErrorKind::Io,
+        ErrorKind::AgentNotInstalled,
+        ErrorKind::AgentFailed,
+        ErrorKind::AgentBusy,
+        ErrorKind::AgentRunning,
+        ErrorKind::AgentNotArmed,
         ErrorKind::Internal,
     ];
 
@@ -77,6 +96,11 @@ impl ErrorKind {
             ErrorKind::Provider => "provider",
             ErrorKind::Unsupported => "unsupported",
             ErrorKind::Io => "io",
+            ErrorKind::AgentNotInstalled => "agentNotInstalled",
+            ErrorKind::AgentFailed => "agentFailed",
+            ErrorKind::AgentBusy => "agentBusy",
+            ErrorKind::AgentRunning => "agentRunning",
+            ErrorKind::AgentNotArmed => "agentNotArmed",
             ErrorKind::Internal => "internal",
         }
     }

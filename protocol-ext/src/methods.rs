@@ -698,3 +698,8 @@ pub struct BeforeBranchResult {
     #[serde(default)]
     pub cancel: bool,
 }
+
+// ---------------------------------------------------------------- the live agent
+
+mod agent;
+pub use agent::*;

@@ -23,13 +23,21 @@ export const Methods = {
   append: 'sessionTree/append',
   setName: 'sessionTree/setName',
   nameFromPlanTitle: 'sessionTree/nameFromPlanTitle',
+  transcript: 'sessionTree/transcript',
+  prompt: 'sessionTree/prompt',
+  abort: 'sessionTree/abort',
+  agent: 'sessionTree/agent',
+  stopAgent: 'sessionTree/stopAgent',
+  installBridge: 'sessionTree/installBridge',
   // server → client notifications
   didChange: 'sessionTree/didChange',
   didNavigate: 'sessionTree/didNavigate',
   didBranch: 'sessionTree/didBranch',
-  // server → client requests (hooks)
+  agentEvent: 'sessionTree/agentEvent',
+  // server → client requests (hooks, the agent's dialogs)
   beforeTree: 'sessionTree/beforeTree',
   beforeBranch: 'sessionTree/beforeBranch',
+  agentDialog: 'sessionTree/agentDialog',
 } as const;
 
 /** Every method name, for tests. */
@@ -140,6 +148,7 @@ export interface ServerExperimental {
 /** The client's `capabilities.experimental.sessionTree`. */
 export interface ClientExperimental {
   hooks?: boolean;
+  agentDialogs?: boolean;
 }
 
 /** `initializationOptions`. */
@@ -151,6 +160,17 @@ export interface InitializationOptions {
   home?: string | null;
   /** `true`/`false` or `{enabled, provider, openai, command, reserveTokens}` (docs/summaries.md). */
   branchSummary?: unknown;
+  /** The live agent (docs/agents.md). */
+  agent?: AgentSettings;
+}
+
+/** `initializationOptions.agent`. */
+export interface AgentSettings {
+  disabled?: boolean;
+  piPath?: string | null;
+  ompPath?: string | null;
+  idleSeconds?: number | null;
+  ownSummaries?: boolean;
 }
 
 // ---------------------------------------------------------------- requests
@@ -365,6 +385,121 @@ export interface BeforeBranchResult {
   cancel?: boolean;
 }
 
+// ---------------------------------------------------------------- the live agent
+
+export interface TranscriptParams {
+  uri: string;
+  leaf?: string | null;
+  limit?: number | null;
+}
+export interface TranscriptResult {
+  revision: number;
+  leaf: string | null;
+  items: TranscriptItem[];
+  omitted: number;
+}
+/** One message of the conversation, rendered by the server. */
+export interface TranscriptItem {
+  entryId: string | null;
+  role: string;
+  detail: string | null;
+  blocks: DisplayBlock[];
+}
+/** One piece of a message (`kind` says which; the other fields belong to that kind). */
+export type DisplayBlock =
+  | { kind: 'text'; text: string }
+  | { kind: 'markdown'; text: string }
+  | { kind: 'thinking'; text: string }
+  | { kind: 'toolCall'; id: string; name: string; summary: string; arguments: string }
+  | { kind: 'toolResult'; id: string; name: string; summary: string; text: string; isError?: boolean }
+  | { kind: 'image'; mimeType: string }
+  | { kind: 'command'; command: string; output: string; exitCode?: number | null }
+  | { kind: 'notice'; text: string; isError?: boolean };
+
+export type AgentKind = 'omp' | 'pi';
+export type AgentSource = 'spawned' | 'terminal';
+export type AgentState = 'none' | 'starting' | 'idle' | 'running' | 'exited' | 'unavailable';
+export interface AgentStatus {
+  uri: string;
+  agent: AgentKind;
+  state: AgentState;
+  source: AgentSource | null;
+  pid: number | null;
+  model: string | null;
+  armed: boolean;
+  executable: string | null;
+  message: string | null;
+  stderrTail: string[];
+}
+export interface AgentParams {
+  uri: string;
+  start?: boolean;
+}
+export type DeliverAs = 'steer' | 'followUp';
+export interface PromptParams {
+  uri: string;
+  text: string;
+  deliverAs?: DeliverAs | null;
+  baseRevision?: number | null;
+}
+export interface PromptResult {
+  revision: number;
+  turn: number;
+  agent: AgentStatus;
+}
+export interface AbortParams {
+  uri: string;
+}
+export interface AbortResult {
+  aborted: boolean;
+}
+export type DeltaKind = 'text' | 'thinking';
+export type NoticeLevel = 'info' | 'warning' | 'error';
+/** What an agent event says (`kind` says which). */
+export type AgentEventBody =
+  | { kind: 'status'; status: AgentStatus }
+  | { kind: 'agentStart' }
+  | { kind: 'agentEnd' }
+  | { kind: 'messageStart'; message: number; role: string }
+  | { kind: 'delta'; message: number; block: number; delta: DeltaKind; text: string }
+  | { kind: 'messageEnd'; message: number; item: TranscriptItem }
+  | { kind: 'toolStart'; toolCallId: string; name: string }
+  | { kind: 'toolUpdate'; toolCallId: string; text: string }
+  | { kind: 'toolEnd'; toolCallId: string; name: string; isError?: boolean }
+  | { kind: 'leaf'; leaf?: string | null; summaryEntryId?: string | null }
+  | { kind: 'notice'; level: NoticeLevel; text: string }
+  | { kind: 'error'; message: string }
+  | { kind: 'exited'; code?: number | null; stderrTail?: string[] };
+export interface AgentEventParams {
+  uri: string;
+  seq: number;
+  turn: number | null;
+  event: AgentEventBody;
+}
+export type DialogKind = 'select' | 'confirm' | 'input' | 'editor';
+export interface AgentDialogParams {
+  uri: string;
+  dialog: DialogKind;
+  title: string;
+  message: string | null;
+  options: string[];
+  placeholder: string | null;
+  prefill: string | null;
+  timeoutMs: number | null;
+}
+export interface AgentDialogResult {
+  value?: string | null;
+  confirmed?: boolean;
+  cancelled?: boolean;
+}
+export interface InstallBridgeParams {
+  agent: AgentKind;
+}
+export interface InstallBridgeResult {
+  path: string;
+  written: boolean;
+}
+
 // ---------------------------------------------------------------- errors
 
 /** `error.data.kind` of a protocol error. */
@@ -383,6 +518,11 @@ export type ErrorKind =
   | 'provider'
   | 'unsupported'
   | 'io'
+  | 'agentNotInstalled'
+  | 'agentFailed'
+  | 'agentBusy'
+  | 'agentRunning'
+  | 'agentNotArmed'
   | 'internal';
 
 export interface ErrorData {

@@ -29,6 +29,7 @@ pub mod synth;
 mod test_sessions;
 pub mod time;
 pub mod title_slot;
+pub mod transcript;
 pub mod tree;
 pub mod view;
 

@@ -19,13 +19,21 @@ local M = {
   APPEND = 'sessionTree/append',
   SET_NAME = 'sessionTree/setName',
   NAME_FROM_PLAN_TITLE = 'sessionTree/nameFromPlanTitle',
+  TRANSCRIPT = 'sessionTree/transcript',
+  PROMPT = 'sessionTree/prompt',
+  ABORT = 'sessionTree/abort',
+  AGENT = 'sessionTree/agent',
+  STOP_AGENT = 'sessionTree/stopAgent',
+  INSTALL_BRIDGE = 'sessionTree/installBridge',
   -- server → client notifications
   DID_CHANGE = 'sessionTree/didChange',
   DID_NAVIGATE = 'sessionTree/didNavigate',
   DID_BRANCH = 'sessionTree/didBranch',
-  -- server → client requests (hooks)
+  AGENT_EVENT = 'sessionTree/agentEvent',
+  -- server → client requests (hooks, the agent's dialogs)
   BEFORE_TREE = 'sessionTree/beforeTree',
   BEFORE_BRANCH = 'sessionTree/beforeBranch',
+  AGENT_DIALOG = 'sessionTree/agentDialog',
 }
 
 return M

@@ -53,6 +53,14 @@ const SHAPES: Record<string, [string, string | null]> = {
   didBranch: ['DidBranchParams', null],
   beforeTree: ['BeforeTreeParams', 'BeforeTreeResult'],
   beforeBranch: ['BeforeBranchParams', 'BeforeBranchResult'],
+  transcript: ['TranscriptParams', 'TranscriptResult'],
+  prompt: ['PromptParams', 'PromptResult'],
+  abort: ['AbortParams', 'AbortResult'],
+  agent: ['AgentParams', 'AgentStatus'],
+  stopAgent: ['AgentParams', 'AgentStatus'],
+  installBridge: ['InstallBridgeParams', 'InstallBridgeResult'],
+  agentEvent: ['AgentEventParams', null],
+  agentDialog: ['AgentDialogParams', 'AgentDialogResult'],
 };
 
 /** Checks an example value against a TS interface, recursing into fields typed by other interfaces. */

@@ -1,0 +1,445 @@
+/**
+ * sessiontree bridge: lets the sessiontree language server drive a running pi or omp agent.
+ *
+ * One file, loaded unchanged by both agents (`pi -e FILE`, `omp -e FILE`, or from
+ * `~/.pi/agent/extensions/` and `~/.omp/agent/extensions/`). It listens on a private Unix socket
+ * (never a network address) and speaks newline-delimited JSON:
+ *
+ *   server → bridge  {"id": 1, "op": "hello", "token": "…"}   (first message; anything else closes)
+ *                    {"id": 2, "op": "state" | "navigate" | "prompt" | "abort" | "branch" | "label" | "name", …}
+ *   bridge → server  {"id": 1, "ok": true, "result": {…}}  or  {"id": 1, "ok": false, "error": {"kind", "message"}}
+ *                    {"event": "…", …}                      (agent events, leaf moves, session changes)
+ *
+ * Where the socket is:
+ *   - started by sessiontree (RPC mode): `SESSIONTREE_BRIDGE_SOCKET` and `SESSIONTREE_BRIDGE_TOKEN`
+ *     name it; no discovery file is written.
+ *   - started by the user (a terminal): `$XDG_RUNTIME_DIR/sessiontree/` (else
+ *     `<tmpdir>/sessiontree-<uid>/`), folder 0700, socket 0600, a random token, and a discovery file
+ *     `<sha256 of the session file's path, 32 hex>.json` (0600) naming the socket, the token, the
+ *     agent and the session file, rewritten when the agent moves to another session file.
+ *   - `SESSIONTREE_BRIDGE=off` turns the bridge off.
+ *
+ * Moving the leaf and /branch are only possible from a command handler's context in both agents,
+ * so the bridge registers `/sessiontree`: running it once (the server does it over RPC; in a
+ * terminal, the user types it when the editor asks) arms the bridge with that context, which stays
+ * valid until the agent switches to another session.
+ */
+
+import * as crypto from "node:crypto";
+import * as fs from "node:fs";
+import * as net from "node:net";
+import * as os from "node:os";
+import * as path from "node:path";
+
+const PROTOCOL = 1;
+const COMMAND = "sessiontree";
+const ACTIVE = Symbol.for("sessiontree.bridge.active");
+const HANDOFF = Symbol.for("sessiontree.bridge.handoff");
+
+type Json = null | boolean | number | string | Json[] | { [key: string]: Json | undefined };
+type Obj = { [key: string]: any };
+
+/** An error the server sees with a kind it can act on. */
+class BridgeError extends Error {
+  constructor(
+    readonly kind: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+export default function sessiontreeBridge(pi: any): void {
+  if (process.env.SESSIONTREE_BRIDGE === "off") return;
+  const shared = globalThis as any;
+  // Loaded twice in one runtime (installed globally and passed with -e): the first copy serves.
+  if (shared[ACTIVE]) return;
+  const instance = Symbol("bridge");
+  shared[ACTIVE] = instance;
+
+  const agent: "pi" | "omp" = typeof pi.registerComposerShape === "function" ? "omp" : "pi";
+  const spawnedSocket = process.env.SESSIONTREE_BRIDGE_SOCKET || "";
+  const token = process.env.SESSIONTREE_BRIDGE_TOKEN || crypto.randomBytes(24).toString("hex");
+  const clients = new Set<net.Socket>();
+  let server: net.Server | undefined;
+  let socketPath = "";
+  let discoveryPath = "";
+  /** The latest context an event handed us (read-only use: state, abort, the session manager). */
+  let ctx: Obj | undefined;
+  /** A command context (arms navigate and /branch); valid until the session is replaced. */
+  let commandCtx: Obj | undefined = shared[HANDOFF];
+  shared[HANDOFF] = undefined;
+
+  // ------------------------------------------------------------------ helpers
+
+  function sessionManager(): Obj {
+    const sm = (commandCtx && safe(() => commandCtx!.sessionManager)) || (ctx && ctx.sessionManager);
+    if (!sm) throw new BridgeError("notReady", "the agent has not started its session yet");
+    return sm;
+  }
+
+  function safe<T>(f: () => T): T | undefined {
+    try {
+      return f();
+    } catch {
+      return undefined;
+    }
+  }
+
+  function sessionFile(): string | null {
+    return safe(() => sessionManager().getSessionFile()) ?? null;
+  }
+
+  function busy(): boolean {
+    const c = commandCtx ?? ctx;
+    return c ? !safe(() => c.isIdle()) : false;
+  }
+
+  function modelName(): string | null {
+    const m = safe(() => (commandCtx ?? ctx)?.model);
+    return m ? `${m.provider}/${m.id}` : null;
+  }
+
+  function state(): Obj {
+    const sm = safe(() => sessionManager());
+    return {
+      protocol: PROTOCOL,
+      agent,
+      pid: process.pid,
+      mode: spawnedSocket ? "rpc" : "terminal",
+      sessionFile: sm ? (safe(() => sm.getSessionFile()) ?? null) : null,
+      sessionId: sm ? (safe(() => sm.getSessionId()) ?? null) : null,
+      leafId: sm ? (safe(() => sm.getLeafId()) ?? null) : null,
+      cwd: safe(() => (commandCtx ?? ctx)?.cwd) ?? process.cwd(),
+      busy: busy(),
+      model: modelName(),
+      armed: commandCtx !== undefined && safe(() => commandCtx!.sessionManager) !== undefined,
+    };
+  }
+
+  function send(socket: net.Socket, message: Obj): void {
+    if (!socket.destroyed) socket.write(`${JSON.stringify(message)}\n`);
+  }
+
+  function broadcast(message: Obj): void {
+    for (const socket of clients) send(socket, message);
+  }
+
+  function armed(): Obj {
+    if (commandCtx && safe(() => commandCtx!.sessionManager) !== undefined) return commandCtx;
+    commandCtx = undefined;
+    if (!spawnedSocket) {
+      // A terminal agent: ask the user, where they look, to allow it once.
+      safe(() => {
+        const ui = ctx?.ui;
+        if (ui && !safe(() => ui.getEditorText())) ui.setEditorText(`/${COMMAND}`);
+        ui?.notify(`sessiontree wants to move this session's leaf: press Enter on /${COMMAND} to allow it`, "info");
+      });
+    }
+    throw new BridgeError(
+      "notArmed",
+      spawnedSocket
+        ? `the bridge is not armed yet (run /${COMMAND})`
+        : `the agent in the terminal has not allowed it yet: run /${COMMAND} there (it is typed in its input; press Enter)`,
+    );
+  }
+
+  function idle(): void {
+    if (busy()) throw new BridgeError("agentBusy", "the agent is answering; wait for the turn to end or abort it");
+  }
+
+  function requireString(params: Obj, key: string): string {
+    const value = params[key];
+    if (typeof value !== "string" || value === "") throw new BridgeError("invalidParams", `${key} must be a non-empty string`);
+    return value;
+  }
+
+  // ------------------------------------------------------------------ operations
+
+  const ops: Record<string, (params: Obj) => Promise<Obj> | Obj> = {
+    state: () => state(),
+
+    async navigate(params) {
+      const c = armed();
+      idle();
+      const targetId = requireString(params, "targetId");
+      const sm = sessionManager();
+      if (!sm.getEntry(targetId)) throw new BridgeError("entryNotFound", `entry ${targetId} is not in the agent's session`);
+      const oldLeafId = sm.getLeafId() ?? null;
+      const options: Obj = { summarize: params.summarize === true };
+      if (typeof params.customInstructions === "string" && params.customInstructions !== "") {
+        if (agent === "omp") {
+          throw new BridgeError("unsupported", "omp's extension API does not pass custom summary instructions");
+        }
+        options.customInstructions = params.customInstructions;
+        options.replaceInstructions = params.replaceInstructions === true;
+      }
+      if (typeof params.label === "string" && agent === "pi") options.label = params.label;
+      const result = await c.navigateTree(targetId, options);
+      const leafId = sessionManager().getLeafId() ?? null;
+      const leaf = leafId ? sessionManager().getEntry(leafId) : undefined;
+      return {
+        cancelled: result?.cancelled === true,
+        oldLeafId,
+        leafId,
+        summaryEntryId: options.summarize && leaf && leaf.type === "branch_summary" && leafId !== oldLeafId ? leafId : null,
+      };
+    },
+
+    async prompt(params) {
+      const text = requireString(params, "text");
+      const deliverAs = params.deliverAs;
+      if (deliverAs !== undefined && deliverAs !== "steer" && deliverAs !== "followUp") {
+        throw new BridgeError("invalidParams", "deliverAs must be steer or followUp");
+      }
+      if (!deliverAs) idle();
+      pi.sendUserMessage(text, deliverAs ? { deliverAs } : undefined);
+      return { accepted: true };
+    },
+
+    abort() {
+      const wasBusy = busy();
+      const c = commandCtx ?? ctx;
+      if (!c) throw new BridgeError("notReady", "the agent has not started its session yet");
+      c.abort();
+      return { aborted: wasBusy };
+    },
+
+    async branch(params) {
+      const c = armed();
+      idle();
+      const entryId = requireString(params, "entryId");
+      if (!sessionManager().getEntry(entryId)) throw new BridgeError("entryNotFound", `entry ${entryId} is not in the agent's session`);
+      const before = sessionFile();
+      let result: Obj;
+      if (agent === "omp") {
+        result = await c.branch(entryId);
+      } else {
+        result = await c.fork(entryId, {
+          position: "before",
+          // The replacement session's extension instance takes over the armed context.
+          withSession: async (next: Obj) => {
+            shared[HANDOFF] = next;
+          },
+        });
+      }
+      return { cancelled: result?.cancelled === true, oldSessionFile: before, sessionFile: safe(() => sessionFile()) ?? null };
+    },
+
+    label(params) {
+      const entryId = requireString(params, "entryId");
+      const sm = sessionManager();
+      if (!sm.getEntry(entryId)) throw new BridgeError("entryNotFound", `entry ${entryId} is not in the agent's session`);
+      const label = typeof params.label === "string" && params.label.trim() !== "" ? params.label : undefined;
+      const id = sm.appendLabelChange(entryId, label);
+      return { labelEntryId: typeof id === "string" ? id : (sm.getLeafId() ?? null) };
+    },
+
+    async name(params) {
+      const name = typeof params.name === "string" ? params.name : "";
+      await pi.setSessionName(name);
+      return { name: safe(() => pi.getSessionName()) ?? null };
+    },
+  };
+
+  async function handle(socket: net.Socket, authed: { ok: boolean }, line: string): Promise<void> {
+    let message: Obj;
+    try {
+      message = JSON.parse(line);
+    } catch {
+      send(socket, { id: null, ok: false, error: { kind: "invalidMessage", message: "not JSON" } });
+      return;
+    }
+    const id = message.id ?? null;
+    if (!authed.ok) {
+      if (message.op !== "hello" || message.token !== token) {
+        send(socket, { id, ok: false, error: { kind: "unauthorized", message: "hello with the token first" } });
+        socket.end();
+        return;
+      }
+      authed.ok = true;
+      clients.add(socket);
+      send(socket, { id, ok: true, result: state() });
+      return;
+    }
+    const op = ops[message.op];
+    if (!op) {
+      send(socket, { id, ok: false, error: { kind: "unknownOp", message: `no operation ${String(message.op)}` } });
+      return;
+    }
+    try {
+      const result = await op(message);
+      send(socket, { id, ok: true, result });
+    } catch (error: any) {
+      const kind = error instanceof BridgeError ? error.kind : "agentError";
+      send(socket, { id, ok: false, error: { kind, message: String(error?.message ?? error) } });
+    }
+  }
+
+  // ------------------------------------------------------------------ the socket
+
+  function runtimeDir(): string {
+    const base = process.env.XDG_RUNTIME_DIR
+      ? path.join(process.env.XDG_RUNTIME_DIR, "sessiontree")
+      : path.join(os.tmpdir(), `sessiontree-${typeof process.getuid === "function" ? process.getuid() : "user"}`);
+    fs.mkdirSync(base, { recursive: true, mode: 0o700 });
+    fs.chmodSync(base, 0o700);
+    return base;
+  }
+
+  function discoveryFileFor(file: string): string {
+    const key = crypto.createHash("sha256").update(path.resolve(file)).digest("hex").slice(0, 32);
+    return path.join(runtimeDir(), `${key}.json`);
+  }
+
+  function writeDiscovery(): void {
+    if (spawnedSocket) return;
+    const file = sessionFile();
+    const next = file ? discoveryFileFor(file) : "";
+    if (discoveryPath && discoveryPath !== next) safe(() => fs.unlinkSync(discoveryPath));
+    discoveryPath = next;
+    if (!next) return;
+    const body = JSON.stringify({ protocol: PROTOCOL, agent, pid: process.pid, socket: socketPath, token, sessionFile: path.resolve(file!) });
+    const temp = `${next}.${process.pid}.tmp`;
+    fs.writeFileSync(temp, body, { mode: 0o600 });
+    fs.renameSync(temp, next);
+  }
+
+  function listen(): void {
+    if (server) return;
+    socketPath = spawnedSocket || path.join(runtimeDir(), `b-${process.pid}.sock`);
+    safe(() => fs.unlinkSync(socketPath));
+    server = net.createServer((socket) => {
+      socket.setEncoding("utf8");
+      const authed = { ok: false };
+      let buffered = "";
+      // Requests of one connection are answered in order.
+      let queue = Promise.resolve();
+      socket.on("data", (chunk: string) => {
+        buffered += chunk;
+        let newline: number;
+        while ((newline = buffered.indexOf("\n")) >= 0) {
+          const line = buffered.slice(0, newline).replace(/\r$/, "");
+          buffered = buffered.slice(newline + 1);
+          if (line.trim() === "") continue;
+          queue = queue.then(() => handle(socket, authed, line));
+        }
+      });
+      socket.on("close", () => clients.delete(socket));
+      socket.on("error", () => clients.delete(socket));
+    });
+    const previousMask = process.umask(0o177);
+    try {
+      server.listen(socketPath, () => {
+        safe(() => fs.chmodSync(socketPath, 0o600));
+      });
+    } finally {
+      process.umask(previousMask);
+    }
+    server.unref();
+    server.on("error", (error) => {
+      safe(() => ctx?.ui?.notify(`sessiontree bridge: ${String(error)}`, "error"));
+    });
+  }
+
+  function stop(): void {
+    for (const socket of clients) socket.destroy();
+    clients.clear();
+    safe(() => server?.close());
+    server = undefined;
+    if (discoveryPath) safe(() => fs.unlinkSync(discoveryPath));
+    discoveryPath = "";
+    if (!spawnedSocket && socketPath) safe(() => fs.unlinkSync(socketPath));
+  }
+
+  process.once("exit", stop);
+
+  // ------------------------------------------------------------------ the command
+
+  pi.registerCommand(COMMAND, {
+    description: "Let sessiontree (the editor) drive this session: move its leaf, /branch, prompt",
+    handler: async (_args: string, commandContext: Obj) => {
+      commandCtx = commandContext;
+      ctx = commandContext;
+      broadcast({ event: "armed", state: state() });
+      safe(() => {
+        if (!spawnedSocket) commandContext.ui?.notify("sessiontree may now drive this session", "info");
+      });
+    },
+  });
+
+  // ------------------------------------------------------------------ events
+
+  function on(name: string, handler: (event: Obj) => void): void {
+    pi.on(name, (event: Obj, eventCtx: Obj) => {
+      if (eventCtx) ctx = eventCtx;
+      try {
+        handler(event ?? {});
+      } catch {
+        // An event the bridge cannot forward never disturbs the agent.
+      }
+    });
+  }
+
+  const sessionStarted = () => {
+    listen();
+    writeDiscovery();
+    broadcast({ event: "session", state: state() });
+  };
+  on("session_start", sessionStarted);
+  on("session_switch", sessionStarted);
+  on("session_branch", sessionStarted);
+  on("session_shutdown", () => {
+    broadcast({ event: "shutdown" });
+    stop();
+    if (shared[ACTIVE] === instance) shared[ACTIVE] = undefined;
+  });
+  on("session_tree", (event) => {
+    broadcast({
+      event: "leaf",
+      leafId: event.newLeafId ?? null,
+      oldLeafId: event.oldLeafId ?? null,
+      summaryEntryId: event.summaryEntry?.id ?? null,
+      fromExtension: event.fromExtension === true,
+    });
+  });
+  on("model_select", () => broadcast({ event: "status", state: state() }));
+  on("agent_start", () => broadcast({ event: "agentStart" }));
+  on("agent_end", () => broadcast({ event: "agentEnd" }));
+  on("turn_start", () => broadcast({ event: "turnStart" }));
+  on("turn_end", () => broadcast({ event: "turnEnd" }));
+  on("message_start", (event) => broadcast({ event: "messageStart", role: event.message?.role ?? null }));
+  on("message_update", (event) => {
+    const update = event.assistantMessageEvent ?? {};
+    switch (update.type) {
+      case "text_delta":
+        broadcast({ event: "delta", kind: "text", index: update.contentIndex ?? 0, text: String(update.delta ?? "") });
+        break;
+      case "thinking_delta":
+        broadcast({ event: "delta", kind: "thinking", index: update.contentIndex ?? 0, text: String(update.delta ?? "") });
+        break;
+      case "toolcall_end":
+        broadcast({ event: "toolCall", index: update.contentIndex ?? 0, toolCall: (update.toolCall ?? null) as Json });
+        break;
+      case "error":
+        broadcast({ event: "error", reason: update.reason ?? "error", message: update.error?.errorMessage ?? null });
+        break;
+    }
+  });
+  on("message_end", (event) => broadcast({ event: "messageEnd", message: (event.message ?? null) as Json }));
+  on("tool_execution_start", (event) =>
+    broadcast({ event: "toolStart", toolCallId: event.toolCallId ?? null, toolName: event.toolName ?? null, args: event.args ?? null }),
+  );
+  on("tool_execution_update", (event) =>
+    broadcast({ event: "toolUpdate", toolCallId: event.toolCallId ?? null, partialResult: event.partialResult ?? null }),
+  );
+  on("tool_execution_end", (event) =>
+    broadcast({
+      event: "toolEnd",
+      toolCallId: event.toolCallId ?? null,
+      toolName: event.toolName ?? null,
+      result: event.result ?? null,
+      isError: event.isError === true,
+    }),
+  );
+}
