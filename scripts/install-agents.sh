@@ -2,7 +2,7 @@
 # Installs the real agents the tests drive, pinned by scripts/agents/package-lock.json: pi
 # (@mariozechner/pi-coding-agent 0.73.1, on Node >= 20) and omp (@oh-my-pi/pi-coding-agent 18.2.3,
 # on Bun from the npm package `bun`), into .tools/agents (or $SESSIONTREE_TOOLS_DIR/agents).
-# Idempotent and cached: a second run only checks that both start. Prints the folder holding the
+# Idempotent and cached: once installed (and checked to start), a run only compares the lock's hash. Prints the folder holding the
 # `pi`, `omp` and `bun` launchers as its last line.
 set -euo pipefail
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -24,7 +24,16 @@ works() {
 
 stamp=$DEST/.lock-sha
 want=$(sha256sum "$LOCK" | cut -d' ' -f1)
-if [ "$(cat "$stamp" 2>/dev/null)" != "$want" ] || ! works; then
+installed() { [ "$(cat "$stamp" 2>/dev/null)" = "$want" ] && [ -x "$BIN/pi" ] && [ -x "$BIN/omp" ] && [ -x "$BIN/bun" ]; }
+if installed; then
+    echo "$BIN"
+    exit 0
+fi
+# One installer at a time (tests in parallel processes may all ask).
+mkdir -p "$DEST"
+exec 9>"$DEST/.install-lock"
+flock 9
+if ! installed || ! works; then
     echo "install-agents: installing pi 0.73.1, omp 18.2.3 and bun into $DEST" >&2
     mkdir -p "$DEST"
     cp "$ROOT/scripts/agents/package.json" "$LOCK" "$DEST/"

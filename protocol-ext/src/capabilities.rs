@@ -109,6 +109,12 @@ pub struct AgentSettings {
     /// The `omp` executable (default: `omp` on `PATH`).
     #[serde(default)]
     pub omp_path: Option<String>,
+    /// Arguments given to `pi` before the server's own (`--model …`, `--provider …`).
+    #[serde(default)]
+    pub pi_args: Vec<String>,
+    /// Arguments given to `omp` before the server's own.
+    #[serde(default)]
+    pub omp_args: Vec<String>,
     /// Stop an agent the server started after this many idle seconds (default 600; 0 = never).
     #[serde(default)]
     pub idle_seconds: Option<u64>,

@@ -204,6 +204,7 @@ pub fn catalog() -> Vec<MethodDoc> {
                 custom_instructions: Some(s("Focus on the hotels")),
                 label: Some(s("paris")),
                 base_revision: Some(7),
+                force: false,
             },
             NavigateResult {
                 revision: 8,
@@ -231,7 +232,7 @@ pub fn catalog() -> Vec<MethodDoc> {
             },
         ),
         req::<SetLabel>(
-            SetLabelParams { uri: s(URI), target_id: s("c498f61c"), label: Some(s("dest")), base_revision: Some(7) },
+            SetLabelParams { uri: s(URI), target_id: s("c498f61c"), label: Some(s("dest")), base_revision: Some(7), force: false },
             mutation(),
         ),
         req::<Append>(
@@ -242,11 +243,12 @@ pub fn catalog() -> Vec<MethodDoc> {
                 custom_type: Some(s("note")),
                 display: true,
                 base_revision: Some(7),
+                force: false,
             },
             mutation(),
         ),
         req::<SetName>(
-            SetNameParams { uri: s(URI), name: s("Trip planning"), base_revision: Some(7) },
+            SetNameParams { uri: s(URI), name: s("Trip planning"), base_revision: Some(7), force: false },
             NameResult {
                 revision: 8,
                 leaf: Some(s("9b1c2d3e")),
@@ -256,7 +258,7 @@ pub fn catalog() -> Vec<MethodDoc> {
             },
         ),
         req::<NameFromPlanTitle>(
-            NameFromPlanTitleParams { uri: s(URI), plan_title: s("plan-the_trip"), base_revision: Some(7) },
+            NameFromPlanTitleParams { uri: s(URI), plan_title: s("plan-the_trip"), base_revision: Some(7), force: false },
             NameResult {
                 revision: 8,
                 leaf: Some(s("9b1c2d3e")),
@@ -333,7 +335,11 @@ fn agent_status(state: AgentState) -> AgentStatus {
 fn agent_catalog() -> Vec<MethodDoc> {
     vec![
         req::<Transcript>(
-            TranscriptParams { uri: s(URI), leaf: Some(s("7af3bc6f")), limit: Some(200) },
+            TranscriptParams {
+                uri: s(URI),
+                leaf: Some(s("7af3bc6f")),
+                limit: Some(200),
+            },
             TranscriptResult {
                 revision: 7,
                 leaf: Some(s("7af3bc6f")),
@@ -342,15 +348,21 @@ fn agent_catalog() -> Vec<MethodDoc> {
                         entry_id: Some(s("c498f61c")),
                         role: s("user"),
                         detail: None,
-                        blocks: vec![DisplayBlock::Text { text: s("Write hello.txt") }],
+                        blocks: vec![DisplayBlock::Text {
+                            text: s("Write hello.txt"),
+                        }],
                     },
                     TranscriptItem {
                         entry_id: Some(s("7af3bc6f")),
                         role: s("assistant"),
                         detail: Some(s("")),
                         blocks: vec![
-                            DisplayBlock::Thinking { text: s("A one-line file.") },
-                            DisplayBlock::Markdown { text: s("Writing **hello.txt**.") },
+                            DisplayBlock::Thinking {
+                                text: s("A one-line file."),
+                            },
+                            DisplayBlock::Markdown {
+                                text: s("Writing **hello.txt**."),
+                            },
                             DisplayBlock::ToolCall {
                                 id: s("call_1"),
                                 name: s("write"),
@@ -364,9 +376,18 @@ fn agent_catalog() -> Vec<MethodDoc> {
                                 text: s("Successfully wrote 6 bytes to hello.txt"),
                                 is_error: false,
                             },
-                            DisplayBlock::Image { mime_type: s("image/png") },
-                            DisplayBlock::Command { command: s("ls"), output: s("hello.txt\n"), exit_code: Some(0) },
-                            DisplayBlock::Notice { text: s("Aborted"), is_error: false },
+                            DisplayBlock::Image {
+                                mime_type: s("image/png"),
+                            },
+                            DisplayBlock::Command {
+                                command: s("ls"),
+                                output: s("hello.txt\n"),
+                                exit_code: Some(0),
+                            },
+                            DisplayBlock::Notice {
+                                text: s("Aborted"),
+                                is_error: false,
+                            },
                         ],
                     },
                 ],
@@ -380,16 +401,37 @@ fn agent_catalog() -> Vec<MethodDoc> {
                 deliver_as: Some(DeliverAs::FollowUp),
                 base_revision: Some(7),
             },
-            PromptResult { revision: 7, turn: 3, agent: agent_status(AgentState::Running) },
+            PromptResult {
+                revision: 7,
+                turn: 3,
+                agent: agent_status(AgentState::Running),
+            },
         ),
         req::<Abort>(AbortParams { uri: s(URI) }, AbortResult { aborted: true }),
-        req::<GetAgent>(AgentParams { uri: s(URI), start: true }, agent_status(AgentState::Idle)),
-        req::<StopAgent>(AgentParams { uri: s(URI), start: false }, agent_status(AgentState::None)),
+        req::<GetAgent>(
+            AgentParams {
+                uri: s(URI),
+                start: true,
+            },
+            agent_status(AgentState::Idle),
+        ),
+        req::<StopAgent>(
+            AgentParams {
+                uri: s(URI),
+                start: false,
+            },
+            agent_status(AgentState::None),
+        ),
         note::<AgentEvent>(AgentEventParams {
             uri: s(URI),
             seq: 42,
             turn: Some(3),
-            event: AgentEventBody::Delta { message: 5, block: 0, delta: DeltaKind::Text, text: s("Bonjour") },
+            event: AgentEventBody::Delta {
+                message: 5,
+                block: 0,
+                delta: DeltaKind::Text,
+                text: s("Bonjour"),
+            },
         }),
         req::<AgentDialog>(
             AgentDialogParams {
@@ -402,11 +444,20 @@ fn agent_catalog() -> Vec<MethodDoc> {
                 prefill: Some(s("")),
                 timeout_ms: Some(10_000),
             },
-            AgentDialogResult { value: Some(s("Block")), confirmed: false, cancelled: false },
+            AgentDialogResult {
+                value: Some(s("Block")),
+                confirmed: false,
+                cancelled: false,
+            },
         ),
         req::<InstallBridge>(
-            InstallBridgeParams { agent: AgentKind::Pi },
-            InstallBridgeResult { path: s("/home/me/.pi/agent/extensions/sessiontree-bridge.ts"), written: true },
+            InstallBridgeParams {
+                agent: AgentKind::Pi,
+            },
+            InstallBridgeResult {
+                path: s("/home/me/.pi/agent/extensions/sessiontree-bridge.ts"),
+                written: true,
+            },
         ),
     ]
 }

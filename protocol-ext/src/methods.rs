@@ -320,6 +320,10 @@ pub struct NavigateParams {
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
+    /// Write even though an agent without the sessiontree bridge works in the session's folder
+    /// (otherwise refused with `agentRunning`; see `docs/agents.md`).
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// Where navigation put the leaf.
@@ -438,6 +442,10 @@ pub struct SetLabelParams {
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
+    /// Write even though an agent without the sessiontree bridge works in the session's folder
+    /// (otherwise refused with `agentRunning`; see `docs/agents.md`).
+    #[serde(default)]
+    pub force: bool,
 }
 
 // ---------------------------------------------------------------- append
@@ -478,6 +486,10 @@ pub struct AppendParams {
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
+    /// Write even though an agent without the sessiontree bridge works in the session's folder
+    /// (otherwise refused with `agentRunning`; see `docs/agents.md`).
+    #[serde(default)]
+    pub force: bool,
 }
 
 // ---------------------------------------------------------------- names
@@ -498,6 +510,10 @@ pub struct SetNameParams {
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
+    /// Write even though an agent without the sessiontree bridge works in the session's folder
+    /// (otherwise refused with `agentRunning`; see `docs/agents.md`).
+    #[serde(default)]
+    pub force: bool,
 }
 
 /// Result of [`SetName`] and [`NameFromPlanTitle`].
@@ -536,6 +552,10 @@ pub struct NameFromPlanTitleParams {
     /// Refuse with `staleRevision` unless the session is at this revision.
     #[serde(default)]
     pub base_revision: Option<u64>,
+    /// Write even though an agent without the sessiontree bridge works in the session's folder
+    /// (otherwise refused with `agentRunning`; see `docs/agents.md`).
+    #[serde(default)]
+    pub force: bool,
 }
 
 // ---------------------------------------------------------------- notifications

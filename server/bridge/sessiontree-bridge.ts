@@ -408,25 +408,48 @@ export default function sessiontreeBridge(pi: any): void {
   on("agent_end", () => broadcast({ event: "agentEnd" }));
   on("turn_start", () => broadcast({ event: "turnStart" }));
   on("turn_end", () => broadcast({ event: "turnEnd" }));
-  on("message_start", (event) => broadcast({ event: "messageStart", role: event.message?.role ?? null }));
+  // The answer's text is sent as what each of its blocks gained since last time, read from the
+  // message itself: an agent that hands updates to extensions out of order (omp does) still
+  // gives the editor the text in order, and the deltas joined equal the final message.
+  let streaming: { key: unknown; sent: string[]; ended: boolean } | undefined;
+  const keyOf = (message: Obj | undefined) => message?.timestamp ?? message;
+
+  function flush(message: Obj | undefined): void {
+    if (!streaming || !Array.isArray(message?.content)) return;
+    message!.content.forEach((block: Obj, index: number) => {
+      const kind = block?.type === "text" ? "text" : block?.type === "thinking" ? "thinking" : undefined;
+      if (!kind) return;
+      const full = String((kind === "text" ? block.text : block.thinking) ?? "");
+      const have = streaming!.sent[index] ?? "";
+      if (full.length <= have.length || !full.startsWith(have)) return;
+      let piece = full.slice(have.length);
+      // Never end a delta between the two halves of a surrogate pair.
+      const last = piece.charCodeAt(piece.length - 1);
+      if (last >= 0xd800 && last <= 0xdbff) piece = piece.slice(0, -1);
+      if (piece === "") return;
+      streaming!.sent[index] = have + piece;
+      broadcast({ event: "delta", kind, index, text: piece });
+    });
+  }
+
+  on("message_start", (event) => {
+    if (event.message?.role === "assistant") streaming = { key: keyOf(event.message), sent: [], ended: false };
+    broadcast({ event: "messageStart", role: event.message?.role ?? null });
+  });
   on("message_update", (event) => {
+    if (streaming && !streaming.ended && keyOf(event.message) === streaming.key) flush(event.message);
     const update = event.assistantMessageEvent ?? {};
-    switch (update.type) {
-      case "text_delta":
-        broadcast({ event: "delta", kind: "text", index: update.contentIndex ?? 0, text: String(update.delta ?? "") });
-        break;
-      case "thinking_delta":
-        broadcast({ event: "delta", kind: "thinking", index: update.contentIndex ?? 0, text: String(update.delta ?? "") });
-        break;
-      case "toolcall_end":
-        broadcast({ event: "toolCall", index: update.contentIndex ?? 0, toolCall: (update.toolCall ?? null) as Json });
-        break;
-      case "error":
-        broadcast({ event: "error", reason: update.reason ?? "error", message: update.error?.errorMessage ?? null });
-        break;
+    if (update.type === "error") {
+      broadcast({ event: "error", reason: update.reason ?? "error", message: update.error?.errorMessage ?? null });
     }
   });
-  on("message_end", (event) => broadcast({ event: "messageEnd", message: (event.message ?? null) as Json }));
+  on("message_end", (event) => {
+    if (event.message?.role === "assistant" && streaming && !streaming.ended) {
+      flush(event.message);
+      streaming.ended = true;
+    }
+    broadcast({ event: "messageEnd", message: (event.message ?? null) as Json });
+  });
   on("tool_execution_start", (event) =>
     broadcast({ event: "toolStart", toolCallId: event.toolCallId ?? null, toolName: event.toolName ?? null, args: event.args ?? null }),
   );

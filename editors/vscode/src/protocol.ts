@@ -169,6 +169,8 @@ export interface AgentSettings {
   disabled?: boolean;
   piPath?: string | null;
   ompPath?: string | null;
+  piArgs?: string[];
+  ompArgs?: string[];
   idleSeconds?: number | null;
   ownSummaries?: boolean;
 }
@@ -268,6 +270,7 @@ export interface NavigateParams {
   /** pi only: a label to attach (to the summary entry, or to the target without one). */
   label?: string | null;
   baseRevision?: number | null;
+  force?: boolean;
 }
 export type NavigateDecision = 'stay' | 'target' | 'parent' | 'root' | 'reopenAsk';
 export interface NavigateResult {
@@ -305,6 +308,7 @@ export interface SetLabelParams {
   targetId: string;
   label?: string | null;
   baseRevision?: number | null;
+  force?: boolean;
 }
 
 export type AppendKind = 'user' | 'custom';
@@ -315,17 +319,20 @@ export interface AppendParams {
   customType?: string | null;
   display?: boolean;
   baseRevision?: number | null;
+  force?: boolean;
 }
 
 export interface SetNameParams {
   uri: string;
   name: string;
   baseRevision?: number | null;
+  force?: boolean;
 }
 export interface NameFromPlanTitleParams {
   uri: string;
   planTitle: string;
   baseRevision?: number | null;
+  force?: boolean;
 }
 export interface NameResult {
   revision: number;

@@ -62,7 +62,11 @@ pub struct TranscriptItem {
 
 /// One piece of a message, as both editors draw it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum DisplayBlock {
     /// Text shown as written.
     Text {
@@ -340,7 +344,11 @@ pub enum NoticeLevel {
 
 /// What an [`AgentEvent`] says.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "kind",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum AgentEventBody {
     /// The agent's state changed.
     Status {

@@ -128,9 +128,13 @@ pub fn along_path(
             omitted += 1;
             continue;
         }
-        let raw = entry
-            .try_raw()
-            .map_err(|e| crate::Error::io("cannot read", session.path().unwrap_or(std::path::Path::new("")), e))?;
+        let raw = entry.try_raw().map_err(|e| {
+            crate::Error::io(
+                "cannot read",
+                session.path().unwrap_or(std::path::Path::new("")),
+                e,
+            )
+        })?;
         let value: Value = serde_json::from_str(&raw).unwrap_or(Value::Null);
         if let Some(item) = entry_item(&value, dialect, home) {
             items.push(item);
@@ -285,9 +289,7 @@ fn assistant_blocks(message: &Value, dialect: Dialect, home: Option<&str>) -> Ve
             }
         }
     } else if let Some(Value::String(text)) = message.get("content") {
-        blocks.push(Block::Markdown {
-            text: capped(text),
-        });
+        blocks.push(Block::Markdown { text: capped(text) });
     }
     let stop = message.get("stopReason").and_then(Value::as_str);
     let error = message.get("errorMessage").and_then(Value::as_str);

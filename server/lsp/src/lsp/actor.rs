@@ -15,7 +15,10 @@ use std::sync::{Arc, OnceLock};
 use std::time::Duration;
 use tokio::sync::{mpsc, oneshot};
 
+mod agent_sync;
 mod flows;
+
+pub use agent_sync::NavigationMark;
 
 /// A job that runs on the actor with exclusive access to the session. It returns the delivery of
 /// its answer, which the actor runs after sending the notifications the job caused.
@@ -187,6 +190,8 @@ pub struct Actor {
     view: std::sync::Mutex<Option<CachedView>>,
     /// Started after the first window of a loaded session (see [`view::SearchWarmUp`]).
     search_warm_up: std::sync::Once,
+    /// The `/tree` choice that produced the leaf (see [`NavigationMark`]).
+    last_navigation: Option<NavigationMark>,
 }
 
 /// A tree model and what it was built for.
@@ -249,6 +254,7 @@ pub fn spawn(
                     shared,
                     view: Default::default(),
                     search_warm_up: std::sync::Once::new(),
+                    last_navigation: None,
                 };
                 return actor.run_loop(rx).await;
             }

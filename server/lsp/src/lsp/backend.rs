@@ -38,6 +38,8 @@ pub struct Backend {
     /// Where large results written as text wait for the output stream (see `raw_reply`); `None`
     /// when the service is used without that stream (results are then values).
     pub(crate) raw_replies: Option<Arc<crate::raw_reply::RawReplies>>,
+    /// The live agents of the open sessions.
+    pub(crate) agents: Arc<crate::agent::manager::Manager>,
 }
 
 impl Backend {
@@ -46,6 +48,7 @@ impl Backend {
         let shared = Arc::new(Shared::new(client));
         Backend {
             registry: Registry::new(Arc::clone(&shared)),
+            agents: crate::agent::manager::Manager::new(Arc::clone(&shared)),
             shared,
             config: RwLock::new(Config::default()),
             symbols: Arc::new(SymbolIndex::default()),
@@ -174,6 +177,7 @@ impl Backend {
                     custom_instructions: None,
                     label: None,
                     base_revision: None,
+                    force: false,
                 };
                 to_value(serde_json::to_value(self.navigate(p).await?))
             }
@@ -211,6 +215,7 @@ impl Backend {
                     target_id: arg(1)?,
                     label,
                     base_revision: None,
+                    force: false,
                 };
                 to_value(serde_json::to_value(self.set_label(p).await?))
             }
@@ -231,6 +236,14 @@ impl LanguageServer for Backend {
             .and_then(|v| serde_json::from_value::<proto::ClientExperimental>(v.clone()).ok())
             .is_some_and(|c| c.hooks);
         self.shared.set_hooks(hooks);
+        let agent_dialogs = params
+            .capabilities
+            .experimental
+            .as_ref()
+            .and_then(|e| e.get(proto::EXPERIMENTAL_KEY))
+            .and_then(|v| serde_json::from_value::<proto::ClientExperimental>(v.clone()).ok())
+            .is_some_and(|c| c.agent_dialogs);
+        self.shared.set_agent_dialogs(agent_dialogs);
         self.shared.set_progress(
             params
                 .capabilities
@@ -260,6 +273,13 @@ impl LanguageServer for Backend {
             }
         }
         let locations = Locations::resolve(&options);
+        self.agents.configure(
+            options.agent.clone().unwrap_or_default(),
+            locations
+                .home
+                .as_ref()
+                .map(|h| h.to_string_lossy().into_owned()),
+        );
         let agent = Self::agent_summary_layer(&locations);
         let init = options
             .branch_summary
@@ -349,6 +369,7 @@ impl LanguageServer for Backend {
         for handle in self.registry.all() {
             handle.close();
         }
+        self.agents.stop_all().await;
         Ok(())
     }
 

@@ -50,6 +50,12 @@ handlers! {
     h_append => proto::Append, append;
     h_set_name => proto::SetName, set_name;
     h_name_from_plan_title => proto::NameFromPlanTitle, name_from_plan_title;
+    h_transcript => proto::Transcript, transcript;
+    h_prompt => proto::Prompt, prompt;
+    h_abort => proto::Abort, abort;
+    h_agent => proto::GetAgent, agent;
+    h_stop_agent => proto::StopAgent, stop_agent;
+    h_install_bridge => proto::InstallBridge, install_bridge;
 }
 
 /// The longest label a request may set (labels are short tags drawn in every row).
@@ -59,7 +65,7 @@ pub(crate) const MAX_LABEL_CHARS: usize = 10_000;
 pub(crate) const MAX_TEXT_CHARS: usize = 500_000;
 
 /// Refuses an oversized value before anything is written.
-fn check_size(what: &str, value: Option<&str>, max: usize) -> ApiResult<()> {
+pub(crate) fn check_size(what: &str, value: Option<&str>, max: usize) -> ApiResult<()> {
     match value {
         // Bytes bound characters from above: count only when the bytes exceed the limit.
         Some(v) if v.len() > max && v.chars().count() > max => {
@@ -87,7 +93,10 @@ fn now_ms() -> i64 {
         .unwrap_or(0)
 }
 
-fn mutation(actor: &crate::actor::Actor, entry_id: Option<String>) -> proto::MutationResult {
+pub(crate) fn mutation(
+    actor: &crate::actor::Actor,
+    entry_id: Option<String>,
+) -> proto::MutationResult {
     proto::MutationResult {
         revision: actor.revision(),
         leaf: actor.session.leaf_id().map(str::to_owned),
@@ -95,7 +104,10 @@ fn mutation(actor: &crate::actor::Actor, entry_id: Option<String>) -> proto::Mut
     }
 }
 
-fn name_result(actor: &crate::actor::Actor, entry_id: Option<String>) -> proto::NameResult {
+pub(crate) fn name_result(
+    actor: &crate::actor::Actor,
+    entry_id: Option<String>,
+) -> proto::NameResult {
     proto::NameResult {
         revision: actor.revision(),
         leaf: actor.session.leaf_id().map(str::to_owned),
@@ -130,9 +142,11 @@ impl Backend {
         self.check_inside_roots(&path)?;
         let handle = self.registry.open(&path);
         self.protocol_open.insert(handle.path.clone());
-        handle
+        let result = handle
             .read(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
-            .await
+            .await?;
+        self.follow_agent(handle).await;
+        Ok(result)
     }
 
     /// The security policy (docs/security.md): once the client named any root (a workspace
@@ -176,6 +190,7 @@ impl Backend {
         let key = registry::key_of(&path);
         self.protocol_open.remove(&key);
         self.protocol_open.remove(&path);
+        self.agents.forget(&key).await;
         Ok(proto::CloseResult {
             closed: self.registry.close(&path),
         })
@@ -282,6 +297,13 @@ impl Backend {
             p.custom_instructions.as_deref(),
             MAX_TEXT_CHARS,
         )?;
+        if let Some(result) = self.navigate_through_agent(&p).await? {
+            return Ok(result);
+        }
+        if p.summarize != proto::SummarizeChoice::None {
+            // A summary is a write: not behind an agent without the bridge.
+            self.before_write(&p.uri, p.force).await?;
+        }
         self.registry.get(&p.uri)?.navigate(p).await
     }
 
@@ -292,6 +314,7 @@ impl Backend {
                 .registry
                 .adopt(fork, registry::key_of(std::path::Path::new(path)));
             self.protocol_open.insert(handle.path.clone());
+            self.follow_agent(handle).await;
         }
         Ok(result)
     }
@@ -301,6 +324,10 @@ impl Backend {
         p: proto::SetLabelParams,
     ) -> ApiResult<proto::MutationResult> {
         check_size("label", p.label.as_deref(), MAX_LABEL_CHARS)?;
+        if let Some(result) = self.label_through_agent(&p).await? {
+            return Ok(result);
+        }
+        self.before_write(&p.uri, p.force).await?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -326,6 +353,7 @@ impl Backend {
         }
         check_size("text", Some(&p.text), MAX_TEXT_CHARS)?;
         check_size("custom type", p.custom_type.as_deref(), MAX_LABEL_CHARS)?;
+        self.before_write(&p.uri, p.force).await?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -351,6 +379,10 @@ impl Backend {
 
     pub(crate) async fn set_name(&self, p: proto::SetNameParams) -> ApiResult<proto::NameResult> {
         check_size("name", Some(&p.name), MAX_LABEL_CHARS)?;
+        if let Some(result) = self.name_through_agent(&p).await? {
+            return Ok(result);
+        }
+        self.before_write(&p.uri, p.force).await?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {
@@ -365,6 +397,7 @@ impl Backend {
         p: proto::NameFromPlanTitleParams,
     ) -> ApiResult<proto::NameResult> {
         check_size("plan title", Some(&p.plan_title), MAX_LABEL_CHARS)?;
+        self.before_write(&p.uri, p.force).await?;
         let handle = self.registry.get(&p.uri)?;
         handle
             .run(move |a| {

@@ -11,6 +11,8 @@
 //! Nothing here writes to stdout except the protocol itself.
 
 mod actor;
+pub mod agent;
+mod agent_requests;
 mod backend;
 mod context_reply;
 mod custom;

@@ -33,6 +33,7 @@ const HOOK_TIMEOUT: Duration = Duration::from_secs(30);
 pub struct Shared {
     client: Client,
     hooks: AtomicBool,
+    agent_dialogs: AtomicBool,
     progress: AtomicBool,
     progress_tokens: std::sync::atomic::AtomicU64,
     open_documents: DashSet<PathBuf>,
@@ -45,6 +46,7 @@ impl Shared {
         Shared {
             client,
             hooks: AtomicBool::new(false),
+            agent_dialogs: AtomicBool::new(false),
             progress: AtomicBool::new(false),
             progress_tokens: std::sync::atomic::AtomicU64::new(0),
             open_documents: DashSet::new(),
@@ -65,6 +67,16 @@ impl Shared {
     /// Whether the client declared `experimental.sessionTree.hooks`.
     pub fn hooks_enabled(&self) -> bool {
         self.hooks.load(Ordering::Relaxed)
+    }
+
+    /// Records whether the client shows the agent's dialogs (from `initialize`).
+    pub fn set_agent_dialogs(&self, on: bool) {
+        self.agent_dialogs.store(on, Ordering::Relaxed);
+    }
+
+    /// Whether the client declared `experimental.sessionTree.agentDialogs`.
+    pub fn agent_dialogs_enabled(&self) -> bool {
+        self.agent_dialogs.load(Ordering::Relaxed)
     }
 
     /// Records whether the client shows work-done progress (`window.workDoneProgress`).
@@ -135,6 +147,27 @@ impl Shared {
     /// Sends a protocol notification.
     pub async fn notify<N: proto::Notification>(&self, params: N::Params) {
         self.client.send_notification::<Lsp<N>>(params).await;
+    }
+
+    /// Sends a protocol request to the client and waits at most `timeout` (`None`: as long as
+    /// the client takes); `None` when it failed or took too long.
+    pub async fn ask_for<R: proto::Request>(
+        &self,
+        params: R::Params,
+        timeout: Option<Duration>,
+    ) -> Option<R::Result> {
+        let request = self.client.send_request::<Lsp<R>>(params);
+        let answer = match timeout {
+            Some(limit) => tokio::time::timeout(limit, request).await.ok()?,
+            None => request.await,
+        };
+        match answer {
+            Ok(answer) => Some(answer),
+            Err(err) => {
+                tracing::warn!("{} failed: {err}", R::METHOD);
+                None
+            }
+        }
     }
 
     /// Sends a protocol request to the client; `None` when it failed or took too long.

@@ -114,3 +114,58 @@ pub fn ids_of(session: &Session, indices: impl IntoIterator<Item = usize>) -> Ve
 pub fn u32_of(n: usize) -> u32 {
     u32::try_from(n).unwrap_or(u32::MAX)
 }
+
+/// A message of the engine's transcript → the protocol's transcript item.
+pub fn transcript_item(item: sessiontree_core::transcript::Item) -> proto::TranscriptItem {
+    use sessiontree_core::transcript::Block;
+    let blocks = item
+        .blocks
+        .into_iter()
+        .map(|block| match block {
+            Block::Text { text } => proto::DisplayBlock::Text { text },
+            Block::Markdown { text } => proto::DisplayBlock::Markdown { text },
+            Block::Thinking { text } => proto::DisplayBlock::Thinking { text },
+            Block::ToolCall {
+                id,
+                name,
+                summary,
+                arguments,
+            } => proto::DisplayBlock::ToolCall {
+                id,
+                name,
+                summary,
+                arguments,
+            },
+            Block::ToolResult {
+                id,
+                name,
+                summary,
+                text,
+                is_error,
+            } => proto::DisplayBlock::ToolResult {
+                id,
+                name,
+                summary,
+                text,
+                is_error,
+            },
+            Block::Image { mime_type } => proto::DisplayBlock::Image { mime_type },
+            Block::Command {
+                command,
+                output,
+                exit_code,
+            } => proto::DisplayBlock::Command {
+                command,
+                output,
+                exit_code,
+            },
+            Block::Notice { text, is_error } => proto::DisplayBlock::Notice { text, is_error },
+        })
+        .collect();
+    proto::TranscriptItem {
+        entry_id: item.entry_id,
+        role: item.role.as_str().to_owned(),
+        detail: item.detail,
+        blocks,
+    }
+}

@@ -8,6 +8,9 @@ use std::path::{Path, PathBuf};
 /// The in-process client.
 pub mod inproc;
 
+/// The real agents, the model server and the real server over stdio.
+pub mod agents;
+
 /// The shared conformance fixtures.
 pub fn fixture(rel: &str) -> PathBuf {
     let shared = std::env::var("SESSIONTREE_SHARED").unwrap_or_else(|_| "/work/shared".to_owned());

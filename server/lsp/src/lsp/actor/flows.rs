@@ -260,6 +260,7 @@ impl Actor {
             self.announce(ChangeReason::Navigate, before_len);
         }
         let summary_entry_id = written.map_err(|e| ApiError::from(e).at(self.revision()))?;
+        self.mark_navigation(&p.target_id);
         let leaf_now = self.session.leaf_id().map(str::to_owned);
         self.outbox
             .push(Outgoing::Navigate(proto::DidNavigateParams {

@@ -1,0 +1,437 @@
+//! The real agents for tests: pi and omp as `scripts/install-agents.sh` installs them (a test
+//! fails when they cannot be installed), a home folder of their own whose only model is the
+//! tests' loopback model server (`scripts/testing/model-server.mjs`), sessions written by the
+//! agents themselves, and the real `sessiontree` binary over stdio as the editor's server.
+
+use super::{frame, read_msg};
+use serde_json::{json, Value};
+use std::io::{BufRead, BufReader, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::sync::mpsc;
+use std::time::{Duration, Instant};
+
+/// The repository's root.
+pub fn repo() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
+}
+
+/// The folder with the `pi`, `omp` and `bun` launchers (installed on first use).
+pub fn agent_bin() -> PathBuf {
+    let out = Command::new("bash")
+        .arg(repo().join("scripts/install-agents.sh"))
+        .output()
+        .expect("run scripts/install-agents.sh");
+    assert!(
+        out.status.success(),
+        "the real agents could not be installed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    let bin = PathBuf::from(stdout.lines().last().expect("the launchers' folder").trim());
+    assert!(bin.join("pi").exists() && bin.join("omp").exists());
+    bin
+}
+
+/// The tests' model server: answers depend on the prompt (rules), every request is logged.
+pub struct ModelServer {
+    child: Child,
+    /// Its OpenAI-compatible base URL (`http://127.0.0.1:N/v1`).
+    pub url: String,
+    /// The rules file (rewrite it to change the answers).
+    pub rules: PathBuf,
+    /// Every request it received, one JSON line each.
+    pub log: PathBuf,
+}
+
+impl ModelServer {
+    /// Starts it with `rules` (a JSON array; see the script's header).
+    pub fn start(dir: &Path, rules: &Value) -> ModelServer {
+        let rules_file = dir.join("model-rules.json");
+        std::fs::write(&rules_file, rules.to_string()).expect("write rules");
+        let log = dir.join("model-requests.jsonl");
+        let mut child = Command::new("node")
+            .arg(repo().join("scripts/testing/model-server.mjs"))
+            .arg("--rules")
+            .arg(&rules_file)
+            .arg("--log")
+            .arg(&log)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit())
+            .spawn()
+            .expect("start the model server (node)");
+        let mut first = String::new();
+        BufReader::new(child.stdout.take().expect("stdout"))
+            .read_line(&mut first)
+            .expect("the model server's port");
+        let hello: Value = serde_json::from_str(&first).expect("the model server's first line");
+        ModelServer {
+            child,
+            url: hello["url"].as_str().expect("url").to_owned(),
+            rules: rules_file,
+            log,
+        }
+    }
+
+    /// Replaces the rules.
+    pub fn set_rules(&self, rules: &Value) {
+        std::fs::write(&self.rules, rules.to_string()).expect("write rules");
+    }
+
+    /// The chat requests received so far (their bodies).
+    pub fn requests(&self) -> Vec<Value> {
+        std::fs::read_to_string(&self.log)
+            .unwrap_or_default()
+            .lines()
+            .filter_map(|l| serde_json::from_str::<Value>(l).ok())
+            .map(|v| v["body"].clone())
+            .collect()
+    }
+}
+
+impl Drop for ModelServer {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// Which agent.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Agent {
+    /// pi.
+    Pi,
+    /// omp.
+    Omp,
+}
+
+impl Agent {
+    /// Its command name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Agent::Pi => "pi",
+            Agent::Omp => "omp",
+        }
+    }
+}
+
+/// A home folder for the agents (their settings, models and sessions) and a project folder.
+pub struct Home {
+    /// Keeps the folder.
+    pub dir: tempfile::TempDir,
+    /// `HOME`.
+    pub home: PathBuf,
+    /// The project the sessions work in (a git repository).
+    pub project: PathBuf,
+    /// The launchers.
+    pub bin: PathBuf,
+}
+
+impl Home {
+    /// A home whose agents' only model is `model`.
+    pub fn new(model: &ModelServer) -> Home {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let home = dir.path().join("home");
+        let project = dir.path().join("project");
+        std::fs::create_dir_all(home.join(".pi/agent")).expect("pi dir");
+        std::fs::create_dir_all(home.join(".omp/agent")).expect("omp dir");
+        std::fs::create_dir_all(&project).expect("project dir");
+        let pi_models = json!({"providers": {"loop": {
+            "baseUrl": model.url, "api": "openai-completions", "apiKey": "test",
+            "compat": {"supportsDeveloperRole": false, "supportsReasoningEffort": false},
+            "models": [{"id": "test-model"}]
+        }}});
+        std::fs::write(home.join(".pi/agent/models.json"), pi_models.to_string())
+            .expect("pi models");
+        let omp_models = format!(
+            "providers:\n  loop:\n    baseUrl: {}\n    api: openai-completions\n    apiKey: test\n    compat:\n      supportsDeveloperRole: false\n      supportsReasoningEffort: false\n    models:\n      - id: test-model\n",
+            model.url
+        );
+        std::fs::write(home.join(".omp/agent/models.yml"), omp_models).expect("omp models");
+        let git = Command::new("git")
+            .args(["init", "-q"])
+            .current_dir(&project)
+            .status()
+            .expect("git init");
+        assert!(git.success());
+        Home {
+            dir,
+            home,
+            project,
+            bin: agent_bin(),
+        }
+    }
+
+    /// The environment the agents (and the server that starts them) run with.
+    pub fn env(&self) -> Vec<(String, String)> {
+        let path = format!(
+            "{}:{}",
+            self.bin.display(),
+            std::env::var("PATH").unwrap_or_default()
+        );
+        vec![
+            ("HOME".into(), self.home.display().to_string()),
+            ("PI_OFFLINE".into(), "1".into()),
+            ("PATH".into(), path),
+            (
+                "XDG_RUNTIME_DIR".into(),
+                self.runtime_dir().display().to_string(),
+            ),
+            (
+                "XDG_CONFIG_HOME".into(),
+                self.home.join(".config").display().to_string(),
+            ),
+            (
+                "XDG_DATA_HOME".into(),
+                self.home.join(".local/share").display().to_string(),
+            ),
+            (
+                "XDG_CACHE_HOME".into(),
+                self.home.join(".cache").display().to_string(),
+            ),
+        ]
+    }
+
+    /// The private folder the bridge and the server share.
+    pub fn runtime_dir(&self) -> PathBuf {
+        let dir = self.dir.path().join("run");
+        std::fs::create_dir_all(&dir).expect("run dir");
+        dir
+    }
+
+    /// The agent's session folder.
+    pub fn sessions(&self, agent: Agent) -> PathBuf {
+        match agent {
+            Agent::Pi => self.home.join(".pi/agent/sessions"),
+            Agent::Omp => self.home.join(".omp/agent/sessions"),
+        }
+    }
+
+    /// Runs the agent once in print mode with `prompt`, as a user would, and returns the session
+    /// file it wrote.
+    pub fn first_session(&self, agent: Agent, prompt: &str) -> PathBuf {
+        let before = session_files(&self.sessions(agent));
+        let mut command = Command::new(self.bin.join(agent.name()));
+        command
+            .args(["-p", prompt])
+            .current_dir(&self.project)
+            .stdin(Stdio::null());
+        for (k, v) in self.env() {
+            command.env(k, v);
+        }
+        let out = command.output().expect("run the agent");
+        assert!(
+            out.status.success(),
+            "{} -p failed: {}{}",
+            agent.name(),
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let after = session_files(&self.sessions(agent));
+        let new: Vec<_> = after.into_iter().filter(|f| !before.contains(f)).collect();
+        assert_eq!(new.len(), 1, "{} wrote one new session file", agent.name());
+        new.into_iter().next().expect("the session")
+    }
+}
+
+/// Every `.jsonl` under `dir`.
+pub fn session_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let Ok(read) = std::fs::read_dir(dir) else {
+        return out;
+    };
+    for entry in read.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            out.extend(session_files(&path));
+        } else if path.extension().and_then(|e| e.to_str()) == Some("jsonl") {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// The entries of a session file (the omp title slot and blank lines skipped).
+pub fn entries(file: &Path) -> Vec<Value> {
+    std::fs::read_to_string(file)
+        .expect("read the session")
+        .lines()
+        .filter_map(|l| serde_json::from_str::<Value>(l.trim()).ok())
+        .filter(|v| v.get("type").is_some())
+        .collect()
+}
+
+/// The real server over stdio, with a reader thread: requests wait for their answers, every
+/// notification and server request is kept in arrival order.
+pub struct Server {
+    child: Child,
+    stdin: std::process::ChildStdin,
+    inbox: mpsc::Receiver<Value>,
+    /// Notifications and server requests seen so far, in order.
+    pub seen: Vec<Value>,
+    next: i64,
+    /// Answers to give to server requests by method (default `null`).
+    pub answers: std::collections::HashMap<String, Value>,
+}
+
+impl Server {
+    /// Starts `sessiontree lsp` in `home`'s environment and initializes it with `options`.
+    pub fn start(home: &Home, options: Value, experimental: Value) -> Server {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+        command
+            .arg("lsp")
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::inherit());
+        for (k, v) in home.env() {
+            command.env(k, v);
+        }
+        command.env("SESSIONTREE_LOG", "info");
+        let mut child = command.spawn().expect("spawn sessiontree lsp");
+        let stdin = child.stdin.take().expect("stdin");
+        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        let (tx, inbox) = mpsc::channel();
+        std::thread::spawn(move || {
+            while let Some(msg) = read_msg(&mut stdout) {
+                if tx.send(msg).is_err() {
+                    break;
+                }
+            }
+        });
+        let mut server = Server {
+            child,
+            stdin,
+            inbox,
+            seen: Vec::new(),
+            next: 1,
+            answers: Default::default(),
+        };
+        let root = format!("file://{}", home.dir.path().display());
+        let init = server.request(
+            "initialize",
+            json!({
+                "processId": null,
+                "rootUri": root,
+                "capabilities": {"experimental": {"sessionTree": experimental}},
+                "initializationOptions": options,
+            }),
+        );
+        assert!(init.get("result").is_some(), "initialize: {init}");
+        server.notify("initialized", json!({}));
+        server
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) {
+        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
+        self.stdin.write_all(&frame(&msg)).expect("write");
+        self.stdin.flush().expect("flush");
+    }
+
+    /// Sends a request; its id.
+    pub fn send(&mut self, method: &str, params: Value) -> i64 {
+        let id = self.next;
+        self.next += 1;
+        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        self.stdin.write_all(&frame(&msg)).expect("write");
+        self.stdin.flush().expect("flush");
+        id
+    }
+
+    /// The next message within `timeout`, answering server requests on the way.
+    fn next_message(&mut self, timeout: Duration) -> Option<Value> {
+        let msg = self.inbox.recv_timeout(timeout).ok()?;
+        if let (Some(method), Some(id)) = (msg.get("method").and_then(Value::as_str), msg.get("id"))
+        {
+            let result = self.answers.get(method).cloned().unwrap_or(Value::Null);
+            let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
+            self.stdin.write_all(&frame(&answer)).expect("write");
+            self.stdin.flush().expect("flush");
+        }
+        Some(msg)
+    }
+
+    /// Waits for the answer to request `id` (two minutes at most).
+    pub fn answer(&mut self, id: i64) -> Value {
+        let deadline = Instant::now() + Duration::from_secs(120);
+        while Instant::now() < deadline {
+            let Some(msg) = self.next_message(Duration::from_millis(200)) else {
+                continue;
+            };
+            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
+                return msg;
+            }
+            self.seen.push(msg);
+        }
+        panic!("no answer to request {id} within two minutes");
+    }
+
+    /// Sends a request and waits for its answer (the whole message: `result` or `error`).
+    pub fn request(&mut self, method: &str, params: Value) -> Value {
+        let id = self.send(method, params);
+        self.answer(id)
+    }
+
+    /// Sends a request that must succeed; its result.
+    pub fn ok(&mut self, method: &str, params: Value) -> Value {
+        let answer = self.request(method, params.clone());
+        assert!(
+            answer.get("error").is_none(),
+            "{method} {params} failed: {answer}"
+        );
+        answer["result"].clone()
+    }
+
+    /// Waits until a message seen (from now or before) satisfies `pred`; it and everything seen.
+    pub fn wait_for(&mut self, what: &str, secs: u64, pred: impl Fn(&Value) -> bool) -> Value {
+        if let Some(found) = self.seen.iter().find(|m| pred(m)) {
+            return found.clone();
+        }
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while Instant::now() < deadline {
+            let Some(msg) = self.next_message(Duration::from_millis(200)) else {
+                continue;
+            };
+            let hit = pred(&msg);
+            self.seen.push(msg.clone());
+            if hit {
+                return msg;
+            }
+        }
+        panic!(
+            "{what} did not come within {secs} s; seen: {}",
+            serde_json::to_string_pretty(&self.seen).unwrap_or_default()
+        );
+    }
+
+    /// The `agentEvent` bodies seen so far for `uri`, in order (with their turns).
+    pub fn agent_events(&self, uri: &str) -> Vec<Value> {
+        self.seen
+            .iter()
+            .filter(|m| m["method"] == "sessionTree/agentEvent" && m["params"]["uri"] == uri)
+            .map(|m| m["params"].clone())
+            .collect()
+    }
+
+    /// Shuts the server down cleanly.
+    pub fn shutdown(mut self) {
+        let _ = self.request("shutdown", Value::Null);
+        self.notify("exit", Value::Null);
+        let _ = self.child.wait();
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+/// `true` for an `agentEvent` of `uri` whose body is of `kind`.
+pub fn is_event(msg: &Value, uri: &str, kind: &str) -> bool {
+    msg["method"] == "sessionTree/agentEvent"
+        && msg["params"]["uri"] == uri
+        && msg["params"]["event"]["kind"] == kind
+}
