@@ -120,7 +120,8 @@ impl Backend {
         let wants_summary = p.summarize != proto::SummarizeChoice::None;
         let dialect = handle.read(|a| Ok(a.session.dialect())).await?;
         let attached = self.agents.attached(&path).is_some();
-        if !attached && !(wants_summary && self.agents.agent_summarizes(dialect)) {
+        let agent_summarizes = wants_summary && self.agents.agent_summarizes(dialect);
+        if !(attached || agent_summarizes) {
             return Ok(None);
         }
         let custom = match p.summarize {
