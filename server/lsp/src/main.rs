@@ -1,5 +1,5 @@
 //! The `sessiontree` binary: the language server (`sessiontree lsp`) and the command-line tools
-//! (`inspect`, `check`, `tree`, `migrate`).
+//! (`inspect`, `check`, `tree`, `migrate`, `continue`, `install-bridge`).
 
 mod cli;
 
@@ -33,6 +33,10 @@ enum Command {
     Migrate(cli::migrate::MigrateArgs),
     /// Write a realistic synthetic session (for benchmarks), deterministic by seed.
     Generate(cli::generate::GenerateArgs),
+    /// Continue a session with its real agent from an entry: prints the answer as it streams.
+    Continue(cli::continue_cmd::ContinueArgs),
+    /// Install the sessiontree bridge into an agent's extensions folder (for agents in a terminal).
+    InstallBridge(cli::install_bridge::InstallBridgeArgs),
 }
 
 fn main() -> ExitCode {
@@ -55,6 +59,8 @@ fn main() -> ExitCode {
         Command::Tree(args) => cli::tree::run(args),
         Command::Migrate(args) => cli::migrate::run(args),
         Command::Generate(args) => cli::generate::run(args),
+        Command::Continue(args) => cli::continue_cmd::run(args),
+        Command::InstallBridge(args) => cli::install_bridge::run(args),
     };
     match result {
         Ok(code) => code,

@@ -185,3 +185,413 @@ fn pi_answers_from_an_earlier_point() {
 fn omp_answers_from_an_earlier_point() {
     prompt_from_an_earlier_point(Agent::Omp);
 }
+
+/// The rules that make the model hold its answer after the first words (until the client goes).
+fn holding_rules() -> Value {
+    json!([{"when": {"lastUser": "^slow"}, "reply": {"text": "thinking slowly about it", "hold": true, "chunk": 4}}])
+}
+
+/// Abort stops the turn: the agent ends it, the file stays loadable with the aborted answer, and
+/// the next prompt is answered.
+fn abort_then_continue(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &holding_rules());
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let turn = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "slow please"}),
+    )["turn"]
+        .clone();
+    server.wait_for("the first words", 90, |m| {
+        is_event(m, &session, "delta") && m["params"]["turn"] == turn
+    });
+    // A second prompt while it answers is refused, not queued by surprise.
+    let busy = server.request(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "meanwhile"}),
+    );
+    assert_eq!(busy["error"]["data"]["kind"], "agentBusy", "{busy}");
+    let aborted = server.ok("sessionTree/abort", json!({"uri": session}));
+    assert_eq!(aborted["aborted"], true);
+    server.wait_for("the aborted turn's end", 60, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
+    });
+    let messages = message_entries(&file);
+    let last = messages.last().expect("messages");
+    assert_eq!(last["message"]["role"], "assistant");
+    assert_eq!(
+        last["message"]["stopReason"], "aborted",
+        "the agent wrote its aborted answer"
+    );
+    // The file stays loadable: a fresh engine reads every line without a problem.
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("sessiontree check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    // And the agent answers the next prompt.
+    let next = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "after the abort"}),
+    )["turn"]
+        .clone();
+    server.wait_for("the next answer", 60, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == next
+    });
+    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    assert_eq!(
+        texts.last().map(String::as_str),
+        Some("echo: after the abort")
+    );
+    server.shutdown();
+}
+
+#[test]
+fn pi_abort_then_continue() {
+    abort_then_continue(Agent::Pi);
+}
+
+#[test]
+fn omp_abort_then_continue() {
+    abort_then_continue(Agent::Omp);
+}
+
+/// An agent killed mid-turn: the client gets a clear `exited` event and state, nothing written
+/// is lost or torn, and the next prompt starts a new agent that answers.
+fn killed_mid_turn(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &holding_rules());
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let turn = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "slow please"}),
+    )["turn"]
+        .clone();
+    server.wait_for("the first words", 90, |m| {
+        is_event(m, &session, "delta") && m["params"]["turn"] == turn
+    });
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(status["state"], "running");
+    let pid = status["pid"].as_u64().expect("the agent's pid");
+    let killed = std::process::Command::new("kill")
+        .args(["-9", &pid.to_string()])
+        .status()
+        .expect("kill");
+    assert!(killed.success());
+    let exited = server.wait_for("the exit event", 30, |m| is_event(m, &session, "exited"));
+    assert_eq!(
+        exited["params"]["turn"], turn,
+        "the exit is reported on the turn it broke"
+    );
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(status["state"], "exited", "{status}");
+    assert!(
+        status["message"]
+            .as_str()
+            .is_some_and(|m| m.contains("exited")),
+        "{status}"
+    );
+    // Every line is whole: the file loads without a problem, the user's prompt is kept.
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .arg("check")
+        .arg(&file)
+        .output()
+        .expect("sessiontree check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    assert!(texts.contains(&"slow please".to_owned()), "{texts:?}");
+    // The next prompt starts a new agent.
+    let next = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "are you back"}),
+    );
+    assert_ne!(next["agent"]["pid"].as_u64(), Some(pid));
+    let next_turn = next["turn"].clone();
+    server.wait_for("the new agent's answer", 90, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == next_turn
+    });
+    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    assert_eq!(texts.last().map(String::as_str), Some("echo: are you back"));
+    server.shutdown();
+}
+
+#[test]
+fn pi_killed_mid_turn() {
+    killed_mid_turn(Agent::Pi);
+}
+
+#[test]
+fn omp_killed_mid_turn() {
+    killed_mid_turn(Agent::Omp);
+}
+
+/// No agent installed: the prompt fails with a clear error naming the setting, and the state
+/// says so; nothing is written.
+#[test]
+fn a_missing_agent_is_a_clear_error() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let file = home.first_session(Agent::Pi, "first question");
+    let before = std::fs::read(&file).expect("read");
+    let mut server = Server::start(
+        &home,
+        json!({"agent": {"piPath": "/nonexistent/bin/pi"}}),
+        json!({}),
+    );
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let refused = server.request(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "hello"}),
+    );
+    assert_eq!(
+        refused["error"]["data"]["kind"], "agentNotInstalled",
+        "{refused}"
+    );
+    let message = refused["error"]["message"].as_str().unwrap_or("");
+    assert!(
+        message.contains("/nonexistent/bin/pi") && message.contains("agent.piPath"),
+        "{message}"
+    );
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(status["state"], "unavailable");
+    assert_eq!(
+        std::fs::read(&file).expect("read"),
+        before,
+        "nothing was written"
+    );
+    server.shutdown();
+}
+
+/// An agent without the bridge works in the session's folder: a label is refused with
+/// `agentRunning` (nothing written) unless the client forces it.
+#[test]
+fn no_write_behind_an_agent_without_the_bridge() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let file = home.first_session(Agent::Pi, "first question");
+    // The user's agent, running without the bridge (RPC mode keeps it alive and quiet).
+    let mut command = std::process::Command::new(home.bin.join("pi"));
+    command
+        .args(["--mode", "rpc", "--session"])
+        .arg(&file)
+        .current_dir(&home.project)
+        .env("SESSIONTREE_BRIDGE", "off")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    for (k, v) in home.env() {
+        command.env(k, v);
+    }
+    let mut theirs = command.spawn().expect("start the user's agent");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let first = message_entries(&file)[0]["id"].clone();
+    let before = std::fs::read(&file).expect("read");
+    let refused = server.request(
+        "sessionTree/setLabel",
+        json!({"uri": session, "targetId": first, "label": "start"}),
+    );
+    assert_eq!(
+        refused["error"]["data"]["kind"], "agentRunning",
+        "{refused}"
+    );
+    assert!(
+        refused["error"]["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&theirs.id().to_string()) || m.contains("pi process")),
+        "{refused}"
+    );
+    assert_eq!(
+        std::fs::read(&file).expect("read"),
+        before,
+        "nothing was written"
+    );
+    let forced = server.ok(
+        "sessionTree/setLabel",
+        json!({"uri": session, "targetId": first, "label": "start", "force": true}),
+    );
+    assert!(forced["entryId"].is_string());
+    let _ = theirs.kill();
+    let _ = theirs.wait();
+    server.shutdown();
+}
+
+/// While the agent drives the session, a label goes through it (its own label entry, under its
+/// leaf), and a summary of the branch left behind is the agent's own, with its preamble.
+fn writes_go_through_the_agent(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(
+        dir.path(),
+        &json!([{"when": {"system": "[Ss]ummar"}, "reply": {"text": "SUMMARY OF THE LEFT BRANCH"}}]),
+    );
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let turn = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "second question"}),
+    )["turn"]
+        .clone();
+    server.wait_for("the answer", 90, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
+    });
+    let first = message_entries(&file)[0].clone();
+    let labelled = server.ok(
+        "sessionTree/setLabel",
+        json!({"uri": session, "targetId": first["id"], "label": "start"}),
+    );
+    let label_id = labelled["entryId"].clone();
+    let label_entry = entries(&file)
+        .into_iter()
+        .find(|e| e["id"] == label_id)
+        .expect("the agent's label entry in the file");
+    assert_eq!(label_entry["type"], "label");
+    assert_eq!(label_entry["targetId"], first["id"]);
+    assert_eq!(
+        labelled["leaf"], label_id,
+        "the label entry is the leaf, in the agent and here"
+    );
+    // Back to the first answer, with the agent's own summary of what is left behind.
+    let first_answer = message_entries(&file)[1].clone();
+    let nav = server.ok(
+        "sessionTree/navigate",
+        json!({"uri": session, "targetId": first_answer["id"], "summarize": "summarize"}),
+    );
+    let summary_id = nav["summaryEntryId"].clone();
+    assert!(summary_id.is_string(), "{nav}");
+    assert_eq!(nav["newLeaf"], summary_id);
+    let summary = entries(&file)
+        .into_iter()
+        .find(|e| e["id"] == summary_id)
+        .expect("the summary entry in the file");
+    assert_eq!(summary["type"], "branch_summary");
+    assert_eq!(summary["parentId"], first_answer["id"]);
+    let text = summary["summary"].as_str().unwrap_or("");
+    assert!(text.contains("SUMMARY OF THE LEFT BRANCH"), "{text}");
+    server.shutdown();
+}
+
+#[test]
+fn pi_writes_go_through_the_agent() {
+    writes_go_through_the_agent(Agent::Pi);
+}
+
+#[test]
+fn omp_writes_go_through_the_agent() {
+    writes_go_through_the_agent(Agent::Omp);
+}
+
+/// `sessiontree continue`: the real agent answers from the entry given, the answer is printed as
+/// it streams (JSON events with `--json`), the file is left as the agent left it.
+fn continue_from_the_command_line(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    let answer = message_entries(&file)[1].clone();
+    let run = |args: &[&str]| {
+        let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+        command.arg("continue").arg(&file).args(args);
+        for (k, v) in home.env() {
+            command.env(k, v);
+        }
+        command.output().expect("sessiontree continue")
+    };
+    let at = answer["id"].as_str().expect("id");
+    let out = run(&["--at", at, "--message", "and then"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_eq!(String::from_utf8_lossy(&out.stdout), "echo: and then\n");
+    let messages = message_entries(&file);
+    let asked = messages
+        .iter()
+        .find(|m| text_of_entry(m) == "and then")
+        .expect("the prompt in the file");
+    assert_eq!(
+        asked["parentId"], answer["id"],
+        "the new message is a child of --at"
+    );
+    // JSON events, from the same entry again: a sibling of the first continuation.
+    let out = run(&["--at", at, "--message", "or else", "--json"]);
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let events: Vec<Value> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(|l| serde_json::from_str(l).expect("one JSON event per line"))
+        .collect();
+    let kinds: Vec<&str> = events
+        .iter()
+        .filter_map(|e| e["event"]["kind"].as_str())
+        .collect();
+    // The agent's leaf moved to --at first, then the turn.
+    assert_eq!(kinds[..2], ["leaf", "agentStart"], "{kinds:?}");
+    assert_eq!(events[0]["event"]["leaf"], answer["id"]);
+    assert_eq!(kinds.last(), Some(&"agentEnd"));
+    let text: String = events
+        .iter()
+        .filter(|e| e["event"]["kind"] == "delta")
+        .filter_map(|e| e["event"]["text"].as_str())
+        .collect();
+    assert_eq!(text, "echo: or else");
+    let messages = message_entries(&file);
+    let other = messages
+        .iter()
+        .find(|m| text_of_entry(m) == "or else")
+        .expect("the second prompt");
+    assert_eq!(other["parentId"], answer["id"]);
+    // An entry that is not there, and a missing agent: clear errors, nothing written.
+    let before = std::fs::read(&file).expect("read");
+    let out = run(&["--at", "nosuchid", "--message", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("entry nosuchid is not in"));
+    let out = run(&[
+        "--at",
+        at,
+        "--message",
+        "x",
+        "--executable",
+        "/nonexistent/agent",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(String::from_utf8_lossy(&out.stderr).contains("/nonexistent/agent"));
+    assert_eq!(std::fs::read(&file).expect("read"), before);
+}
+
+#[test]
+fn pi_continue_from_the_command_line() {
+    continue_from_the_command_line(Agent::Pi);
+}
+
+#[test]
+fn omp_continue_from_the_command_line() {
+    continue_from_the_command_line(Agent::Omp);
+}

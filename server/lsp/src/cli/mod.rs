@@ -2,8 +2,10 @@
 //! code; errors are reported on stderr by `main`.
 
 pub mod check;
+pub mod continue_cmd;
 pub mod generate;
 pub mod inspect;
+pub mod install_bridge;
 pub mod migrate;
 pub mod tree;
 

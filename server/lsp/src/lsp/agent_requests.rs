@@ -3,7 +3,6 @@
 //! agent drives a session it is the session's only writer, so `navigate`, `setLabel` and
 //! `setName` go through it, and a write behind an agent without the bridge is refused.
 
-use crate::agent::paths;
 use crate::backend::Backend;
 use crate::errors::{ApiError, ApiResult};
 use crate::registry;
@@ -101,7 +100,7 @@ impl Backend {
                 "the agent's folder is not known (no home folder; set ompAgentDir / piAgentDir)",
             )
         })?;
-        let (path, written) = install_bridge_into(&agent_dir.join("extensions"))
+        let (path, written) = crate::agent::install::into(&agent_dir.join("extensions"))
             .map_err(|e| ApiError::new(ErrorKind::Io, e))?;
         Ok(proto::InstallBridgeResult {
             path: path.to_string_lossy().into_owned(),
@@ -116,9 +115,13 @@ impl Backend {
         p: &proto::NavigateParams,
     ) -> ApiResult<Option<proto::NavigateResult>> {
         use sessiontree_core::view::navigate::{self as nav, Caller, Decision, NavigateOptions};
+        // Nothing here may wait before the decision to go through the agent: otherwise this
+        // request could reach the actor after requests sent behind it.
         let (path, handle) = self.session_of(&p.uri)?;
         let wants_summary = p.summarize != proto::SummarizeChoice::None;
-        let dialect = handle.read(|a| Ok(a.session.dialect())).await?;
+        let Some(dialect) = self.agents.dialect_of(&path) else {
+            return Ok(None);
+        };
         let attached = self.agents.attached(&path).is_some();
         let agent_summarizes = wants_summary && self.agents.agent_summarizes(dialect);
         if !(attached || agent_summarizes) {
@@ -295,42 +298,23 @@ impl Backend {
 
     /// Refuses a write behind an agent without the bridge (see `agent::live_writer`), and stops
     /// an idle agent we started before a bare write (it reloads on the next prompt).
+    /// Waits only when an agent we started must be stopped, so ordinary writes reach the actor
+    /// in the order they were sent.
     pub(crate) async fn before_write(&self, uri: &str, force: bool) -> ApiResult<()> {
-        let (path, handle) = self.session_of(uri)?;
+        let (path, _) = self.session_of(uri)?;
         self.agents.before_bare_write(&path, force).await?;
-        let cwd = handle.read(|a| Ok(a.session.cwd().to_owned())).await?;
-        self.agents.check_no_live_writer(&path, &cwd, force)
+        self.agents.check_no_live_writer(&path, force)
     }
 
     /// Starts following a session's agent (on open and for a new `/branch` file).
     pub(crate) async fn follow_agent(&self, handle: crate::actor::SessionHandle) {
-        if let Ok(dialect) = handle.read(|a| Ok(a.session.dialect())).await {
-            self.agents.watch(handle, dialect);
+        if let Ok((dialect, cwd)) = handle
+            .read(|a| Ok((a.session.dialect(), PathBuf::from(a.session.cwd()))))
+            .await
+        {
+            let agents = std::sync::Arc::clone(&self.agents);
+            // The first look at the process table runs off the async threads.
+            let _ = tokio::task::spawn_blocking(move || agents.watch(handle, dialect, cwd)).await;
         }
     }
-}
-
-/// Writes the bridge into an agent's extensions folder; `(path, written)`.
-pub fn install_bridge_into(dir: &std::path::Path) -> Result<(PathBuf, bool), String> {
-    let path = dir.join(paths::BRIDGE_FILE_NAME);
-    match std::fs::read(&path) {
-        Ok(bytes) if bytes == paths::BRIDGE_SOURCE.as_bytes() => return Ok((path, false)),
-        Ok(bytes) if !String::from_utf8_lossy(&bytes).contains("sessiontree bridge") => {
-            return Err(format!(
-                "{} exists and is not a sessiontree bridge; nothing was written",
-                path.display()
-            ))
-        }
-        _ => {}
-    }
-    std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
-    let temp = dir.join(format!(
-        ".{}.{}.tmp",
-        paths::BRIDGE_FILE_NAME,
-        std::process::id()
-    ));
-    std::fs::write(&temp, paths::BRIDGE_SOURCE)
-        .and_then(|()| std::fs::rename(&temp, &path))
-        .map_err(|e| format!("cannot write {}: {e}", path.display()))?;
-    Ok((path, true))
 }

@@ -17,9 +17,23 @@ pub struct Writer {
 
 /// The first agent process working in `cwd`, other than the processes in `except`.
 pub fn find(cwd: &Path, except: &[u32]) -> Option<Writer> {
-    let wanted = std::fs::canonicalize(cwd).ok()?;
+    find_all(&[cwd.to_path_buf()], except).pop().flatten()
+}
+
+/// For each folder of `cwds`, the first agent process working there (one pass over the process
+/// table for all of them).
+pub fn find_all(cwds: &[std::path::PathBuf], except: &[u32]) -> Vec<Option<Writer>> {
+    let mut found: Vec<Option<Writer>> = vec![None; cwds.len()];
+    let wanted: Vec<Option<std::path::PathBuf>> =
+        cwds.iter().map(|c| std::fs::canonicalize(c).ok()).collect();
+    if wanted.iter().all(Option::is_none) {
+        return found;
+    }
+    let Ok(procs) = std::fs::read_dir("/proc") else {
+        return found;
+    };
     let me = std::process::id();
-    for entry in std::fs::read_dir("/proc").ok()?.flatten() {
+    for entry in procs.flatten() {
         let Some(pid) = entry
             .file_name()
             .to_str()
@@ -36,11 +50,16 @@ pub fn find(cwd: &Path, except: &[u32]) -> Option<Writer> {
         let Some(agent) = agent_of(&cmdline) else {
             continue;
         };
-        if std::fs::read_link(entry.path().join("cwd")).is_ok_and(|dir| dir == wanted) {
-            return Some(Writer { pid, agent });
+        let Ok(dir) = std::fs::read_link(entry.path().join("cwd")) else {
+            continue;
+        };
+        for (slot, want) in found.iter_mut().zip(&wanted) {
+            if slot.is_none() && want.as_ref() == Some(&dir) {
+                *slot = Some(Writer { pid, agent });
+            }
         }
     }
-    None
+    found
 }
 
 /// `pi` or `omp` when a command line runs one of the agents (directly, through Node or Bun, or

@@ -45,6 +45,11 @@ struct Slot {
     uri: String,
     path: PathBuf,
     kind: AgentKind,
+    dialect: Dialect,
+    /// The session's working folder (where an agent without the bridge would run).
+    cwd: PathBuf,
+    /// An agent without the bridge found working there at the last look (see `live_writer`).
+    live_writer: Mutex<Option<live_writer::Writer>>,
     handle: SessionHandle,
     driver: RwLock<Option<Arc<Driver>>>,
     /// Starting or stopping: one at a time.
@@ -162,7 +167,7 @@ impl Manager {
 
     /// Follows an open session's agent from now on: attaches to a terminal agent on it at once
     /// and whenever one appears.
-    pub fn watch(self: &Arc<Self>, handle: SessionHandle, dialect: Dialect) {
+    pub fn watch(self: &Arc<Self>, handle: SessionHandle, dialect: Dialect, cwd: PathBuf) {
         let path = handle.path.clone();
         if self.slots.contains_key(&path) {
             return;
@@ -173,6 +178,9 @@ impl Manager {
             uri: handle.uri.clone(),
             path: path.clone(),
             kind: kind_of(dialect),
+            dialect,
+            live_writer: Mutex::new(live_writer::find(&cwd, &self.own_pids())),
+            cwd,
             handle,
             driver: RwLock::default(),
             lifecycle: tokio::sync::Mutex::new(()),
@@ -236,21 +244,33 @@ impl Manager {
             .collect()
     }
 
-    /// An agent without the bridge writing in the session's folder: refuses a write unless
-    /// `force` (see [`live_writer`]).
-    pub fn check_no_live_writer(&self, path: &Path, cwd: &str, force: bool) -> ApiResult<()> {
-        if force || self.attached(path).is_some() || cwd.is_empty() {
+    /// The session's dialect, when the session is followed.
+    pub fn dialect_of(&self, path: &Path) -> Option<Dialect> {
+        self.slots.get(path).map(|s| s.dialect)
+    }
+
+    /// An agent without the bridge working in the session's folder (as the last look, at most
+    /// [`TICK`] ago, found it): refuses a write unless `force` (see [`live_writer`]). Reads no
+    /// process table itself, so a write costs nothing for it.
+    pub fn check_no_live_writer(&self, path: &Path, force: bool) -> ApiResult<()> {
+        let Some(slot) = self.slots.get(path).map(|s| Arc::clone(s.value())) else {
+            return Ok(());
+        };
+        if force || slot.driver().is_some() {
             return Ok(());
         }
-        match live_writer::find(Path::new(cwd), &self.own_pids()) {
+        let writer = slot.live_writer.lock().ok().and_then(|w| w.clone());
+        match writer {
             Some(writer) => Err(ApiError::new(
                 ErrorKind::AgentRunning,
                 format!(
-                    "an {} process (pid {}) works in {cwd} without the sessiontree bridge and may be writing this session; \
+                    "an {} process (pid {}) works in {} without the sessiontree bridge and may be writing this session; \
                      writing behind its back would fork its tree at its next turn, so nothing was written. \
                      Install the bridge (sessionTree/installBridge or `sessiontree install-bridge`) and restart that agent, \
                      or repeat the request with force",
-                    writer.agent, writer.pid
+                    writer.agent,
+                    writer.pid,
+                    slot.cwd.display()
                 ),
             )),
             None => Ok(()),
@@ -774,6 +794,16 @@ impl Manager {
             .idle_seconds
             .map_or(DEFAULT_IDLE, Duration::from_secs);
         let slots: Vec<Arc<Slot>> = self.slots.iter().map(|s| Arc::clone(s.value())).collect();
+        let except = self.own_pids();
+        let cwds: Vec<PathBuf> = slots.iter().map(|s| s.cwd.clone()).collect();
+        let found = tokio::task::spawn_blocking(move || live_writer::find_all(&cwds, &except))
+            .await
+            .unwrap_or_default();
+        for (slot, writer) in slots.iter().zip(found) {
+            if let Ok(mut w) = slot.live_writer.lock() {
+                *w = writer;
+            }
+        }
         for slot in slots {
             match slot.driver() {
                 None => self.attach_terminal(&slot).await,

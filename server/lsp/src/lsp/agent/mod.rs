@@ -6,12 +6,13 @@
 //!
 //! Layout: `paths` (the private runtime folder, discovery files, the bridge file), `locate` (the
 //! executable), `process` (an agent we start), `bridge` (the bridge socket), `terminal` (agents in
-//! a terminal), `driver` (one live agent, however it runs), `stream` (bridge events → protocol
+//! a terminal), `install` (the bridge into an agent's extensions folder), `driver` (one live agent, however it runs), `stream` (bridge events → protocol
 //! events), `live_writer` (an agent without the bridge writing the session), `manager` (the
 //! agents of the open sessions).
 
 pub mod bridge;
 pub mod driver;
+pub mod install;
 pub mod live_writer;
 pub mod locate;
 pub mod manager;
