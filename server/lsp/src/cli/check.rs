@@ -15,6 +15,8 @@ use std::process::ExitCode;
 pub struct CheckArgs {
     /// The session file.
     pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub store: super::store::StoreArgs,
     /// Read the file with this agent's rules (`pi` or `omp`) instead of detecting them.
     #[arg(long)]
     pub dialect: Option<Dialect>,
@@ -37,7 +39,7 @@ pub fn run(args: CheckArgs) -> CliResult {
 }
 
 fn run_inner(args: CheckArgs) -> CliResult {
-    let session = super::inspect::open(&args.file, args.dialect)?;
+    let session = super::inspect::open(&args.file, args.dialect, &args.store)?;
     let mut diagnostics = session.diagnostics().to_vec();
     // In file order (the reader and the integrity checks find problems in separate passes).
     diagnostics.sort_by_key(|d| d.line.unwrap_or(0));

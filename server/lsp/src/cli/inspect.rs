@@ -15,8 +15,10 @@ use std::process::ExitCode;
 /// Arguments of `sessiontree inspect`.
 #[derive(Debug, clap::Args)]
 pub struct InspectArgs {
-    /// The session file.
+    /// The session file (with `--store`, the session's path as omp names it).
     pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub store: super::store::StoreArgs,
     /// Read the file with this agent's rules (`pi` or `omp`) instead of detecting them.
     #[arg(long)]
     pub dialect: Option<Dialect>,
@@ -41,8 +43,9 @@ pub struct InspectArgs {
 pub(crate) fn open(
     file: &std::path::Path,
     dialect: Option<Dialect>,
-) -> Result<Session, sessiontree_core::Error> {
-    Session::open(
+    store: &super::store::StoreArgs,
+) -> Result<Session, super::anyhow_like::Error> {
+    store.open(
         file,
         OpenOptions {
             dialect,
@@ -92,7 +95,7 @@ pub fn run(args: InspectArgs) -> CliResult {
 }
 
 fn run_inner(args: InspectArgs) -> CliResult {
-    let mut session = open(&args.file, args.dialect)?;
+    let mut session = open(&args.file, args.dialect, &args.store)?;
     if let Some(leaf) = &args.leaf {
         if session.branch(leaf).is_err() {
             return Err(super::anyhow_like::Error::Usage(format!(

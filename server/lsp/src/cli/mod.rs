@@ -7,6 +7,7 @@ pub mod generate;
 pub mod inspect;
 pub mod install_bridge;
 pub mod migrate;
+pub mod store;
 pub mod tree;
 
 use std::io::Write;

@@ -13,6 +13,8 @@ use std::process::ExitCode;
 pub struct TreeArgs {
     /// The session file.
     pub file: std::path::PathBuf,
+    #[command(flatten)]
+    pub store: super::store::StoreArgs,
     /// Filter mode: default, no-tools, user-only, labeled-only or all.
     #[arg(long, default_value = "default")]
     pub filter: FilterMode,
@@ -42,7 +44,7 @@ pub fn run(args: TreeArgs) -> CliResult {
 }
 
 fn print(args: TreeArgs) -> CliResult {
-    let session = super::inspect::open(&args.file, args.dialect)?;
+    let session = super::inspect::open(&args.file, args.dialect, &args.store)?;
     let width = args
         .width
         .or_else(|| {

@@ -1,0 +1,177 @@
+//! The CLI on sessions omp keeps in Redis (`--store`), against a real `redis-server`: `inspect
+//! --json`, `tree` and `check` print exactly what they print for the same bytes in a file; a bad
+//! address, a store that does not answer and a missing session are clear errors, and no error
+//! shows the password.
+
+use sessiontree_core::session::SessionStore;
+use sessiontree_redis::testing::RedisServer;
+use sessiontree_redis::{Link, RedisStore};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+use std::sync::Arc;
+
+fn bin() -> Command {
+    Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+}
+
+fn run(args: &[&str]) -> Output {
+    bin()
+        .args(args)
+        .env_remove("SESSIONTREE_REDIS_PASSWORD")
+        .output()
+        .unwrap_or_else(|e| panic!("{e}"))
+}
+
+fn conformance_dir() -> PathBuf {
+    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
+        })
+}
+
+/// Every omp session file of the suite (and pi's: a Redis store may hold either layout).
+fn fixtures() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
+        .unwrap_or_else(|e| panic!("conformance fixtures: {e}"))
+        .filter_map(|d| d.ok())
+        .flat_map(|d| {
+            [
+                "omp/session.jsonl",
+                "omp/branched.jsonl",
+                "pi/session.jsonl",
+                "omp/migrated.jsonl",
+            ]
+            .map(|f| d.path().join(f))
+        })
+        .filter(|p| p.is_file())
+        .collect();
+    files.sort();
+    assert!(files.len() > 40, "too few fixtures: {}", files.len());
+    files
+}
+
+/// Puts `file` into the store at `path` with the same write omp's storage makes (value, mtime,
+/// and the title its slot holds).
+fn put(server: &RedisServer, path: &str, file: &Path) {
+    let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
+    let store = RedisStore::new(link, Path::new(path));
+    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}"));
+    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+    let slot = std::str::from_utf8(first)
+        .ok()
+        .and_then(sessiontree_core::title_slot::TitleSlot::parse);
+    let written = store
+        .create(&bytes, slot.as_ref())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert!(matches!(
+        written,
+        sessiontree_core::session::Written::Done { .. }
+    ));
+}
+
+#[test]
+fn inspect_tree_and_check_print_for_a_redis_session_what_they_print_for_its_file() {
+    let server = RedisServer::start();
+    let url = format!("{}/0?prefix=team%3Aone%3A", server.url());
+    let address = sessiontree_redis::StoreAddress::parse(&url).unwrap_or_else(|e| panic!("{e}"));
+    for (n, file) in fixtures().iter().enumerate() {
+        let path = format!("/home/me/.omp/agent/sessions/-proj/{n}.jsonl");
+        {
+            let link = Link::new(address.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}"));
+            let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
+            let slot = std::str::from_utf8(first)
+                .ok()
+                .and_then(sessiontree_core::title_slot::TitleSlot::parse);
+            RedisStore::new(Arc::clone(&link), Path::new(&path))
+                .create(&bytes, slot.as_ref())
+                .unwrap_or_else(|e| panic!("{e}"));
+        }
+        let f = file.to_string_lossy();
+        for args in [
+            vec!["inspect", "--json", "--search", "e"],
+            vec!["inspect"],
+            vec!["tree", "--filter", "all"],
+            vec!["check"],
+        ] {
+            let local = run(&[args.as_slice(), &[&f]].concat());
+            let remote = run(&[args.as_slice(), &["--store", &url, &path]].concat());
+            let text = |o: &Output| {
+                String::from_utf8_lossy(&o.stdout)
+                    .replace(&*f, "<session>")
+                    .replace(&path, "<session>")
+            };
+            assert_eq!(
+                local.status.code(),
+                remote.status.code(),
+                "{f} {args:?}: {}",
+                String::from_utf8_lossy(&remote.stderr)
+            );
+            assert_eq!(text(&local), text(&remote), "{f} {args:?}");
+            if args[0] == "inspect" && args.len() > 1 && local.status.success() {
+                assert_eq!(
+                    local.stdout, remote.stdout,
+                    "{f}: inspect --json byte for byte"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn store_errors_are_clear_and_never_show_the_password() {
+    let server = RedisServer::start();
+    let path = "/s/a.jsonl";
+    put(
+        &server,
+        path,
+        &conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
+    );
+    let secret = "hunter2-secret";
+    let go = |url: &str, session: &str| {
+        bin()
+            .args(["inspect", "--store", url, session, "--store-user", "alice"])
+            .env("SESSIONTREE_REDIS_PASSWORD", secret)
+            .output()
+            .unwrap_or_else(|e| panic!("{e}"))
+    };
+    // A server without ACL users refuses the credentials: an authentication error.
+    let out = go(&server.url(), path);
+    let err = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(!err.contains(secret) && !String::from_utf8_lossy(&out.stdout).contains(secret));
+    assert!(
+        err.contains(&format!("127.0.0.1:{}", server.port())),
+        "{err}"
+    );
+
+    for (url, session, want) in [
+        (
+            "redis://u:p@127.0.0.1:1",
+            path,
+            "credentials do not go into the address",
+        ),
+        ("http://127.0.0.1:1", path, "redis://"),
+        (
+            &format!("{}", server.url()),
+            "/s/missing.jsonl",
+            "no such session",
+        ),
+    ] {
+        let out = run(&["inspect", "--store", url, session]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{url}: {err}");
+        assert!(err.contains(want), "{url}: {err}");
+    }
+    // Nothing listens on the port: the error names the store, quickly.
+    let mut down = RedisServer::start();
+    let url = down.url();
+    down.kill();
+    let started = std::time::Instant::now();
+    let out = run(&["check", "--store", &url, path]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&url.replace("redis://", "")), "{err}");
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
