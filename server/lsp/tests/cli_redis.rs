@@ -153,11 +153,7 @@ fn store_errors_are_clear_and_never_show_the_password() {
             "credentials do not go into the address",
         ),
         ("http://127.0.0.1:1", path, "redis://"),
-        (
-            &format!("{}", server.url()),
-            "/s/missing.jsonl",
-            "no such session",
-        ),
+        (&server.url(), "/s/missing.jsonl", "no such session"),
     ] {
         let out = run(&["inspect", "--store", url, session]);
         let err = String::from_utf8_lossy(&out.stderr);

@@ -44,7 +44,7 @@ pub struct ContinueArgs {
 
 /// Runs the subcommand.
 pub fn run(args: ContinueArgs) -> CliResult {
-    let session = super::inspect::open(&args.file, None)?;
+    let session = super::inspect::open(&args.file, None, &super::store::StoreArgs::default())?;
     let Some(entry) = session.entry(&args.at) else {
         return Err(Error::Usage(format!(
             "entry {} is not in {}",
