@@ -82,7 +82,7 @@ pub struct OpenResult {
     pub session_id: String,
     /// The file's dialect.
     pub dialect: Dialect,
-    /// The session name.
+    /// The session name, drawn as rows are (control characters as their Control Pictures).
     #[serde(default)]
     pub name: Option<String>,
     /// The header's working directory.
@@ -528,7 +528,7 @@ pub struct NameResult {
     /// The entry written, when one was.
     #[serde(default)]
     pub entry_id: Option<String>,
-    /// The session name after.
+    /// The session name after, drawn as rows are (control characters as their Control Pictures).
     #[serde(default)]
     pub name: Option<String>,
     /// Whether the name was applied.

@@ -165,10 +165,11 @@ pub struct SessionInfo {
     /// The header's `parentSession`: the session file this one was forked from (`/branch`), if any.
     #[serde(default)]
     pub parent_session: Option<String>,
-    /// The session name (pi `session_info`, omp title slot).
+    /// The session name (pi `session_info`, omp title slot), drawn as rows are: control
+    /// characters as their Control Pictures (a tab `␉`, a bell `␇`).
     #[serde(default)]
     pub name: Option<String>,
-    /// The first user message's text, cut to one line.
+    /// The first user message's text, cut to one line (drawn as rows are).
     #[serde(default)]
     pub first_user_message: Option<String>,
     /// Entries in the file (header and title slot excluded).

@@ -75,18 +75,13 @@ function rowLead(row: Row): string {
 }
 
 /**
- * Text as the panel draws it: a tab, newline or carriage return is a space (the agents fold them so
- * in their rows), any other control character its visible picture (U+2400–U+2421: `␇` for a bell),
- * C1 controls `�`. One UTF-16 unit stays one unit, so highlight offsets stay valid.
+ * Text as the rows draw it (the server's `drawable`): every C0 control character and DEL is its
+ * visible Control Pictures symbol (`␉` for a tab, `␇` for a bell), one UTF-16 unit for one, so
+ * highlight offsets stay valid and nothing is drawn raw.
  */
 export function visibleText(s: string): string {
   // eslint-disable-next-line no-control-regex -- control characters are what this replaces
-  return s.replace(/[\u0000-\u001f\u007f-\u009f]/g, (c) => {
-    const code = c.charCodeAt(0);
-    if (c === '\t' || c === '\n' || c === '\r') return ' ';
-    if (code < 0x20) return String.fromCharCode(0x2400 + code);
-    return code === 0x7f ? '\u2421' : '\ufffd';
-  });
+  return s.replace(/[\u0000-\u001f\u007f]/g, (c) => (c === '\u007f' ? '\u2421' : String.fromCharCode(0x2400 + c.charCodeAt(0))));
 }
 
 /** The row without connectors or dot (`[label] text`), for quick picks. */

@@ -187,7 +187,7 @@ await check('Sessions view: entry counts, and a name\'s tab and bell drawn visib
   const pi = rows.find((r) => r.text.includes('in pi'));
   if (!pi) throw new Error('the pi session is not listed: ' + JSON.stringify(rows.map((r) => r.text)));
   if (CONTROL.test(pi.text)) throw new Error('control characters drawn raw: ' + JSON.stringify(pi.text));
-  if (!pi.text.includes('Quoted commas\u2407 in pi')) throw new Error('the name is not drawn as the rows draw it: ' + JSON.stringify(pi.text));
+  if (!pi.text.includes('Quoted\u2409commas\u2407 in pi')) throw new Error('the name is not drawn as the rows draw it: ' + JSON.stringify(pi.text));
   const counts = rows.filter((r) => /\b\d[\d,]* entries\b/.test(r.text));
   if (counts.length !== rows.length) throw new Error('rows without an entry count: ' + JSON.stringify(rows.map((r) => r.text)));
   await collapseSessions();
@@ -619,6 +619,11 @@ await check('a pi session (pi\'s own folder) opens with its rows; the hand-off r
   const s = await waitState((s) => s.session?.includes('/pi-agent/'), 'the pi session', 15000);
   await collapseSessions();
   await treeRow('PR opened').waitFor({ timeout: 8000 });
+  // Its name has a tab and a bell: the Chat title draws them as the rows do.
+  const title = sidebar.locator('.pane-header', { hasText: /chat/i }).first();
+  await title.filter({ hasText: /in pi/i }).waitFor({ timeout: 8000 });
+  const titleText = await title.evaluate((e) => e.textContent ?? '');
+  if (CONTROL.test(titleText) || !/quoted\u2409commas\u2407 in pi/i.test(titleText)) throw new Error('chat title: ' + JSON.stringify(titleText));
   await palette("Session Tree: Continue in the Agent's CLI");
   const h = await waitState((x) => x.handOff?.command === 'pi', 'pi hand-off', 5000);
   if (h.handOff.args[0] !== '--session') throw new Error(JSON.stringify(h.handOff));

@@ -168,12 +168,12 @@ test('deep rows: the prefix is cut on the left, highlights still land on the mat
   assert.equal(rowPrefix(row()), '│  ├─ ');
 });
 
-test('control characters are drawn visibly, one UTF-16 unit for one, in names and rows', () => {
-  assert.equal(visibleText('Quoted\tcommas\u0007 in pi'), 'Quoted commas\u2407 in pi');
-  assert.equal(visibleText('a\nb\rc\u0000\u001b\u007f\u0085'), 'a b c\u2400\u241b\u2421\ufffd');
-  assert.equal(sessionLabel(info({ name: 'x\ty\u0007' })), 'x y\u2407');
+test('control characters are drawn as the rows draw them, one UTF-16 unit for one', () => {
+  assert.equal(visibleText('Quoted\tcommas\u0007 in pi'), 'Quoted\u2409commas\u2407 in pi');
+  assert.equal(visibleText('a\nb\u0000\u001b\u007f\u0085'), 'a\u240ab\u2400\u241b\u2421\u0085');
+  assert.equal(sessionLabel(info({ name: 'x\ty\u0007' })), 'x\u2409y\u2407');
   const r = row({ text: '[title: a\tb\u0007 c]', matches: [{ start: 13, end: 14 }] });
-  assert.equal(rowLabel(r), '│  ├─ [title: a b\u2407 c]');
+  assert.equal(rowLabel(r), '│  ├─ [title: a\u2409b\u2407 c]');
   const [[start, end]] = rowHighlights(r);
   assert.equal(rowLabel(r).slice(start, end), 'c');
 });
@@ -196,5 +196,5 @@ test('session descriptions: age, dialect, entries, the session a fork came from'
   const orphan = info({ parentSession: '/gone/old.jsonl', entryCount: 2500, liveWriter: true });
   assert.equal(sessionDescription(fork, [src, fork], 90_000), '1m ago · omp · 1 entry · fork of CSV importer');
   assert.equal(sessionDescription(orphan, [orphan], 0), '● live · 0s ago · omp · 2,500 entries · fork of old.jsonl');
-  assert.equal(sessionDescription(info({ name: 'N', firstUserMessage: 'hi\tthere' }), [], 0), '0s ago · omp · 1 entry · hi there');
+  assert.equal(sessionDescription(info({ name: 'N', firstUserMessage: 'hi\tthere' }), [], 0), '0s ago · omp · 1 entry · hi\u2409there');
 });

@@ -497,6 +497,8 @@ fn describe(entry: &crate::entry::Entry) -> String {
         "an omp title slot that is not 256 bytes of valid slot JSON".to_owned()
     } else if entry.kind() == "session" {
         "a session header without a string `id`".to_owned()
+    } else if entry.kind().is_empty() {
+        "a JSON object without a string `type`".to_owned()
     } else {
         format!("an entry of type `{}`", entry.kind())
     }
@@ -542,4 +544,30 @@ pub(super) fn starts_with_title_slot(source: &BodySource, size: u64) -> bool {
         .ok()
         .and_then(crate::title_slot::TitleSlot::parse)
         .is_some()
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::{OpenOptions, Session};
+
+    /// A first line that is JSON but not a session entry is named plainly, not as a type `` entry.
+    #[test]
+    fn a_first_line_without_a_type_is_named_as_such() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let cases = [
+            ("{\"a\":1}\n", "a JSON object without a string `type`"),
+            ("{\"type\":\"x\",\"id\":\"1\"}\n", "an entry of type `x`"),
+            ("[1]\n", "not a JSON object"),
+        ];
+        for (i, (text, want)) in cases.into_iter().enumerate() {
+            let path = dir.path().join(format!("data{i}.jsonl"));
+            std::fs::write(&path, text).unwrap_or_else(|e| panic!("{e}"));
+            let error = Session::open(&path, OpenOptions::default())
+                .err()
+                .unwrap_or_else(|| panic!("{text} opened"))
+                .to_string();
+            assert!(error.contains(want), "{text}: {error}");
+            assert!(!error.contains("``"), "{error}");
+        }
+    }
 }

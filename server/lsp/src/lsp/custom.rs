@@ -113,7 +113,7 @@ pub(crate) fn name_result(
         leaf: actor.session.leaf_id().map(str::to_owned),
         applied: entry_id.is_some(),
         entry_id,
-        name: actor.session.session_name().map(str::to_owned),
+        name: actor.session.session_name().map(crate::rows::drawable),
     }
 }
 

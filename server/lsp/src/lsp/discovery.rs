@@ -266,8 +266,9 @@ pub fn summarize(
             .and_then(Value::as_str)
             .filter(|p| !p.is_empty())
             .map(str::to_owned),
-        name,
-        first_user_message: first_user,
+        // Drawn as the rows are: a tab or a bell in a name is its Control Pictures symbol.
+        name: name.as_deref().map(crate::rows::drawable),
+        first_user_message: first_user.as_deref().map(crate::rows::drawable),
         entry_count: entries,
         modified: sessiontree_core::time::format_iso(i64::try_from(modified_ms).unwrap_or(0)),
         modified_ms,
@@ -327,5 +328,22 @@ mod tests {
         .expect("write");
         let info = summarize(&plain, None, Duration::from_secs(1)).expect("a session");
         assert_eq!(info.parent_session, None);
+    }
+
+    /// A name with a tab and a bell (pi takes whatever the user typed) is drawn as rows are.
+    #[test]
+    fn names_are_drawn_as_rows_are() {
+        let dir = tempfile::tempdir().expect("tmp");
+        let file = dir.path().join("named.jsonl");
+        let header = r#"{"type":"session","version":3,"id":"n1","timestamp":"2025-01-01T00:00:00.000Z","cwd":"/p"}"#;
+        let user = r#"{"type":"message","id":"a1","parentId":null,"timestamp":"2025-01-01T00:00:01.000Z","message":{"role":"user","content":"a\u001bb","timestamp":1}}"#;
+        let name = r#"{"type":"session_info","id":"a2","parentId":"a1","timestamp":"2025-01-01T00:00:02.000Z","name":"Quoted\tcommas\u0007 in pi"}"#;
+        std::fs::write(&file, format!("{header}\n{user}\n{name}\n")).expect("write");
+        let info = summarize(&file, None, Duration::from_secs(1)).expect("a session");
+        assert_eq!(
+            info.name.as_deref(),
+            Some("Quoted\u{2409}commas\u{2407} in pi")
+        );
+        assert_eq!(info.first_user_message.as_deref(), Some("a\u{241b}b"));
     }
 }

@@ -89,7 +89,7 @@ pub fn open_result(uri: &str, session: &Session, revision: u64) -> proto::OpenRe
         uri: uri.to_owned(),
         session_id: session.session_id().to_owned(),
         dialect: dialect(session.dialect()),
-        name: session.session_name().map(str::to_owned),
+        name: session.session_name().map(crate::rows::drawable),
         cwd: session.cwd().to_owned(),
         leaf: session.leaf_id().map(str::to_owned),
         revision,
