@@ -12,6 +12,13 @@ if ! have cargo; then
     exit 1
 fi
 
+# Node runs the JavaScript-rules test (server/core/tests/js_semantics.rs) and pi; Python runs the
+# second writer of the concurrent-writer tests (sessiontree-testkit). Both come with the machine;
+# a test that needs one fails without it.
+for tool in node python3; do
+    have "$tool" || echo "install-test-deps: $tool is missing; the tests that need it will fail" >&2
+done
+
 # Emacs 28 with eglot runs the plain-LSP test (server/lsp/tests/eglot.rs).
 if ! { have emacs && dpkg -s elpa-eglot >/dev/null 2>&1; }; then
     if [ "$(id -u)" = 0 ] && have apt-get; then
@@ -20,7 +27,7 @@ if ! { have emacs && dpkg -s elpa-eglot >/dev/null 2>&1; }; then
         apt-get update -qq >/dev/null
         apt-get install -y -qq --no-install-recommends emacs-nox elpa-eglot >/dev/null
     else
-        echo "install-test-deps: emacs with eglot is missing and cannot be installed here; the eglot test will be skipped" >&2
+        echo "install-test-deps: emacs with eglot is missing and cannot be installed here; the eglot test will fail" >&2
     fi
 fi
 

@@ -41,7 +41,7 @@ WORK=$(mktemp -d)
 trap 'rm -rf "$WORK"' EXIT
 export XDG_STATE_HOME=$WORK/state XDG_CONFIG_HOME=$WORK/config XDG_DATA_HOME=$WORK/data XDG_CACHE_HOME=$WORK/cache
 
-passed=0 failed=0 pending=0
+passed=0 failed=0
 tally() { # tally <output file> <exit code> <name>
     local line
     line=$(grep -E '^[a-z_ ()]+: [0-9]+ passed, [0-9]+ failed' "$1" | tail -1)
@@ -50,11 +50,10 @@ tally() { # tally <output file> <exit code> <name>
         failed=$((failed + 1))
         return
     fi
-    local p f k
+    local p f
     p=$(echo "$line" | sed -E 's/.*: ([0-9]+) passed.*/\1/')
     f=$(echo "$line" | sed -E 's/.* ([0-9]+) failed.*/\1/')
-    k=$(echo "$line" | sed -nE 's/.* ([0-9]+) pending.*/\1/p')
-    passed=$((passed + p)); failed=$((failed + f)); pending=$((pending + ${k:-0}))
+    passed=$((passed + p)); failed=$((failed + f))
     if [ "$2" -ne 0 ] && [ "$f" -eq 0 ]; then
         echo "  FAIL  $3 exited with $2"
         failed=$((failed + 1))
@@ -99,6 +98,5 @@ if [ -n "$STYLUA" ]; then
     fi
 fi
 
-[ "$pending" -gt 0 ] && echo "nvim: $pending pending (waiting on the server; see the PENDING lines)"
 echo "nvim: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

@@ -24,29 +24,11 @@ pub(crate) fn sample_sessions(dir: &std::path::Path) -> Vec<std::path::PathBuf> 
     files
 }
 
-/// Every file under the conformance fixtures, the load fuzz seeds and
-/// `$SESSIONTREE_CONFORMANCE_DIR` (when set).
+/// Every file under the conformance fixtures (and `$SESSIONTREE_CONFORMANCE_DIR`) and the load
+/// fuzz seeds.
 pub(crate) fn fixture_files() -> Vec<std::path::PathBuf> {
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
-    let mut dirs = vec![
-        root.join("../../../shared/conformance"),
-        root.join("fuzz/seeds/load"),
-    ];
-    if let Some(extra) = std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
-        dirs.push(extra.into());
-    }
-    let mut files = Vec::new();
-    while let Some(dir) = dirs.pop() {
-        for item in std::fs::read_dir(&dir).into_iter().flatten().flatten() {
-            let path = item.path();
-            if path.is_dir() {
-                dirs.push(path);
-            } else {
-                files.push(path);
-            }
-        }
-    }
-    files
+    let seeds = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("fuzz/seeds/load");
+    sessiontree_testkit::fixture_files(&[&seeds])
 }
 
 /// A generated session of `entries` entries, opened from `dir`.

@@ -7,48 +7,18 @@
 
 use sessiontree_core::session::SyncPolicy;
 use sessiontree_core::{Error, OpenOptions, Session};
+use sessiontree_testkit::fixture;
+use sessiontree_testkit::writer::{spawn_writer, LockHolder, Pace};
 use std::collections::HashSet;
-use std::path::Path;
-use std::process::{Command, Stdio};
 
 const LINES: usize = 300;
-
-const WRITER: &str = r#"
-import fcntl, os, random, sys, time
-path, n = sys.argv[1], int(sys.argv[2])
-fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-rng = random.Random(7)
-for i in range(n):
-    line = ('{"type":"custom","customType":"agent","data":{"n":%d,"pad":"%s"},'
-            '"id":"w%07d","parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n'
-            % (i, "p" * rng.randrange(0, 300), i)).encode()
-    if i % 2 == 0:
-        cut = rng.randrange(1, len(line))
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line[:cut])
-        time.sleep(0.0003)
-        os.write(fd, line[cut:])
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    else:
-        os.write(fd, line)
-    time.sleep(rng.random() * 0.0005)
-os.close(fd)
-"#;
-
-fn fixture() -> std::path::PathBuf {
-    let shared = std::env::var("SESSIONTREE_SHARED").unwrap_or_else(|_| "/work/shared".to_owned());
-    Path::new(&shared).join("conformance/c06-branch-basic/pi/session.jsonl")
-}
+const FIXTURE: &str = "c06-branch-basic/pi/session.jsonl";
 
 #[test]
 fn a_second_process_appending_in_pieces_never_tears_a_line() {
-    if Command::new("python3").arg("-c").arg("0").status().is_err() {
-        eprintln!("python3 not found; concurrent writer test skipped");
-        return;
-    }
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    std::fs::copy(fixture(), &path).unwrap();
+    std::fs::copy(fixture(FIXTURE), &path).unwrap();
     let mut session = Session::open(
         &path,
         OpenOptions {
@@ -58,14 +28,16 @@ fn a_second_process_appending_in_pieces_never_tears_a_line() {
     )
     .unwrap();
 
-    let mut writer = Command::new("python3")
-        .arg("-c")
-        .arg(WRITER)
-        .arg(&path)
-        .arg(LINES.to_string())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
+    let mut writer = spawn_writer(
+        &path,
+        Pace {
+            lines: LINES,
+            seed: 7,
+            pad: 300,
+            piece_pause: 0.0003,
+            line_pause: 0.0005,
+        },
+    );
 
     // Start once the writer is writing, and keep pace with it, so the two really overlap.
     let initial = std::fs::metadata(&path).unwrap().len();
@@ -158,37 +130,19 @@ fn a_second_process_appending_in_pieces_never_tears_a_line() {
 
 #[test]
 fn a_writer_holding_the_lock_makes_appends_wait() {
-    if Command::new("python3").arg("-c").arg("0").status().is_err() {
-        eprintln!("python3 not found; lock test skipped");
-        return;
-    }
-    use std::io::{BufRead, BufReader};
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("s.jsonl");
-    std::fs::copy(fixture(), &path).unwrap();
+    std::fs::copy(fixture(FIXTURE), &path).unwrap();
     let before = std::fs::read(&path).unwrap();
     let mut session = Session::open(&path, OpenOptions::default()).unwrap();
-    let mut holder = Command::new("python3")
-        .arg("-c")
-        .arg("import fcntl,os,sys\nfd=os.open(sys.argv[1],os.O_WRONLY|os.O_APPEND)\nfcntl.flock(fd,fcntl.LOCK_EX)\nprint('locked',flush=True)\nsys.stdin.read()")
-        .arg(&path)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut line = String::new();
-    BufReader::new(holder.stdout.take().unwrap())
-        .read_line(&mut line)
-        .unwrap();
-    assert_eq!(line.trim(), "locked");
+    let holder = LockHolder::take(&path);
     let message = serde_json::json!({"role": "user", "content": "hi", "timestamp": 1});
     assert!(matches!(
         session.append_message(message.clone()),
         Err(Error::WriterBusy { .. })
     ));
     assert_eq!(std::fs::read(&path).unwrap(), before, "nothing written");
-    drop(holder.stdin.take());
-    holder.wait().unwrap();
+    drop(holder);
     session.append_message(message).unwrap();
     assert_eq!(
         Session::open(&path, OpenOptions::default())

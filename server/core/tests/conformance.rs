@@ -35,41 +35,10 @@ use sessiontree_core::migrate::migrate_file;
 use sessiontree_core::snapshot::snapshot;
 use sessiontree_core::{Dialect, Error, OpenOptions, Session};
 use std::collections::HashMap;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 /// Whether the context builder's output is compared (switched on once `context` landed).
 const COMPARE_CONTEXT: bool = true;
-
-/// The shared fixtures next to the repository, plus `$SESSIONTREE_CONFORMANCE_DIR` when it is set
-/// (each directory once).
-fn conformance_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let shared = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
-    if shared.is_dir() {
-        dirs.push(shared);
-    }
-    if let Some(extra) = std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
-        let extra = PathBuf::from(extra);
-        let same = |d: &PathBuf| d.canonicalize().ok() == extra.canonicalize().ok();
-        if extra.is_dir() && !dirs.iter().any(same) {
-            dirs.push(extra);
-        }
-    }
-    dirs
-}
-
-fn scenarios(root: &Path) -> Vec<PathBuf> {
-    let mut out: Vec<PathBuf> = std::fs::read_dir(root)
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.join("scenario.json").is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    out.sort();
-    out
-}
 
 fn read_json(path: &Path) -> Result<Value, String> {
     let text = std::fs::read_to_string(path).map_err(|e| format!("{}: {e}", path.display()))?;
@@ -390,8 +359,8 @@ fn conformance() {
         (Dialect::Omp, Tally::default()),
     ];
     let mut total = 0;
-    for root in conformance_dirs() {
-        for dir in scenarios(&root) {
+    for root in sessiontree_testkit::conformance_dirs() {
+        for dir in sessiontree_testkit::scenarios(&root) {
             total += 1;
             let name = dir
                 .file_name()

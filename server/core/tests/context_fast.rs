@@ -6,37 +6,7 @@ use serde_json::Value;
 use sessiontree_core::context::{build_context, session_context};
 use sessiontree_core::synth::{generate_file, SynthOptions};
 use sessiontree_core::{Dialect, OpenOptions, Session};
-use std::path::{Path, PathBuf};
-
-fn conformance_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
-    if default.is_dir() {
-        dirs.push(default);
-    }
-    if let Ok(extra) = std::env::var("SESSIONTREE_CONFORMANCE_DIR") {
-        let extra = PathBuf::from(extra);
-        if extra.is_dir() {
-            dirs.push(extra);
-        }
-    }
-    dirs
-}
-
-fn jsonl_files(dir: &Path, out: &mut Vec<PathBuf>) {
-    let Ok(read) = std::fs::read_dir(dir) else {
-        return;
-    };
-    let mut paths: Vec<PathBuf> = read.filter_map(|e| e.ok().map(|e| e.path())).collect();
-    paths.sort();
-    for path in paths {
-        if path.is_dir() {
-            jsonl_files(&path, out);
-        } else if path.extension().is_some_and(|x| x == "jsonl") {
-            out.push(path);
-        }
-    }
-}
+use std::path::Path;
 
 /// The whole context as text: state, messages and LLM messages, key order included, and the LLM
 /// texts as `llm_texts` reads them (from the messages kept as text, for `session_context`).
@@ -72,10 +42,7 @@ fn check_all_leaves(session: &Session, label: &str, failures: &mut Vec<String>) 
 #[test]
 fn fast_context_equals_full_context_on_every_fixture_leaf() {
     let tmp = tempfile::tempdir().expect("tempdir");
-    let mut files = Vec::new();
-    for dir in conformance_dirs() {
-        jsonl_files(&dir, &mut files);
-    }
+    let files = sessiontree_testkit::fixtures::session_files();
     let mut failures = Vec::new();
     let (mut sessions, mut leaves) = (0, 0);
     for (n, file) in files.iter().enumerate() {
@@ -106,12 +73,10 @@ fn fast_context_equals_full_context_on_every_fixture_leaf() {
         failures.len(),
         failures[0]
     );
-    if !conformance_dirs().is_empty() {
-        assert!(
-            sessions > 50 && leaves > 500,
-            "{sessions} sessions, {leaves} leaves"
-        );
-    }
+    assert!(
+        sessions > 50 && leaves > 500,
+        "{sessions} sessions, {leaves} leaves"
+    );
 }
 
 #[test]

@@ -13,29 +13,6 @@ use sessiontree_core::Dialect;
 use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 
-/// The conformance directories to check: the shared one next to the repo, plus the env override.
-fn conformance_dirs() -> Vec<PathBuf> {
-    let mut dirs = Vec::new();
-    let default = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance");
-    if default.is_dir() {
-        dirs.push(default);
-    }
-    if let Ok(extra) = std::env::var("SESSIONTREE_CONFORMANCE_DIR") {
-        let extra = PathBuf::from(extra);
-        if extra.is_dir() && !dirs.iter().any(|d| same_dir(d, &extra)) {
-            dirs.push(extra);
-        }
-    }
-    dirs
-}
-
-fn same_dir(a: &Path, b: &Path) -> bool {
-    match (a.canonicalize(), b.canonicalize()) {
-        (Ok(a), Ok(b)) => a == b,
-        _ => false,
-    }
-}
-
 /// Entries of a session file: every parsable line except an omp title slot on the first line and
 /// the `type:"session"` header. Non-object values stay (the agents keep them as id-less entries).
 fn read_entries(path: &Path) -> Option<Vec<Value>> {
@@ -241,8 +218,7 @@ fn check(
 
 #[test]
 fn context_matches_every_fixture() {
-    let dirs = conformance_dirs();
-    assert!(!dirs.is_empty(), "no conformance directory found (looked next to the repo and in $SESSIONTREE_CONFORMANCE_DIR)");
+    let dirs = sessiontree_testkit::conformance_dirs();
     let mut failures = Vec::new();
     for dialect in [Dialect::Pi, Dialect::Omp] {
         let (mut passed, mut failed) = (0usize, 0usize);

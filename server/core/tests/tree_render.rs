@@ -8,13 +8,6 @@ use sessiontree_core::view::tree_render_fixture;
 use sessiontree_core::{Dialect, OpenOptions, Session};
 use std::path::{Path, PathBuf};
 
-fn conformance_dir() -> PathBuf {
-    match std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
-        Some(dir) => PathBuf::from(dir),
-        None => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
-    }
-}
-
 fn read_json(path: &Path) -> Option<Value> {
     serde_json::from_str(&std::fs::read_to_string(path).ok()?).ok()
 }
@@ -99,16 +92,7 @@ fn compare(file: &Path, dialect: Dialect, expected: &Value, searches: &[String])
 
 #[test]
 fn tree_render_matches_the_agents() {
-    let dir = conformance_dir();
-    let Ok(read) = std::fs::read_dir(&dir) else {
-        println!("no conformance folder at {}; skipped", dir.display());
-        return;
-    };
-    let mut scenarios: Vec<PathBuf> = read
-        .filter_map(|e| e.ok().map(|e| e.path()))
-        .filter(|p| p.is_dir())
-        .collect();
-    scenarios.sort();
+    let scenarios = sessiontree_testkit::fixtures::all_scenarios();
     let mut failures = Vec::new();
     for dialect in [Dialect::Pi, Dialect::Omp] {
         let (mut passed, mut failed) = (0, 0);
@@ -208,10 +192,8 @@ fn deep_chain_renders() {
         let Ok(session) = Session::open(&path, OpenOptions::with_dialect(dialect)) else {
             panic!("open {dialect}")
         };
-        let started = std::time::Instant::now();
         let render = tree_render_fixture(&session, &["m99".to_owned()], 120, 40, None);
         let lines = render["filters"]["default"].as_array().map_or(0, Vec::len);
-        println!("deep {dialect}: {lines} lines in {:?}", started.elapsed());
         assert!(lines >= 20, "{dialect}: {render}");
     }
 }

@@ -1049,10 +1049,8 @@ impl Server {
     }
 
     fn send(&mut self, msg: &Value) -> AnyResult<()> {
-        let body = serde_json::to_vec(msg)?;
         self.stdin
-            .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())?;
-        self.stdin.write_all(&body)?;
+            .write_all(&sessiontree_testkit::lsp::frame(msg))?;
         self.stdin.flush()?;
         Ok(())
     }
@@ -1131,21 +1129,8 @@ impl Server {
 /// The next message, and when its last byte arrived: an answer is timed to its arrival, not to
 /// the end of this client's parse (which grows with the answer's size, megabytes for a context).
 fn read_frame(r: &mut impl std::io::BufRead) -> Option<(Instant, Value)> {
-    let mut len = None;
-    loop {
-        let mut line = String::new();
-        if r.read_line(&mut line).ok()? == 0 {
-            return None;
-        }
-        let line = line.trim_end();
-        if line.is_empty() {
-            break;
-        }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse::<usize>().ok();
-        }
-    }
-    let mut body = vec![0; len?];
+    let len = sessiontree_testkit::lsp::read_header(r)?;
+    let mut body = vec![0; len];
     std::io::Read::read_exact(r, &mut body).ok()?;
     let at = Instant::now();
     Some((at, serde_json::from_slice(&body).ok()?))

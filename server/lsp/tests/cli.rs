@@ -21,24 +21,8 @@ fn run(args: &[&std::ffi::OsStr]) -> Output {
     }
 }
 
-fn conformance_dir() -> PathBuf {
-    match std::env::var_os("SESSIONTREE_CONFORMANCE_DIR") {
-        Some(dir) if Path::new(&dir).is_dir() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance"),
-    }
-}
-
 fn scenario_dirs() -> Vec<PathBuf> {
-    let mut dirs: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
-        .map(|rd| {
-            rd.filter_map(|e| e.ok())
-                .map(|e| e.path())
-                .filter(|p| p.join("scenario.json").is_file())
-                .collect()
-        })
-        .unwrap_or_default();
-    dirs.sort();
-    dirs
+    sessiontree_testkit::fixtures::all_scenarios()
 }
 
 fn read_json(path: &Path) -> Value {
@@ -184,7 +168,7 @@ fn inspect_json_matches_every_fixture() {
 
 #[test]
 fn check_exit_codes() {
-    let root = conformance_dir();
+    let root = sessiontree_testkit::conformance_dirs().remove(0);
     let code = |file: PathBuf| run(&["check".as_ref(), file.as_os_str()]).status.code();
     // Clean file: 0. Malformed lines are warnings: 0. A parent cycle is an error: 1.
     assert_eq!(
@@ -212,8 +196,10 @@ fn check_exit_codes() {
 
 #[test]
 fn inspect_leaf_and_summary() {
-    let file = conformance_dir().join("c06-branch-basic/pi/session.jsonl");
-    let expected = read_json(&conformance_dir().join("c06-branch-basic/pi/expected.json"));
+    let file = sessiontree_testkit::fixture("c06-branch-basic/pi/session.jsonl");
+    let expected = read_json(&sessiontree_testkit::fixture(
+        "c06-branch-basic/pi/expected.json",
+    ));
     let first = expected["reloaded"]["entryIds"][0]
         .as_str()
         .unwrap_or_default()
@@ -257,7 +243,7 @@ fn inspect_leaf_and_summary() {
 
 #[test]
 fn migrate_keeps_a_backup_and_the_result_loads() {
-    let input = conformance_dir().join("L01-v1-linear-with-compaction/input.jsonl");
+    let input = sessiontree_testkit::fixture("L01-v1-linear-with-compaction/input.jsonl");
     let original = std::fs::read(&input).unwrap_or_default();
     assert!(!original.is_empty());
     let tmp = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));

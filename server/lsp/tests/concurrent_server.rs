@@ -14,33 +14,8 @@ use support::*;
 
 const LINES: usize = 200;
 
-const WRITER: &str = r#"
-import fcntl, os, random, sys, time
-path, n = sys.argv[1], int(sys.argv[2])
-fd = os.open(path, os.O_WRONLY | os.O_APPEND)
-rng = random.Random(11)
-for i in range(n):
-    line = ('{"type":"custom","customType":"agent","data":{"n":%d},"id":"w%07d",'
-            '"parentId":null,"timestamp":"2026-01-01T00:00:00.000Z"}\n' % (i, i)).encode()
-    if i % 2 == 0:
-        cut = rng.randrange(1, len(line))
-        fcntl.flock(fd, fcntl.LOCK_EX)
-        os.write(fd, line[:cut])
-        time.sleep(0.0005)
-        os.write(fd, line[cut:])
-        fcntl.flock(fd, fcntl.LOCK_UN)
-    else:
-        os.write(fd, line)
-    time.sleep(rng.random() * 0.002)
-os.close(fd)
-"#;
-
 #[test]
 fn the_server_and_an_agent_appending_at_once_lose_nothing() {
-    if Command::new("python3").arg("-c").arg("0").status().is_err() {
-        eprintln!("python3 not found; skipped");
-        return;
-    }
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
     let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
@@ -74,13 +49,16 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     let open = request("sessionTree/open", json!({"uri": u}));
     assert!(open.get("result").is_some(), "{open}");
 
-    let mut writer = Command::new("python3")
-        .arg("-c")
-        .arg(WRITER)
-        .arg(&file)
-        .arg(LINES.to_string())
-        .spawn()
-        .expect("writer");
+    let mut writer = sessiontree_testkit::writer::spawn_writer(
+        &file,
+        sessiontree_testkit::writer::Pace {
+            lines: LINES,
+            seed: 11,
+            pad: 0,
+            piece_pause: 0.0005,
+            line_pause: 0.002,
+        },
+    );
     let mut ours = Vec::new();
     let mut busy = 0;
     let mut writer_done = false;

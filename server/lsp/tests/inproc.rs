@@ -840,33 +840,24 @@ async fn reads_are_answered_while_a_hook_is_pending_and_changes_wait() {
         assert_eq!(params["entries"][0]["message"]["content"], json!("Rome"));
         json!({"summary": {"summary": "Rome was discussed."}})
     });
-    let c = Client::initialized_delayed(
-        true,
-        Value::Null,
-        Some(answer),
-        std::time::Duration::from_millis(800),
-    )
-    .await;
+    let c = Client::initialized_holding_hooks(true, Value::Null, Some(answer)).await;
     let (u, _) = open_copy(&c, dir.path(), OMP).await;
     let nav = c
         .send("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
         .await;
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    c.hooks_asked(1).await;
     let label = c
         .send(
             "sessionTree/setLabel",
             json!({"uri": u, "targetId": U1, "label": "later"}),
         )
         .await;
-    // A read during the hook is answered at once, with the state before the move.
-    let started = std::time::Instant::now();
+    // A read during the hook is answered while the hook is still held (were it to wait for the
+    // hook, it would never be answered), with the state before the move.
     let tree = c
         .ok("sessionTree/tree", json!({"uri": u, "limit": 1}))
         .await;
-    assert!(
-        started.elapsed() < std::time::Duration::from_millis(500),
-        "the read waited for the hook"
-    );
+    c.release_hooks();
     assert_eq!(tree["leaf"], json!(A3), "{tree}");
     let nav = nav.await.expect("navigate")["result"].clone();
     let label = label.await.expect("label")["result"].clone();
@@ -1046,22 +1037,18 @@ async fn cancelling_a_navigation_during_its_hook_leaves_the_leaf() {
     let dir = tempfile::tempdir().expect("tmp");
     let answer: Answer =
         std::sync::Arc::new(|_: &str, _: &Value| json!({"summary": {"summary": "too late"}}));
-    let c = Client::initialized_delayed(
-        true,
-        Value::Null,
-        Some(answer),
-        std::time::Duration::from_millis(600),
-    )
-    .await;
+    let c = Client::initialized_holding_hooks(true, Value::Null, Some(answer)).await;
     let (u, _) = open_copy(&c, dir.path(), OMP).await;
     let (id, nav) = c
         .send_id("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
         .await;
-    tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    c.hooks_asked(1).await;
     c.notify("$/cancelRequest", json!({"id": id})).await;
     let nav = nav.await.expect("navigate");
     assert_eq!(nav["error"]["code"], json!(-32800), "{nav}");
-    tokio::time::sleep(std::time::Duration::from_millis(800)).await;
+    // The hook's answer arrives after the cancel, and changes nothing.
+    c.release_hooks();
+    c.hooks_answered(1).await;
     let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
     assert_eq!(tree["leaf"], json!(A3), "the leaf stays where it was");
     assert_eq!(

@@ -64,16 +64,23 @@ async fn another_process_appends_while_attached() {
         .expect("open");
     f.write_all(head.as_bytes()).expect("write");
     f.flush().expect("flush");
-    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
-    assert_eq!(
-        c.ok("sessionTree/tree", json!({"uri": u})).await["total"],
-        json!(8)
-    );
-    // Our own append refuses rather than tear the other writer's line.
+    // Our own append reads the file first, and refuses rather than tear the other writer's line.
     let busy = c
         .err("sessionTree/append", json!({"uri": u, "text": "mine"}))
         .await;
     assert_eq!(busy["data"]["kind"], json!("writerBusy"), "{busy}");
+    // It has read the half line, and announced nothing of it.
+    assert_eq!(
+        c.ok("sessionTree/tree", json!({"uri": u})).await["total"],
+        json!(8)
+    );
+    assert!(
+        c.drain()
+            .await
+            .iter()
+            .all(|n| n["method"] != json!("sessionTree/didChange")),
+        "a half line was announced"
+    );
     f.write_all(format!("{tail}\n").as_bytes()).expect("write");
     f.flush().expect("flush");
     let change = next_change(&c).await;

@@ -1,15 +1,15 @@
 -- Shared by the headless specs: puts the plugin on 'runtimepath', copies real session files into a
--- temp dir, configures the plugin against the real server binary, and gives `check`/`wait`/`pending`
--- helpers that print one line per check. A spec ends with `H.finish()`, which exits 0 or 1.
+-- temp dir, configures the plugin against the real server binary, and gives `check`/`wait`
+-- helpers that print one line per check (a check whose prerequisite is missing fails). A spec ends with `H.finish()`, which exits 0 or 1.
 --
 -- Environment: SESSIONTREE_BIN (the server binary, required), SESSIONTREE_CONFORMANCE_DIR
--- (default ../shared/conformance relative to the repo root).
+-- (default ../shared/conformance relative to the repo root; it must exist).
 
 local H = {}
 
 H.plugin_dir = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h:h:h')
 H.repo = vim.fn.fnamemodify(H.plugin_dir, ':h:h')
-H.passed, H.failed, H.pending = 0, 0, 0
+H.passed, H.failed = 0, 0
 H.spec = vim.fn.fnamemodify(arg and arg[0] or '?', ':t:r')
 
 vim.opt.runtimepath:prepend(H.plugin_dir)
@@ -37,13 +37,6 @@ function H.check(cond, msg, detail)
   return cond
 end
 
---- A check that cannot run yet (a server method missing or broken): reported, not failed.
----@param msg string
-function H.pending_check(msg)
-  H.pending = H.pending + 1
-  out('  PENDING  ' .. msg)
-end
-
 --- Waits until `fn()` is true (processing events meanwhile).
 ---@param fn fun(): any
 ---@param ms integer|nil
@@ -58,11 +51,12 @@ end
 --- The conformance folder.
 ---@return string
 function H.conformance_dir()
-  local env = os.getenv('SESSIONTREE_CONFORMANCE_DIR')
-  if env and env ~= '' then
-    return env
+  local dir = os.getenv('SESSIONTREE_CONFORMANCE_DIR')
+  if not dir or dir == '' then
+    dir = vim.fn.fnamemodify(H.repo .. '/../shared/conformance', ':p'):gsub('/$', '')
   end
-  return vim.fn.fnamemodify(H.repo .. '/../shared/conformance', ':p'):gsub('/$', '')
+  assert(vim.fn.isdirectory(dir) == 1, 'the conformance fixtures are missing: ' .. dir)
+  return dir
 end
 
 --- A fresh temp workspace with copies of the named files: `{ name = source_path }`.
@@ -125,7 +119,7 @@ end
 function H.check_wire()
   local path = H.repo .. '/protocol-ext/generated/protocol.json'
   if vim.fn.filereadable(path) == 0 then
-    H.pending_check('protocol-ext/generated/protocol.json missing: wire names not checked')
+    H.check(false, 'protocol-ext/generated/protocol.json exists (the wire names are checked against it)', path)
     return
   end
   local contract = vim.json.decode(table.concat(vim.fn.readfile(path), '\n'))
@@ -259,7 +253,7 @@ function H.run(body)
   pcall(function()
     require('sessiontree.client').stop(true)
   end)
-  out(string.format('%s: %d passed, %d failed, %d pending', H.spec, H.passed, H.failed, H.pending))
+  out(string.format('%s: %d passed, %d failed', H.spec, H.passed, H.failed))
   os.exit(H.failed == 0 and 0 or 1)
 end
 

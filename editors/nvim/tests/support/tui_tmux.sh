@@ -2,7 +2,7 @@
 # Drives the plugin in a real Neovim TUI inside tmux: :SessionTree, moves, a filter, a search,
 # Enter on a user message (the chat opens with its text), then saves the screen.
 # usage: tui_tmux.sh NVIM SESSIONTREE_BIN CONFORMANCE_DIR ARTIFACT
-# Ends with "tui: N passed, M failed, 0 pending"; exits non-zero on a failure.
+# Ends with "tui: N passed, M failed"; exits non-zero on a failure.
 set -uo pipefail
 NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -117,5 +117,5 @@ check 'the panel shows the new session (the path before "Rome")' '› .*assistan
 echo "  screen saved to $ARTIFACT"
 tmux send-keys -t "$S" Escape ':qa!' Enter
 sleep 0.3
-echo "tui: $passed passed, $failed failed, 0 pending"
+echo "tui: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]

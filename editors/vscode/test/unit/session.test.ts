@@ -42,14 +42,21 @@ class FakeApi {
 }
 
 const log = { appendLine: () => {} } as unknown as import('vscode').OutputChannel;
-const tick = () => new Promise((r) => setTimeout(r, 20));
 
 function setup() {
   const api = new FakeApi();
   const ctl = new SessionController(api as unknown as Api, log);
   const changes: RowsChange[] = [];
   ctl.onDidChangeRows((c) => changes.push(c));
-  return { api, ctl, changes };
+  /** The next rows change (the refresh a server change starts ends with one). */
+  const nextRows = () =>
+    new Promise<RowsChange>((resolve) => {
+      const sub = ctl.onDidChangeRows((c) => {
+        sub.dispose();
+        resolve(c);
+      });
+    });
+  return { api, ctl, changes, nextRows };
 }
 
 test('open asks for the rows at the leaf and reveals it; opening another closes the first', async () => {
@@ -90,20 +97,22 @@ test('the latest rows request wins when answers arrive out of order', async () =
 });
 
 test('an agent append reveals the new leaf with follow on, keeps the selection with follow off', async () => {
-  const { api, ctl, changes } = setup();
+  const { api, ctl, changes, nextRows } = setup();
   await ctl.open('file:///a.jsonl');
   ctl.selectedId = 'X';
   api.leaf = 'L2';
+  let rows = nextRows();
   api.change({ uri: 'file:///a.jsonl', leaf: 'L2', reason: 'follow', newEntryIds: ['L2'] });
-  await tick();
+  await rows;
   assert.deepEqual(changes.at(-1), { reason: 'follow', revealLeaf: true });
   assert.equal(ctl.selectedId, 'L2');
 
   ctl.setFollow(false);
   ctl.selectedId = 'X';
   api.leaf = 'L3';
+  rows = nextRows();
   api.change({ uri: 'file:///a.jsonl', leaf: 'L3', reason: 'follow', newEntryIds: ['L3'] });
-  await tick();
+  await rows;
   assert.deepEqual(changes.at(-1), { reason: 'follow', revealLeaf: false });
   assert.equal(ctl.selectedId, 'X');
   assert.equal((api.calls.at(-1)?.params as RowsParams).selection, 'X');
@@ -111,15 +120,17 @@ test('an agent append reveals the new leaf with follow on, keeps the selection w
 });
 
 test('changes to other sessions are ignored; a label keeps the selection', async () => {
-  const { api, ctl, changes } = setup();
+  const { api, ctl, changes, nextRows } = setup();
   await ctl.open('file:///a.jsonl');
   const n = api.calls.length;
+  // A change the controller acts on asks for rows at once (before its first await).
   api.change({ uri: 'file:///other.jsonl', reason: 'follow' });
-  await tick();
   assert.equal(api.calls.length, n);
   ctl.selectedId = 'X';
+  const rows = nextRows();
   api.change({ uri: 'file:///a.jsonl', reason: 'label' });
-  await tick();
+  assert.equal(api.calls.length, n + 1);
+  await rows;
   assert.deepEqual(changes.at(-1), { reason: 'label', revealLeaf: false });
   assert.equal(ctl.selectedId, 'X');
 });

@@ -1,6 +1,8 @@
 //! An in-process LSP client: the server runs on one end of a `tokio::io::duplex` pipe, the test
 //! talks JSON-RPC on the other. Responses are routed by id, notifications queued, and
-//! server→client requests (hooks) answered by a function the test supplies.
+//! server→client requests (hooks) answered by a function the test supplies — at once, or held
+//! until the test releases them, so a test can act while a hook is pending and wait for the
+//! events it needs instead of sleeping.
 #![allow(dead_code)]
 
 use serde_json::{json, Value};
@@ -16,12 +18,24 @@ pub type Answer = Arc<dyn Fn(&str, &Value) -> Value + Send + Sync>;
 
 pub struct Client {
     writer: Arc<Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>>,
+    hooks: Arc<Hooks>,
     waiters: Waiters,
     notes: Mutex<mpsc::UnboundedReceiver<Value>>,
     /// Server→client requests seen (method, params).
     pub asked: Arc<std::sync::Mutex<Vec<(String, Value)>>>,
     next: std::sync::atomic::AtomicI64,
 }
+
+/// The server→client requests: how many arrived and were answered, and the gate that holds their
+/// answers until the test releases them.
+struct Hooks {
+    gate: tokio::sync::Semaphore,
+    asked: tokio::sync::watch::Sender<usize>,
+    answered: tokio::sync::watch::Sender<usize>,
+}
+
+/// Hook answers a released gate lets through (more than any test asks for).
+const RELEASED: usize = 1 << 20;
 
 async fn read_frame<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<Value> {
     let mut len = None;
@@ -56,11 +70,17 @@ async fn write_frame(w: &Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>, v
 impl Client {
     /// Starts a server and a client; `answer` replies to hooks.
     pub fn start(answer: Option<Answer>) -> Client {
-        Client::start_delayed(answer, Duration::ZERO)
+        Client::start_with(answer, false)
     }
 
-    /// Like [`Client::start`], answering hooks only after `delay`.
-    pub fn start_delayed(answer: Option<Answer>, delay: Duration) -> Client {
+    /// Like [`Client::start`]; with `hold`, hooks are answered only after
+    /// [`Client::release_hooks`].
+    fn start_with(answer: Option<Answer>, hold: bool) -> Client {
+        let hooks = Arc::new(Hooks {
+            gate: tokio::sync::Semaphore::new(if hold { 0 } else { RELEASED }),
+            asked: tokio::sync::watch::Sender::new(0),
+            answered: tokio::sync::watch::Sender::new(0),
+        });
         let (ours, theirs) = tokio::io::duplex(1 << 20);
         let (server_read, server_write) = tokio::io::split(theirs);
         tokio::spawn(sessiontree_lsp::serve(server_read, server_write));
@@ -73,6 +93,7 @@ impl Client {
             let waiters = Arc::clone(&waiters);
             let writer = Arc::clone(&writer);
             let asked = Arc::clone(&asked);
+            let hooks = Arc::clone(&hooks);
             tokio::spawn(async move {
                 let mut reader = BufReader::new(read);
                 while let Some(msg) = read_frame(&mut reader).await {
@@ -88,14 +109,19 @@ impl Client {
                                 Some(f) => f(&method, &params),
                                 None => Value::Null,
                             };
+                            hooks.asked.send_modify(|n| *n += 1);
                             let writer = Arc::clone(&writer);
+                            let hooks = Arc::clone(&hooks);
                             tokio::spawn(async move {
-                                tokio::time::sleep(delay).await;
+                                if let Ok(permit) = hooks.gate.acquire().await {
+                                    permit.forget();
+                                }
                                 write_frame(
                                     &writer,
                                     &json!({"jsonrpc":"2.0","id":id,"result":result}),
                                 )
                                 .await;
+                                hooks.answered.send_modify(|n| *n += 1);
                             });
                         }
                         (Some(_), None) => {
@@ -116,6 +142,7 @@ impl Client {
         }
         Client {
             writer,
+            hooks,
             waiters,
             notes: Mutex::new(rx),
             asked,
@@ -125,17 +152,25 @@ impl Client {
 
     /// Starts and initializes (with or without hooks, with initialization options).
     pub async fn initialized(hooks: bool, options: Value, answer: Option<Answer>) -> Client {
-        Client::initialized_delayed(hooks, options, answer, Duration::ZERO).await
+        Client::initialized_with(hooks, options, answer, false).await
     }
 
-    /// [`Client::initialized`] with hooks answered after `delay`.
-    pub async fn initialized_delayed(
+    /// [`Client::initialized`] with hook answers held until [`Client::release_hooks`].
+    pub async fn initialized_holding_hooks(
         hooks: bool,
         options: Value,
         answer: Option<Answer>,
-        delay: Duration,
     ) -> Client {
-        let c = Client::start_delayed(answer, delay);
+        Client::initialized_with(hooks, options, answer, true).await
+    }
+
+    async fn initialized_with(
+        hooks: bool,
+        options: Value,
+        answer: Option<Answer>,
+        hold: bool,
+    ) -> Client {
+        let c = Client::start_with(answer, hold);
         let caps = if hooks {
             json!({"experimental":{"sessionTree":{"hooks":true}}})
         } else {
@@ -147,6 +182,48 @@ impl Client {
         assert!(init.get("result").is_some(), "initialize failed: {init}");
         c.notify("initialized", json!({})).await;
         c
+    }
+
+    /// Waits until `n` server→client requests (hooks) have arrived.
+    pub async fn hooks_asked(&self, n: usize) {
+        let mut rx = self.hooks.asked.subscribe();
+        tokio::time::timeout(Duration::from_secs(20), rx.wait_for(|&k| k >= n))
+            .await
+            .expect("the hook was asked in time")
+            .expect("the client runs");
+    }
+
+    /// Lets held hook answers go, now and from now on.
+    pub fn release_hooks(&self) {
+        self.hooks.gate.add_permits(RELEASED);
+    }
+
+    /// Waits until `n` hook answers have been written to the server.
+    pub async fn hooks_answered(&self, n: usize) {
+        let mut rx = self.hooks.answered.subscribe();
+        tokio::time::timeout(Duration::from_secs(20), rx.wait_for(|&k| k >= n))
+            .await
+            .expect("the hook was answered in time")
+            .expect("the client runs");
+    }
+
+    /// The notifications from now until one of `method` arrives (that one included), within
+    /// `secs`; fails when it does not arrive.
+    pub async fn notifications_until(&self, method: &str, secs: u64) -> Vec<Value> {
+        let mut rx = self.notes.lock().await;
+        let deadline = tokio::time::Instant::now() + Duration::from_secs(secs);
+        let mut out = Vec::new();
+        loop {
+            let msg = tokio::time::timeout_at(deadline, rx.recv())
+                .await
+                .unwrap_or_else(|_| panic!("no {method} within {secs} s"))
+                .expect("the client runs");
+            let done = msg.get("method").and_then(Value::as_str) == Some(method);
+            out.push(msg);
+            if done {
+                return out;
+            }
+        }
     }
 
     /// Writes a request and returns the receiver of its response (for pipelining).
