@@ -8,8 +8,8 @@
 //! entry (row text, search text, filter facts) are computed in the same pass and kept.
 
 use crate::dialect::Dialect;
+use crate::facts::EntryFacts;
 use crate::json::Field;
-use crate::view::text::EntryFacts;
 use serde_json::{Map, Value};
 use std::borrow::Cow;
 use std::fs::File;
@@ -186,7 +186,7 @@ pub struct Entry {
     pub(crate) role: Option<Cow<'static, str>>,
     /// The view's facts and their filter flags, made for one dialect in the scan; the session
     /// moves them into its view columns.
-    pub(crate) facts: OnceLock<crate::view::columns::Scanned>,
+    pub(crate) facts: OnceLock<crate::facts::columns::Scanned>,
 }
 
 impl PartialEq for Entry {
@@ -278,7 +278,7 @@ impl Entry {
         };
         let entry = Entry::from_value_at(&value, body(at), line);
         if let Some(dialect) = facts_for {
-            entry.keep_facts(crate::view::text::entry_facts(&value, dialect), dialect);
+            entry.keep_facts(crate::facts::entry_facts(&value, dialect), dialect);
         }
         Ok(entry)
     }
@@ -431,7 +431,7 @@ impl Entry {
 
     /// Keeps the view's facts made in the scan, with their filter flags.
     fn keep_facts(&self, facts: EntryFacts, dialect: Dialect) {
-        let scanned = crate::view::columns::Scanned::new(facts, self.kind.is_none(), dialect);
+        let scanned = crate::facts::columns::Scanned::new(facts, self.kind.is_none(), dialect);
         let _ = self.facts.set(scanned);
     }
 

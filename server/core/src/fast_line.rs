@@ -10,7 +10,7 @@
 //! every line this path takes (the tests check it over generated sessions and the fixtures).
 
 use crate::dialect::Dialect;
-use crate::view::text::{PlainBlock, PlainContent, PlainMessage};
+use crate::facts::{PlainBlock, PlainContent, PlainMessage};
 use serde_json::Value;
 
 #[cfg(test)]
@@ -24,7 +24,7 @@ pub(crate) struct FastLine<'a> {
     pub timestamp: Option<&'a str>,
     pub role: &'a str,
     pub usage_without_cost: bool,
-    pub facts: Option<crate::view::text::EntryFacts>,
+    pub facts: Option<crate::facts::EntryFacts>,
 }
 
 /// Containers deeper than this leave the line to the projection (serde_json's limit is 128).
@@ -78,7 +78,7 @@ pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
                 ScannedContent::Text(text) => PlainContent::Text(text),
                 ScannedContent::Blocks(blocks) => blocks_of(blocks)?,
             };
-            Some(crate::view::text::plain_message_facts(
+            Some(crate::facts::plain_message_facts(
                 PlainMessage {
                     role: message.role,
                     content,
@@ -571,7 +571,7 @@ impl<'a> Cursor<'a> {
 #[doc(hidden)]
 pub fn check_against_projection(line: &str) -> Result<(), String> {
     use crate::entry::Entry;
-    let describe = |entry: &Entry, facts: &crate::view::text::EntryFacts| {
+    let describe = |entry: &Entry, facts: &crate::facts::EntryFacts| {
         format!(
             "{:?} {:?} {:?} {:?} {:?} {} {} {:?} | {facts:?}",
             entry.kind,
@@ -600,7 +600,7 @@ pub fn check_against_projection(line: &str) -> Result<(), String> {
             .ok_or("no facts")?;
         let value = crate::projection::parse_projected(line).map_err(|e| e.to_string())?;
         let slow = Entry::from_value(&value);
-        let slow_facts = crate::view::text::entry_facts(&value, dialect);
+        let slow_facts = crate::facts::entry_facts(&value, dialect);
         let (fast, slow) = (describe(&fast, &fast_facts), describe(&slow, &slow_facts));
         if fast != slow {
             return Err(format!("{dialect:?}: typed read {fast}\nprojection {slow}"));

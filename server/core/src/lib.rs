@@ -11,6 +11,7 @@ pub mod diagnostics;
 pub mod dialect;
 pub mod entry;
 pub mod error;
+pub mod facts;
 #[doc(hidden)]
 pub mod fast_line;
 pub mod ids;

@@ -311,7 +311,7 @@ fn assistant_blocks(message: &Value, dialect: Dialect, home: Option<&str>) -> Ve
 fn tool_call_block(block: &Value, dialect: Dialect, home: Option<&str>) -> Block {
     let name = js::to_string(block.get("name"));
     let args = block.get("arguments").cloned().unwrap_or(Value::Null);
-    let row = crate::view::text::format_tool_call(&name, &args, home, dialect);
+    let row = crate::facts::format_tool_call(&name, &args, home, dialect);
     let summary = row
         .strip_prefix('[')
         .and_then(|r| r.strip_suffix(']'))

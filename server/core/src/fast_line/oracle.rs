@@ -3,7 +3,7 @@
 
 use super::FastLine;
 use crate::dialect::Dialect;
-use crate::view::text::{PlainBlock, PlainContent, PlainMessage};
+use crate::facts::{PlainBlock, PlainContent, PlainMessage};
 use serde::de::{Deserializer, IgnoredAny};
 use serde::Deserialize;
 use serde_json::value::RawValue;
@@ -112,7 +112,7 @@ pub(super) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
                 None => PlainContent::Absent,
                 Some(Content(content)) => content_of(content)?,
             };
-            Some(crate::view::text::plain_message_facts(
+            Some(crate::facts::plain_message_facts(
                 PlainMessage {
                     role: message.role,
                     content,

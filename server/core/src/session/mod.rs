@@ -93,7 +93,7 @@ pub struct Session {
     /// Some id is held by more than one entry.
     duplicate_ids: bool,
     /// What the `/tree` view reads of each entry, shared with the tree models built from it.
-    view_columns: crate::view::columns::ViewColumns,
+    view_columns: crate::facts::columns::ViewColumns,
     /// The tree of the entries as they stand, made on first use; an entry indexed drops it.
     tree: std::sync::OnceLock<Arc<crate::tree::Tree>>,
     /// The entries the last context build read, as it read them (see [`crate::context::Kept`]).
@@ -571,7 +571,7 @@ impl Session {
     }
 
     /// What the `/tree` view reads of each entry.
-    pub(crate) fn view_columns(&self) -> &crate::view::columns::ViewColumns {
+    pub(crate) fn view_columns(&self) -> &crate::facts::columns::ViewColumns {
         &self.view_columns
     }
 

@@ -4,9 +4,9 @@
 //! text goes back to the editor. Also the user-message list the picker shows, plain or ranked.
 
 use super::search;
-use super::text;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
+use crate::facts;
 use crate::ids::IdSource;
 use crate::session::{NameSource, Session};
 use serde::{Deserialize, Serialize};
@@ -55,7 +55,7 @@ pub fn decide_branch(session: &Session, entry_id: &str) -> Result<BranchDecision
             "entry {entry_id} is not a user message; only user messages can be branched from"
         )));
     }
-    let selected_text = text::join_text(value.pointer("/message/content"));
+    let selected_text = facts::join_text(value.pointer("/message/content"));
     Ok(match entry.parent.id().filter(|p| !p.is_empty()) {
         None => BranchDecision::NewSession {
             selected_text,
@@ -117,7 +117,7 @@ pub fn user_messages(session: &Session) -> Vec<UserMessageItem> {
             if value.pointer("/message/role").and_then(Value::as_str) != Some("user") {
                 return None;
             }
-            let text = text::join_text(value.pointer("/message/content"));
+            let text = facts::join_text(value.pointer("/message/content"));
             let id = e.id()?.to_owned();
             (!text.is_empty()).then_some(UserMessageItem { entry_id: id, text })
         })

@@ -3,10 +3,10 @@
 //! once, omp's structural depth / sibling data over the whole tree, and pi's visual structure
 //! (indent, connectors, gutters) re-derived over the visible rows only.
 
-use super::columns::{call_hash, CallRecord, Chunked, ViewColumns};
 use super::shared_text::SharedText;
-use super::text::{self, EntryFacts, RowText, ToolCall};
 use crate::dialect::Dialect;
+use crate::facts::columns::{call_hash, CallRecord, Chunked, ViewColumns};
+use crate::facts::{self, EntryFacts, RowText, ToolCall};
 use crate::session::{Session, NO_PARENT};
 use crate::tree::Tree;
 use std::borrow::Cow;
@@ -187,7 +187,7 @@ pub(crate) fn static_flags(kind_missing: bool, facts: &EntryFacts, dialect: Dial
             Some("toolResult") => flag::TOOL_RESULT,
             _ => flag::MESSAGE,
         }
-    } else if text::is_settings(kind, dialect) {
+    } else if facts::is_settings(kind, dialect) {
         flag::SETTINGS
     } else {
         flag::OTHER
@@ -1334,7 +1334,7 @@ mod tests {
         {
             return false;
         }
-        let settings = text::is_settings(kind, model.dialect);
+        let settings = facts::is_settings(kind, model.dialect);
         match mode {
             FilterMode::UserOnly => match model.dialect {
                 Dialect::Pi => kind == "message" && role == Some("user"),

@@ -7,9 +7,8 @@
 //! `navigate` and `branch_pick` decide what picking a row does.
 
 pub mod branch_pick;
-pub(crate) mod columns;
 mod first_window;
-mod flatten;
+pub(crate) mod flatten;
 pub mod fuzzy;
 mod fuzzy_ascii;
 pub mod navigate;
@@ -20,7 +19,6 @@ mod search_verdicts;
 mod shared_text;
 #[cfg(test)]
 mod testkit;
-pub mod text;
 mod visibility;
 pub mod window;
 
@@ -40,7 +38,7 @@ use std::path::Path;
 /// Made from a session and run on any thread (a background one, once the session is open); a
 /// search that comes first does the work itself, and the other waits for it.
 pub struct SearchWarmUp {
-    columns: columns::ViewColumns,
+    columns: crate::facts::columns::ViewColumns,
     dialect: Dialect,
 }
 
@@ -179,7 +177,7 @@ pub struct RowsView {
 struct RowIds {
     /// The row number of `row_entries[0]`.
     offset: usize,
-    columns: columns::ViewColumns,
+    columns: crate::facts::columns::ViewColumns,
     row_entries: std::sync::Arc<[u32]>,
 }
 

@@ -6,9 +6,9 @@
 //! entry. The abandoned entries and their common ancestor are what a summary would cover; a summary
 //! asked for with nothing to summarize is dropped and the move goes ahead without one.
 
-use super::text;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
+use crate::facts;
 use crate::session::Session;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -177,23 +177,23 @@ pub fn decide(session: &Session, target_id: &str, options: &NavigateOptions) -> 
     // A rewinding target without a `parentId` at all: the agents call `branch(undefined)`, which throws.
     let rewinds = is_user_message(&value)
         || kind == "custom_message"
-        || (dialect == Dialect::Omp && value.as_object().is_some_and(text::omp_is_user_request));
+        || (dialect == Dialect::Omp && value.as_object().is_some_and(facts::omp_is_user_request));
     if rewinds && entry.parent == crate::entry::Parent::Missing {
         return Err(Error::EntryNotFound("undefined".to_owned()));
     }
     let (new_leaf, editor_text) = match dialect {
         Dialect::Pi if is_user_message(&value) || kind == "custom_message" => {
-            (parent, text::editor_text(&value))
+            (parent, facts::editor_text(&value))
         }
-        Dialect::Omp if value.as_object().is_some_and(text::omp_is_user_request) => (
+        Dialect::Omp if value.as_object().is_some_and(facts::omp_is_user_request) => (
             parent,
-            skill_prompt_draft(&value).or_else(|| text::editor_text(&value)),
+            skill_prompt_draft(&value).or_else(|| facts::editor_text(&value)),
         ),
         Dialect::Omp
             if kind == "custom_message"
                 && value.get("customType").and_then(Value::as_str) != Some("skill-prompt") =>
         {
-            (parent, text::editor_text(&value))
+            (parent, facts::editor_text(&value))
         }
         _ => (Some(target_id.to_owned()), None),
     };

@@ -2,7 +2,7 @@
 //! session's view facts (or the tool call's cached row text), and common kinds and roles are
 //! static.
 
-use super::text::{EntryFacts, RowText};
+use crate::facts::{EntryFacts, RowText};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use std::fmt;
 use std::sync::Arc;

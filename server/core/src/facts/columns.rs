@@ -3,10 +3,10 @@
 //! 100k-entry session takes one reference per 4096 entries, where copying took two reference
 //! counts per entry, each a cache miss on memory the open touched long before.
 
-use super::fuzzy::normalize_ascii_into;
-use super::text::EntryFacts;
+use super::EntryFacts;
 use crate::dialect::Dialect;
 use crate::entry::Entry;
+use crate::view::fuzzy::normalize_ascii_into;
 use std::sync::{Arc, OnceLock};
 
 /// Entries per chunk.
@@ -71,7 +71,7 @@ impl Scanned {
     pub fn new(facts: EntryFacts, kind_missing: bool, dialect: Dialect) -> Scanned {
         Scanned {
             dialect,
-            flags: super::flatten::static_flags(kind_missing, &facts, dialect),
+            flags: crate::view::flatten::static_flags(kind_missing, &facts, dialect),
             call_hashes: facts
                 .tool_calls
                 .iter()
@@ -343,7 +343,7 @@ const FLAGS_UNKNOWN: u16 = u16::MAX;
 
 /// The facts of an entry, made from its JSON.
 fn make(entry: &Entry, dialect: Dialect) -> Scanned {
-    let facts = super::text::entry_facts(&entry.json(), dialect);
+    let facts = super::entry_facts(&entry.json(), dialect);
     Scanned::new(facts, entry.kind.is_none(), dialect)
 }
 
@@ -398,7 +398,7 @@ mod tests {
                 let text = &*columns.facts_or_make(i, entry, dialect).facts.search;
                 let expected = match dialect {
                     Dialect::Pi => Some(text.to_lowercase()),
-                    Dialect::Omp if text.is_ascii() => Some(super::super::fuzzy::normalize(text)),
+                    Dialect::Omp if text.is_ascii() => Some(crate::view::fuzzy::normalize(text)),
                     Dialect::Omp => None,
                 };
                 ascii += usize::from(text.is_ascii());

@@ -1,8 +1,11 @@
-//! What one entry shows in the tree and what search looks at, per dialect: the row text of every
-//! entry type (user and assistant messages with their no-text cases, tool results formatted from the
-//! originating tool call with `~` for paths under the home folder, bash executions, custom messages,
-//! compactions, branch summaries and the bookkeeping entries), the searchable text, and the facts
-//! the filters need. Each entry's JSON is parsed once, here.
+//! An entry's facts: what one entry shows in the tree and what search looks at, per dialect —
+//! the row text of every entry type (user and assistant messages with their no-text cases, tool
+//! results formatted from the originating tool call with `~` for paths under the home folder,
+//! bash executions, custom messages, compactions, branch summaries and the bookkeeping entries),
+//! the searchable text, and the facts the filters need. Each entry's JSON is read once, here, when
+//! its line is scanned; `columns` keeps them for the session and the tree models built from it.
+
+pub(crate) mod columns;
 
 use crate::cells;
 use crate::dialect::Dialect;
