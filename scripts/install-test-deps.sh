@@ -31,6 +31,18 @@ if ! { have emacs && dpkg -s elpa-eglot >/dev/null 2>&1; }; then
     fi
 fi
 
+# tmux: the real agents' terminal UI runs in it (server/lsp/tests/agent.rs), as Neovim's does.
+if ! have tmux; then
+    if [ "$(id -u)" = 0 ] && have apt-get; then
+        echo "install-test-deps: installing tmux (apt)"
+        export DEBIAN_FRONTEND=noninteractive
+        apt-get install -y -qq --no-install-recommends tmux >/dev/null 2>&1 \
+            || { apt-get update -qq >/dev/null && apt-get install -y -qq --no-install-recommends tmux >/dev/null; }
+    else
+        echo "install-test-deps: tmux is missing and cannot be installed here; the terminal-agent test will fail" >&2
+    fi
+fi
+
 # The real agents (pi on Node, omp on Bun) for the live-agent tests, pinned and cached in .tools/agents.
 bash scripts/install-agents.sh >/dev/null
 # redis-server (Debian's) runs the Redis store tests (server/redis/tests, the CLI and server tests

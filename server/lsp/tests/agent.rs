@@ -595,3 +595,267 @@ fn pi_continue_from_the_command_line() {
 fn omp_continue_from_the_command_line() {
     continue_from_the_command_line(Agent::Omp);
 }
+
+/// A terminal run through tmux on a private socket, killed when dropped.
+struct Tmux {
+    socket: std::path::PathBuf,
+}
+
+impl Tmux {
+    fn start(
+        socket: std::path::PathBuf,
+        cwd: &std::path::Path,
+        env: &[(String, String)],
+        command: &str,
+    ) -> Tmux {
+        let mut tmux = std::process::Command::new("tmux");
+        tmux.arg("-S")
+            .arg(&socket)
+            .args([
+                "new-session",
+                "-d",
+                "-s",
+                "agent",
+                "-x",
+                "160",
+                "-y",
+                "50",
+                "-c",
+            ])
+            .arg(cwd);
+        for (k, v) in env {
+            tmux.args(["-e", &format!("{k}={v}")]);
+        }
+        tmux.args(["-e", "TERM=xterm-256color"]).arg(command);
+        let status = tmux
+            .status()
+            .expect("tmux (the terminal for the agent's TUI)");
+        assert!(status.success(), "tmux new-session failed");
+        Tmux { socket }
+    }
+
+    fn keys(&self, keys: &[&str]) {
+        for key in keys {
+            let status = std::process::Command::new("tmux")
+                .arg("-S")
+                .arg(&self.socket)
+                .args(["send-keys", "-t", "agent", key])
+                .status()
+                .expect("tmux send-keys");
+            assert!(status.success());
+            std::thread::sleep(std::time::Duration::from_millis(300));
+        }
+    }
+
+    fn screen(&self) -> String {
+        let out = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .args(["capture-pane", "-p", "-t", "agent"])
+            .output()
+            .expect("tmux capture-pane");
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    }
+
+    /// Waits until the screen shows `text`.
+    fn wait_for(&self, text: &str, secs: u64) {
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
+        while std::time::Instant::now() < deadline {
+            if self.screen().contains(text) {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(200));
+        }
+        panic!(
+            "the agent's terminal never showed {text:?}:\n{}",
+            self.screen()
+        );
+    }
+}
+
+impl Drop for Tmux {
+    fn drop(&mut self) {
+        let _ = std::process::Command::new("tmux")
+            .arg("-S")
+            .arg(&self.socket)
+            .arg("kill-server")
+            .status();
+    }
+}
+
+/// The agent the user runs in a terminal (the real omp TUI in a pty, with the bridge installed
+/// by `sessiontree install-bridge`): the editor prompts it, moves its leaf once the user allowed
+/// it, and the agent's own `/tree` move reaches the editor.
+#[test]
+fn omp_in_a_terminal_is_driven_from_the_editor() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let install = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .args(["install-bridge", "--agent", "omp", "--dir"])
+        .arg(home.home.join(".omp/agent/extensions"))
+        .output()
+        .expect("sessiontree install-bridge");
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    assert!(String::from_utf8_lossy(&install.stdout).starts_with("installed "));
+    let file = home.first_session(Agent::Omp, "first question");
+    let command = format!(
+        "{} --resume {}",
+        home.bin.join("omp").display(),
+        file.display()
+    );
+    let tui = Tmux::start(
+        dir.path().join("tmux.sock"),
+        &home.project,
+        &home.env(),
+        &command,
+    );
+    tui.wait_for("first question", 60);
+    // The bridge announced itself in the private folder.
+    let run = home.runtime_dir().join("sessiontree");
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    while !std::fs::read_dir(&run)
+        .map(|d| {
+            d.flatten()
+                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+        })
+        .unwrap_or(false)
+    {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "no discovery file in {}",
+            run.display()
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    }
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(status["source"], "terminal", "{status}");
+    assert_eq!(status["armed"], false);
+    // A prompt from the editor: the terminal agent answers it (and shows it).
+    let turn = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "from the editor"}),
+    )["turn"]
+        .clone();
+    server.wait_for("the terminal agent's answer", 90, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
+    });
+    tui.wait_for("echo: from the editor", 30);
+    let messages = message_entries(&file);
+    let texts: Vec<String> = messages.iter().map(text_of_entry).collect();
+    assert_eq!(texts[2..], ["from the editor", "echo: from the editor"]);
+    // Moving its leaf needs the user's leave once: the bridge types /sessiontree into its input.
+    let first = messages[0].clone();
+    let refused = server.request(
+        "sessionTree/navigate",
+        json!({"uri": session, "targetId": first["id"]}),
+    );
+    assert_eq!(
+        refused["error"]["data"]["kind"], "agentNotArmed",
+        "{refused}"
+    );
+    tui.wait_for("/sessiontree", 10);
+    tui.keys(&["Enter"]);
+    server.wait_for("the bridge armed", 30, |m| {
+        is_event(m, &session, "status") && m["params"]["event"]["status"]["armed"] == true
+    });
+    let nav = server.ok(
+        "sessionTree/navigate",
+        json!({"uri": session, "targetId": first["id"]}),
+    );
+    assert_eq!(nav["newLeaf"], first["parentId"]);
+    assert_eq!(nav["editorText"], "first question");
+    // The agent's own /tree: the user picks the first answer in the terminal.
+    let first_answer = messages[1].clone();
+    server.seen.clear();
+    // Its input holds the text the navigation put back: clear the line first.
+    tui.keys(&["C-u", "/tree", "Enter"]);
+    tui.wait_for("Session Tree", 15);
+    tui.keys(&["Home", "Down", "Enter"]);
+    let moved = server.wait_for("didNavigate from the terminal", 30, |m| {
+        m["method"] == "sessionTree/didNavigate" && m["params"]["uri"] == session
+    });
+    assert_eq!(moved["params"]["newLeaf"], first_answer["id"], "{moved}");
+    let leaf = server.wait_for("the agent's leaf event", 10, |m| {
+        is_event(m, &session, "leaf")
+    });
+    assert_eq!(leaf["params"]["event"]["leaf"], first_answer["id"]);
+    server.shutdown();
+}
+
+/// An extension inside the agent opens a dialog: a client that shows dialogs gets it and its
+/// answer reaches the extension; for a client that does not, the dialog is cancelled at once, so
+/// the agent never waits on a question nobody sees.
+fn dialog_answered(answer: Option<Value>) -> Value {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let file = home.first_session(Agent::Pi, "first question");
+    let extension = support::agents::repo().join("server/lsp/tests/fixtures/ask-user-extension.ts");
+    let options = json!({"agent": {"piArgs": ["-e", extension]}});
+    let dialogs = answer.is_some();
+    let mut server = Server::start(&home, options, json!({"agentDialogs": dialogs}));
+    if let Some(answer) = answer {
+        server
+            .answers
+            .insert("sessionTree/agentDialog".into(), answer);
+    }
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "/ask-user"}),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
+    let recorded = loop {
+        if let Some(e) = entries(&file)
+            .into_iter()
+            .find(|e| e["customType"] == "dialog-answer")
+        {
+            break e;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the extension never recorded an answer"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    };
+    if dialogs {
+        let asked = server.wait_for("the dialog", 5, |m| {
+            m["method"] == "sessionTree/agentDialog"
+        });
+        assert_eq!(asked["params"]["dialog"], "select");
+        assert_eq!(asked["params"]["title"], "Pick a colour");
+        assert_eq!(asked["params"]["options"], json!(["red", "blue"]));
+    } else {
+        assert!(
+            !server
+                .seen
+                .iter()
+                .any(|m| m["method"] == "sessionTree/agentDialog"),
+            "a client that did not declare agentDialogs is never asked"
+        );
+    }
+    server.shutdown();
+    recorded["data"].clone()
+}
+
+#[test]
+fn an_agents_dialog_reaches_a_client_that_shows_dialogs() {
+    assert_eq!(
+        dialog_answered(Some(json!({"value": "blue"}))),
+        json!({"value": "blue"})
+    );
+}
+
+#[test]
+fn an_agents_dialog_is_cancelled_for_a_client_that_does_not() {
+    assert_eq!(dialog_answered(None), json!({"value": null}));
+}
