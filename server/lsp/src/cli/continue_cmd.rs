@@ -142,7 +142,7 @@ async fn drive(d: Drive) -> CliResult {
     let mut error = None;
     while let Some(event) = events.recv().await {
         let body = match event {
-            DriverEvent::Bridge(event) => match translator.translate(&event) {
+            DriverEvent::Bridge(event, _) => match translator.translate(&event) {
                 Some((_, body)) => body,
                 None => continue,
             },

@@ -278,16 +278,27 @@ pub struct Server {
 impl Server {
     /// Starts `sessiontree lsp` in `home`'s environment and initializes it with `options`.
     pub fn start(home: &Home, options: Value, experimental: Value) -> Server {
+        Server::start_logging(home, options, experimental, "info", Stdio::inherit())
+    }
+
+    /// [`Server::start`] with a log filter and where its log goes.
+    pub fn start_logging(
+        home: &Home,
+        options: Value,
+        experimental: Value,
+        filter: &str,
+        log: Stdio,
+    ) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
         command
             .arg("lsp")
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
-            .stderr(Stdio::inherit());
+            .stderr(log);
         for (k, v) in home.env() {
             command.env(k, v);
         }
-        command.env("SESSIONTREE_LOG", "info");
+        command.env("SESSIONTREE_LOG", filter);
         let mut child = command.spawn().expect("spawn sessiontree lsp");
         let stdin = child.stdin.take().expect("stdin");
         let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
@@ -412,6 +423,15 @@ impl Server {
             .filter(|m| m["method"] == "sessionTree/agentEvent" && m["params"]["uri"] == uri)
             .map(|m| m["params"].clone())
             .collect()
+    }
+
+    /// The next message within `timeout` (server requests answered), recorded as seen, and the
+    /// moment it was read.
+    pub fn next_seen(&mut self, timeout: Duration) -> Option<(Value, Instant)> {
+        let msg = self.next_message(timeout)?;
+        let at = Instant::now();
+        self.seen.push(msg.clone());
+        Some((msg, at))
     }
 
     /// Shuts the server down cleanly.

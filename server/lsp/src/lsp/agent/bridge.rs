@@ -1,7 +1,8 @@
 //! The server's side of the bridge socket: newline-delimited JSON over a Unix socket. Requests
 //! (`{"id", "op", …}`) are answered in order by `{"id", "ok", "result" | "error"}`; everything
 //! else the bridge sends is an event (`{"event": …}`), handed on through a channel in the order it
-//! arrived. When the socket closes, pending requests fail and a last `{"event": "closed"}` is sent.
+//! arrived, with the moment it was read (the server's own latency is measured from there). When
+//! the socket closes, pending requests fail and a last `{"event": "closed"}` is sent.
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
@@ -52,7 +53,7 @@ impl BridgeClient {
     pub async fn connect(
         socket: &Path,
         token: &str,
-        events: mpsc::UnboundedSender<Value>,
+        events: mpsc::UnboundedSender<(Value, std::time::Instant)>,
     ) -> Result<(BridgeClient, Value), BridgeError> {
         let stream = UnixStream::connect(socket).await.map_err(|e| BridgeError {
             kind: "unreachable".to_owned(),
@@ -82,7 +83,7 @@ impl BridgeClient {
                         }
                     }
                     _ => {
-                        let _ = events.send(message);
+                        let _ = events.send((message, std::time::Instant::now()));
                     }
                 }
             }
@@ -93,7 +94,7 @@ impl BridgeClient {
             for tx in waiting {
                 let _ = tx.send(Err(closed()));
             }
-            let _ = events.send(json!({"event": "closed"}));
+            let _ = events.send((json!({"event": "closed"}), std::time::Instant::now()));
         });
         let client = BridgeClient {
             writer: tokio::sync::Mutex::new(write),

@@ -17,8 +17,8 @@ use tokio::sync::mpsc;
 /// What a driver reports to its owner, in order.
 #[derive(Debug)]
 pub enum DriverEvent {
-    /// An event of the bridge (`{"event": …}`).
-    Bridge(Value),
+    /// An event of the bridge (`{"event": …}`) and when it was read.
+    Bridge(Value, std::time::Instant),
     /// A dialog or notice of the agent's extensions (started agents only).
     Ui(Value),
     /// The started agent's process ended.
@@ -82,6 +82,8 @@ pub struct Driver {
     bridge: BridgeClient,
     process: Option<AgentProcess>,
     snapshot: Mutex<Snapshot>,
+    /// Between the agent's `agentStart` and `agentEnd` events.
+    answering: std::sync::atomic::AtomicBool,
 }
 
 /// The error of a bridge refusal, in the server's terms.
@@ -193,6 +195,7 @@ impl Driver {
             bridge,
             process: Some(process),
             snapshot: Mutex::new(snapshot),
+            answering: Default::default(),
         });
         // One ordered stream for the owner: bridge events, dialogs, then the exit. The loop holds
         // no reference to the driver, so dropping the driver kills a process still running.
@@ -211,7 +214,7 @@ impl Driver {
                 tokio::select! {
                     biased;
                     event = bridge_rx.recv(), if bridge_open => match event {
-                        Some(event) => { let _ = events_tx.send(DriverEvent::Bridge(event)); }
+                        Some((event, at)) => { let _ = events_tx.send(DriverEvent::Bridge(event, at)); }
                         None => bridge_open = false,
                     },
                     ui = ui_rx.recv(), if ui_open => match ui {
@@ -220,8 +223,8 @@ impl Driver {
                     },
                     exit = &mut exit_rx => {
                         // Events the bridge sent before the end go first.
-                        while let Ok(event) = bridge_rx.try_recv() {
-                            let _ = events_tx.send(DriverEvent::Bridge(event));
+                        while let Ok((event, at)) = bridge_rx.try_recv() {
+                            let _ = events_tx.send(DriverEvent::Bridge(event, at));
                         }
                         if let Ok(Some(exit)) = exit {
                             let _ = events_tx.send(DriverEvent::Exited(exit));
@@ -244,8 +247,8 @@ impl Driver {
         let (bridge, state) = BridgeClient::connect(socket, token, tx).await?;
         let (events_tx, events_rx) = mpsc::unbounded_channel();
         tokio::spawn(async move {
-            while let Some(event) = rx.recv().await {
-                if events_tx.send(DriverEvent::Bridge(event)).is_err() {
+            while let Some((event, at)) = rx.recv().await {
+                if events_tx.send(DriverEvent::Bridge(event, at)).is_err() {
                     break;
                 }
             }
@@ -257,6 +260,7 @@ impl Driver {
             bridge,
             process: None,
             snapshot: Mutex::new(Snapshot::from_state(&state)),
+            answering: Default::default(),
         });
         Ok((driver, events_rx))
     }
@@ -277,9 +281,16 @@ impl Driver {
 
     /// Records whether the agent is answering (from its events).
     pub fn note_busy(&self, busy: bool) {
+        self.answering
+            .store(busy, std::sync::atomic::Ordering::Relaxed);
         if let Ok(mut s) = self.snapshot.lock() {
             s.busy = busy;
         }
+    }
+
+    /// Whether a turn is under way (its `agentStart` came, its `agentEnd` not yet).
+    pub fn answering(&self) -> bool {
+        self.answering.load(std::sync::atomic::Ordering::Relaxed)
     }
 
     /// Asks the agent for its state now.

@@ -28,6 +28,8 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 const TICK: Duration = Duration::from_secs(2);
 /// The default idle time before a started agent is stopped.
 const DEFAULT_IDLE: Duration = Duration::from_secs(600);
+/// How long a prompt waits for an agent that has ended its turn to become idle.
+const SETTLE: Duration = Duration::from_secs(30);
 /// How long a write the agent made may take to show in the file.
 const WRITE_VISIBLE: Duration = Duration::from_secs(5);
 
@@ -56,7 +58,7 @@ struct Slot {
     lifecycle: tokio::sync::Mutex<()>,
     translator: Mutex<Translator>,
     turns: AtomicU64,
-    out: mpsc::UnboundedSender<(Option<u64>, AgentEventBody)>,
+    out: mpsc::UnboundedSender<Outgoing>,
     last: Mutex<Last>,
     active: Mutex<Instant>,
 }
@@ -67,7 +69,12 @@ impl Slot {
     }
 
     fn emit(&self, turn: Option<u64>, event: AgentEventBody) {
-        let _ = self.out.send((turn, event));
+        let _ = self.out.send((turn, event, None));
+    }
+
+    /// Emits what the bridge said at `read` (its relay time is logged).
+    fn relay(&self, turn: Option<u64>, event: AgentEventBody, read: Instant) {
+        let _ = self.out.send((turn, event, Some(read)));
     }
 
     fn touch(&self) {
@@ -494,7 +501,7 @@ impl Manager {
     ) {
         while let Some(event) = events.recv().await {
             match event {
-                DriverEvent::Bridge(event) => {
+                DriverEvent::Bridge(event, read) => {
                     let name = event.get("event").and_then(Value::as_str).unwrap_or("");
                     match name {
                         "session" | "armed" | "status" => {
@@ -544,7 +551,7 @@ impl Manager {
                     if let Some((turn, body)) = translated {
                         let status_change =
                             matches!(body, AgentEventBody::AgentStart | AgentEventBody::AgentEnd);
-                        slot.emit(turn, body);
+                        slot.relay(turn, body, read);
                         if status_change {
                             self.emit_status(&slot);
                         }
@@ -630,7 +637,16 @@ impl Manager {
         let base = p.base_revision;
         slot.handle.read(move |a| a.check_base(base)).await?;
         let driver = self.ensure(&slot).await?;
-        let snapshot = driver.refresh().await?;
+        let mut snapshot = driver.refresh().await?;
+        if snapshot.busy && p.deliver_as.is_none() && !driver.answering() {
+            // The turn has ended but the agent still finishes up after it (omp runs its
+            // post-turn work): give it a moment rather than refuse a prompt sent right after.
+            let deadline = Instant::now() + SETTLE;
+            while snapshot.busy && Instant::now() < deadline {
+                tokio::time::sleep(Duration::from_millis(25)).await;
+                snapshot = driver.refresh().await?;
+            }
+        }
         if snapshot.busy && p.deliver_as.is_none() {
             return Err(ApiError::new(
                 ErrorKind::AgentBusy,
@@ -821,13 +837,9 @@ impl Manager {
 }
 
 /// Sends one session's events in order, numbering them.
-async fn send_events(
-    shared: Arc<Shared>,
-    uri: String,
-    mut rx: mpsc::UnboundedReceiver<(Option<u64>, AgentEventBody)>,
-) {
+async fn send_events(shared: Arc<Shared>, uri: String, mut rx: mpsc::UnboundedReceiver<Outgoing>) {
     let mut seq = 0;
-    while let Some((turn, event)) = rx.recv().await {
+    while let Some((turn, event, read)) = rx.recv().await {
         seq += 1;
         shared
             .notify::<proto::AgentEvent>(proto::AgentEventParams {
@@ -837,5 +849,13 @@ async fn send_events(
                 event,
             })
             .await;
+        if let Some(read) = read {
+            // The server's own part of an event's way: from the bridge's line read to the
+            // notification handed to the output (the agent bench reads these lines).
+            tracing::debug!(target: "sessiontree::agent::relay", us = read.elapsed().as_micros() as u64, "relayed");
+        }
     }
 }
+
+/// An event on its way out: its turn, its body, and when the bridge's line was read.
+type Outgoing = (Option<u64>, AgentEventBody, Option<Instant>);
