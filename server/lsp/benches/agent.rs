@@ -9,7 +9,6 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 #[path = "../tests/support/mod.rs"]
-#[allow(dead_code, unused_imports)]
 mod support;
 
 use serde_json::{json, Value};
@@ -114,7 +113,7 @@ fn measure(agent: Agent) -> Figures {
             .seen
             .iter()
             .any(|m| is_event(m, &session, "delta"))
-            .then(|| Duration::ZERO);
+            .then_some(Duration::ZERO);
         let deadline = Instant::now() + Duration::from_secs(120);
         loop {
             assert!(Instant::now() < deadline, "no end of turn {n}");
