@@ -150,7 +150,7 @@ impl Driver {
             }
         })
         .await;
-        let (bridge, state) = match connected {
+        let (bridge, _hello) = match connected {
             Ok(Ok(connected)) => connected,
             Ok(Err(e)) => {
                 process.kill_now();
@@ -185,6 +185,23 @@ impl Driver {
                 &process.stderr_tail(),
             ));
         }
+        // Ready means idle: omp counts the arming command as a prompt in flight for a moment.
+        let settle = tokio::time::Instant::now() + timeout;
+        let state = loop {
+            let state = match bridge.call("state", json!({})).await {
+                Ok(now) => now,
+                Err(e) => {
+                    process.kill_now();
+                    return Err(failed(e.message, &process.stderr_tail()));
+                }
+            };
+            if state.get("busy") != Some(&Value::Bool(true))
+                || tokio::time::Instant::now() >= settle
+            {
+                break state;
+            }
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        };
         let mut snapshot = Snapshot::from_state(&state);
         snapshot.armed = true;
         snapshot.pid = snapshot.pid.or(process.pid);

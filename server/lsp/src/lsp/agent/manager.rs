@@ -637,16 +637,7 @@ impl Manager {
         let base = p.base_revision;
         slot.handle.read(move |a| a.check_base(base)).await?;
         let driver = self.ensure(&slot).await?;
-        let mut snapshot = driver.refresh().await?;
-        if snapshot.busy && p.deliver_as.is_none() && !driver.answering() {
-            // The turn has ended but the agent still finishes up after it (omp runs its
-            // post-turn work): give it a moment rather than refuse a prompt sent right after.
-            let deadline = Instant::now() + SETTLE;
-            while snapshot.busy && Instant::now() < deadline {
-                tokio::time::sleep(Duration::from_millis(25)).await;
-                snapshot = driver.refresh().await?;
-            }
-        }
+        let snapshot = settled(&driver).await?;
         if snapshot.busy && p.deliver_as.is_none() {
             return Err(ApiError::new(
                 ErrorKind::AgentBusy,
@@ -712,7 +703,7 @@ impl Manager {
     ) -> ApiResult<(Navigated, Arc<Driver>)> {
         let slot = self.slot(path)?;
         let driver = self.ensure(&slot).await?;
-        driver.refresh().await?;
+        settled(&driver).await?;
         let navigated = driver
             .navigate(target, summarize, custom_instructions, label)
             .await?;
@@ -834,6 +825,19 @@ impl Manager {
             }
         }
     }
+}
+
+/// The agent's state once it has settled: when its turn has ended but it still finishes up after
+/// it (omp completes its prompt's work after `agent_end`), a request sent right after waits a
+/// moment rather than being refused as busy. A turn under way is not waited for.
+async fn settled(driver: &Driver) -> ApiResult<super::driver::Snapshot> {
+    let mut snapshot = driver.refresh().await?;
+    let deadline = Instant::now() + SETTLE;
+    while snapshot.busy && !driver.answering() && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+        snapshot = driver.refresh().await?;
+    }
+    Ok(snapshot)
 }
 
 /// Sends one session's events in order, numbering them.
