@@ -1,5 +1,5 @@
 //! The `sessiontree` binary: the language server (`sessiontree lsp`) and the command-line tools
-//! (`inspect`, `check`, `tree`, `migrate`, `continue`, `install-bridge`).
+//! (`inspect`, `check`, `tree`, `migrate`, `continue`, `install-bridge`, `snapshots`, `rewind`).
 
 mod cli;
 
@@ -31,6 +31,10 @@ enum Command {
     Tree(cli::tree::TreeArgs),
     /// Rewrite a legacy or damaged session file in the current format (keeps `<file>.bak`).
     Migrate(cli::migrate::MigrateArgs),
+    /// List the session's rewind points (entries whose workspace files can be restored).
+    Snapshots(cli::rewind::SnapshotsArgs),
+    /// Restore the session's workspace files to an entry's point (`--at`), or undo the last restore.
+    Rewind(cli::rewind::RewindArgs),
     /// Write a realistic synthetic session (for benchmarks), deterministic by seed.
     Generate(cli::generate::GenerateArgs),
     /// Continue a session with its real agent from an entry: prints the answer as it streams.
@@ -61,6 +65,8 @@ fn main() -> ExitCode {
         Command::Generate(args) => cli::generate::run(args),
         Command::Continue(args) => cli::continue_cmd::run(args),
         Command::InstallBridge(args) => cli::install_bridge::run(args),
+        Command::Snapshots(args) => cli::rewind::run_snapshots(args),
+        Command::Rewind(args) => cli::rewind::run_rewind(args),
     };
     match result {
         Ok(code) => code,

@@ -221,7 +221,8 @@ impl Rewind {
         Ok(resolved)
     }
 
-    fn check_present(&self, resolved: &Resolved) -> Result<()> {
+    /// Fails with [`Error::Pruned`] when the point's snapshot is no longer there.
+    pub fn check_present(&self, resolved: &Resolved) -> Result<()> {
         let pruned = || Error::Pruned {
             entry: resolved.point.entry_id.clone(),
             tree: resolved.point.tree.clone(),
@@ -245,15 +246,17 @@ impl Rewind {
         other: Option<&str>,
     ) -> Result<Comparison> {
         let point = self.resolve(session, entry_id)?;
-        let (other, to) = match other {
-            Some(id) => {
-                let other = self.resolve(session, id)?;
-                let tree = other.point.tree.clone();
-                (Some(other), tree)
-            }
+        let other = other.map(|id| self.resolve(session, id)).transpose()?;
+        self.compare_points(point, other)
+    }
+
+    /// [`Rewind::compare`] for points already resolved (the slow part, without the session).
+    pub fn compare_points(&self, point: Resolved, other: Option<Resolved>) -> Result<Comparison> {
+        let to = match &other {
+            Some(other) => other.point.tree.clone(),
             None => {
                 let _lock = self.workspace.lock()?;
-                (None, capture(&self.workspace, &self.exclusions)?)
+                capture(&self.workspace, &self.exclusions)?
             }
         };
         let changes = diff_trees(&self.workspace, &point.point.tree, &to)?
@@ -275,8 +278,13 @@ impl Rewind {
         path: &str,
     ) -> Result<(Resolved, Option<FileAt>)> {
         let point = self.resolve(session, entry_id)?;
-        let file = file_at(&self.workspace, &point.point.tree, path)?;
+        let file = self.file_at_point(&point, path)?;
         Ok((point, file))
+    }
+
+    /// [`Rewind::file_at`] for a point already resolved.
+    pub fn file_at_point(&self, point: &Resolved, path: &str) -> Result<Option<FileAt>> {
+        file_at(&self.workspace, &point.point.tree, path)
     }
 
     /// Restores the work tree's files to an entry's point. The current files are kept first as
@@ -288,8 +296,13 @@ impl Rewind {
         dry_run: bool,
     ) -> Result<RestoreReport> {
         let point = self.resolve(session, entry_id)?;
-        let tree = point.point.tree.clone();
-        let mut report = self.restore_tree(&tree, dry_run)?;
+        self.restore_point(point, dry_run)
+    }
+
+    /// [`Rewind::restore`] for a point already resolved.
+    pub fn restore_point(&self, point: Resolved, dry_run: bool) -> Result<RestoreReport> {
+        self.check_present(&point)?;
+        let mut report = self.restore_tree(&point.point.tree, dry_run)?;
         report.point = Some(point);
         Ok(report)
     }

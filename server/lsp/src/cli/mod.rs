@@ -7,6 +7,7 @@ pub mod generate;
 pub mod inspect;
 pub mod install_bridge;
 pub mod migrate;
+pub mod rewind;
 pub mod store;
 pub mod tree;
 
@@ -26,6 +27,9 @@ pub mod anyhow_like {
         /// From the engine.
         #[error(transparent)]
         Engine(#[from] sessiontree_core::Error),
+        /// From the rewind store.
+        #[error(transparent)]
+        Rewind(#[from] sessiontree_rewind::Error),
         /// Writing output failed.
         #[error("cannot write output: {0}")]
         Output(#[from] std::io::Error),
