@@ -52,6 +52,7 @@ pub const FEATURES: &[&str] = &[
     "liveFollow",
     "transcript",
     "agent",
+    "rewind",
 ];
 
 /// The client's `capabilities.experimental.sessionTree`.

@@ -71,6 +71,40 @@ fn mutation() -> MutationResult {
     }
 }
 
+fn rewind_point(entry: &str, moment: RewindMoment) -> RewindPoint {
+    RewindPoint {
+        entry_id: s(entry),
+        moment,
+        exact: true,
+        source: RewindSource::Sessiontree,
+        by: s("bridge"),
+        taken_at: Some(s("2025-01-01T00:00:03.120Z")),
+        snapshot: s("4b1e2f0a9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f"),
+        pruned: false,
+    }
+}
+
+fn used_point() -> UsedRewindPoint {
+    UsedRewindPoint {
+        asked: s("7af3bc6f"),
+        point: rewind_point("c498f61c", RewindMoment::Before),
+    }
+}
+
+fn restore_result(point: Option<UsedRewindPoint>) -> RewindRestoreResult {
+    RewindRestoreResult {
+        workspace: s("/home/me/project"),
+        point,
+        dry_run: false,
+        undo_snapshot: Some(s("9f8e7d6c5b4a39281706f5e4d3c2b1a098f7e6d5")),
+        files: vec![
+            RewindRestoredFile { path: s("src/new.rs"), action: RewindAction::Deleted },
+            RewindRestoredFile { path: s("src/lib.rs"), action: RewindAction::Changed },
+        ],
+        skipped: vec![RewindSkippedFile { path: s(".sessions/s.jsonl"), reason: s("session file") }],
+    }
+}
+
 /// Every method of the protocol, in documentation order.
 pub fn catalog() -> Vec<MethodDoc> {
     let mut methods = vec![
@@ -311,6 +345,45 @@ pub fn catalog() -> Vec<MethodDoc> {
             BeforeBranchParams { uri: s(URI), entry_id: s("c498f61c") },
             BeforeBranchResult { cancel: false },
         ),
+        req::<RewindPoints>(
+            RewindPointsParams { uri: s(URI) },
+            RewindPointsResult {
+                available: true,
+                workspace: Some(s("/home/me/project")),
+                reason: Some(s("")),
+                points: vec![rewind_point("c498f61c", RewindMoment::Before)],
+            },
+        ),
+        req::<RewindCompare>(
+            RewindCompareParams { uri: s(URI), entry_id: s("7af3bc6f"), to_entry_id: Some(s("9b1c2d3e")) },
+            RewindCompareResult {
+                workspace: s("/home/me/project"),
+                point: used_point(),
+                to: Some(UsedRewindPoint {
+                    asked: s("9b1c2d3e"),
+                    point: rewind_point("9b1c2d3e", RewindMoment::After),
+                }),
+                files: vec![
+                    RewindChangedFile { path: s("src/lib.rs"), status: RewindFileStatus::Modified },
+                    RewindChangedFile { path: s("src/new.rs"), status: RewindFileStatus::Added },
+                ],
+            },
+        ),
+        req::<RewindFile>(
+            RewindFileParams { uri: s(URI), entry_id: s("7af3bc6f"), path: s("src/lib.rs") },
+            RewindFileResult {
+                point: used_point(),
+                exists: true,
+                mode: Some(s("100644")),
+                text: Some(s("pub fn one() -> u32 { 1 }\n")),
+                binary: false,
+            },
+        ),
+        req::<RewindRestore>(
+            RewindRestoreParams { uri: s(URI), entry_id: s("7af3bc6f"), dry_run: false },
+            restore_result(Some(used_point())),
+        ),
+        req::<RewindUndo>(RewindUndoParams { uri: s(URI), dry_run: false }, restore_result(None)),
     ];
     methods.extend(agent_catalog());
     methods

@@ -50,6 +50,20 @@ pub enum ErrorKind {
     /// The agent in the user's terminal has not let the editor move its leaf yet (its user runs
     /// `/sessiontree` there once).
     AgentNotArmed,
+    /// The session's workspace is not a git work tree (rewind points need one).
+    NotARepository,
+    /// Neither the entry nor any entry above it has a rewind point.
+    NoRewindPoint,
+    /// The rewind point's snapshot was pruned.
+    SnapshotPruned,
+    /// No restore was made in the workspace.
+    NothingToUndo,
+    /// A restore failed part way and the files were put back as they were.
+    RestoreRolledBack,
+    /// A restore failed part way and putting the files back failed too (the undo point is kept).
+    RestoreBroken,
+    /// A git command failed or git is missing.
+    GitFailed,
     /// A bug or an unexpected state in the server.
     Internal,
 }
@@ -76,6 +90,13 @@ impl ErrorKind {
         ErrorKind::AgentBusy,
         ErrorKind::AgentRunning,
         ErrorKind::AgentNotArmed,
+        ErrorKind::NotARepository,
+        ErrorKind::NoRewindPoint,
+        ErrorKind::SnapshotPruned,
+        ErrorKind::NothingToUndo,
+        ErrorKind::RestoreRolledBack,
+        ErrorKind::RestoreBroken,
+        ErrorKind::GitFailed,
         ErrorKind::Internal,
     ];
 
@@ -101,6 +122,13 @@ impl ErrorKind {
             ErrorKind::AgentBusy => "agentBusy",
             ErrorKind::AgentRunning => "agentRunning",
             ErrorKind::AgentNotArmed => "agentNotArmed",
+            ErrorKind::NotARepository => "notARepository",
+            ErrorKind::NoRewindPoint => "noRewindPoint",
+            ErrorKind::SnapshotPruned => "snapshotPruned",
+            ErrorKind::NothingToUndo => "nothingToUndo",
+            ErrorKind::RestoreRolledBack => "restoreRolledBack",
+            ErrorKind::RestoreBroken => "restoreBroken",
+            ErrorKind::GitFailed => "gitFailed",
             ErrorKind::Internal => "internal",
         }
     }

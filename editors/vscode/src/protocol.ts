@@ -29,6 +29,12 @@ export const Methods = {
   agent: 'sessionTree/agent',
   stopAgent: 'sessionTree/stopAgent',
   installBridge: 'sessionTree/installBridge',
+  // rewind (code with the conversation)
+  rewindPoints: 'sessionTree/rewindPoints',
+  rewindCompare: 'sessionTree/rewindCompare',
+  rewindFile: 'sessionTree/rewindFile',
+  rewindRestore: 'sessionTree/rewindRestore',
+  rewindUndo: 'sessionTree/rewindUndo',
   // server → client notifications
   didChange: 'sessionTree/didChange',
   didNavigate: 'sessionTree/didNavigate',
@@ -507,6 +513,86 @@ export interface InstallBridgeResult {
   written: boolean;
 }
 
+// ---------------------------------------------------------------- rewind
+
+export type RewindMoment = 'before' | 'after';
+export type RewindSource = 'sessiontree' | 'piRewindHook';
+export interface RewindPoint {
+  entryId: string;
+  moment: RewindMoment;
+  exact: boolean;
+  source: RewindSource;
+  by: string;
+  takenAt?: string | null;
+  snapshot: string;
+  pruned?: boolean;
+}
+export interface UsedRewindPoint {
+  asked: string;
+  point: RewindPoint;
+}
+export interface RewindPointsParams {
+  uri: string;
+}
+export interface RewindPointsResult {
+  available: boolean;
+  workspace?: string | null;
+  reason?: string | null;
+  points: RewindPoint[];
+}
+export interface RewindChangedFile {
+  path: string;
+  status: 'added' | 'modified' | 'deleted';
+}
+export interface RewindCompareParams {
+  uri: string;
+  entryId: string;
+  toEntryId?: string | null;
+}
+export interface RewindCompareResult {
+  workspace: string;
+  point: UsedRewindPoint;
+  to?: UsedRewindPoint | null;
+  files: RewindChangedFile[];
+}
+export interface RewindFileParams {
+  uri: string;
+  entryId: string;
+  path: string;
+}
+export interface RewindFileResult {
+  point: UsedRewindPoint;
+  exists: boolean;
+  mode?: string | null;
+  text?: string | null;
+  binary?: boolean;
+}
+export interface RewindRestoredFile {
+  path: string;
+  action: 'added' | 'changed' | 'deleted';
+}
+export interface RewindSkippedFile {
+  path: string;
+  reason: string;
+}
+export interface RewindRestoreParams {
+  uri: string;
+  entryId: string;
+  dryRun?: boolean;
+}
+export interface RewindUndoParams {
+  uri: string;
+  dryRun?: boolean;
+}
+export interface RewindRestoreResult {
+  workspace: string;
+  point?: UsedRewindPoint | null;
+  dryRun?: boolean;
+  undoSnapshot?: string | null;
+  files: RewindRestoredFile[];
+  skipped: RewindSkippedFile[];
+}
+
 // ---------------------------------------------------------------- errors
 
 /** `error.data.kind` of a protocol error. */
@@ -530,6 +616,13 @@ export type ErrorKind =
   | 'agentBusy'
   | 'agentRunning'
   | 'agentNotArmed'
+  | 'notARepository'
+  | 'noRewindPoint'
+  | 'snapshotPruned'
+  | 'nothingToUndo'
+  | 'restoreRolledBack'
+  | 'restoreBroken'
+  | 'gitFailed'
   | 'internal';
 
 export interface ErrorData {

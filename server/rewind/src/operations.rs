@@ -146,6 +146,13 @@ impl Rewind {
         Points::of(session, &self.workspace, &self.ledger.read()?)
     }
 
+    /// Whether the ledger has a point for this session's entry.
+    pub fn has_point(&self, session_id: &str, entry_id: &str) -> Result<bool> {
+        Ok(self.ledger.read()?.iter().any(
+            |r| matches!(r, Record::Point(p) if p.session == session_id && p.entry == entry_id),
+        ))
+    }
+
     /// Takes a snapshot of the work tree and keeps it reachable (a tree the store already keeps
     /// is not stored again).
     pub fn snapshot(&self) -> Result<Snapshot> {

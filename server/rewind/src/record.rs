@@ -80,10 +80,14 @@ pub struct Recorded {
     pub exact: bool,
 }
 
-/// Takes the point of the last boundary that was appended (the store of a workspace that is not a
-/// git work tree is an error the caller logs once).
-pub fn record_live(appended: &Appended) -> Result<Recorded> {
+/// Takes the point of the last boundary that was appended. Nothing is recorded when the entry has
+/// a point already (the bridge records exact ones at the agent's own boundary). A workspace that
+/// is not a git work tree is an error the caller may ignore.
+pub fn record_live(appended: &Appended) -> Result<Option<Recorded>> {
     let rewind = Rewind::open(&appended.cwd, Some(&appended.file))?;
+    if rewind.has_point(&appended.boundary.session_id, &appended.boundary.entry_id)? {
+        return Ok(None);
+    }
     let snapshot = rewind.snapshot()?;
     let grew = file_len(&appended.file) != Some(appended.file_len);
     let exact = !grew && !appended.followed;
@@ -94,12 +98,12 @@ pub fn record_live(appended: &Appended) -> Result<Recorded> {
         exact,
         "server",
     )?;
-    Ok(Recorded {
+    Ok(Some(Recorded {
         entry_id: appended.boundary.entry_id.clone(),
         moment: appended.moment,
         snapshot,
         exact,
-    })
+    }))
 }
 
 fn file_len(path: &Path) -> Option<u64> {

@@ -25,6 +25,12 @@ local M = {
   AGENT = 'sessionTree/agent',
   STOP_AGENT = 'sessionTree/stopAgent',
   INSTALL_BRIDGE = 'sessionTree/installBridge',
+  -- rewind (code with the conversation)
+  REWIND_POINTS = 'sessionTree/rewindPoints',
+  REWIND_COMPARE = 'sessionTree/rewindCompare',
+  REWIND_FILE = 'sessionTree/rewindFile',
+  REWIND_RESTORE = 'sessionTree/rewindRestore',
+  REWIND_UNDO = 'sessionTree/rewindUndo',
   -- server → client notifications
   DID_CHANGE = 'sessionTree/didChange',
   DID_NAVIGATE = 'sessionTree/didNavigate',

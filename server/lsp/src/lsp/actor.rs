@@ -408,7 +408,8 @@ impl Actor {
         let before = self.session.entries().len();
         match self.session.follow() {
             Ok(outcome) if !outcome.new_entries.is_empty() => {
-                self.announce(ChangeReason::Follow, before)
+                self.announce(ChangeReason::Follow, before);
+                crate::rewind::record_followed(&self.session, before);
             }
             Ok(_) => {}
             Err(CoreError::FileReplaced { .. }) => self.reload(),

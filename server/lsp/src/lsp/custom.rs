@@ -56,6 +56,11 @@ handlers! {
     h_agent => proto::GetAgent, agent;
     h_stop_agent => proto::StopAgent, stop_agent;
     h_install_bridge => proto::InstallBridge, install_bridge;
+    h_rewind_points => proto::RewindPoints, rewind_points;
+    h_rewind_compare => proto::RewindCompare, rewind_compare;
+    h_rewind_file => proto::RewindFile, rewind_file;
+    h_rewind_restore => proto::RewindRestore, rewind_restore;
+    h_rewind_undo => proto::RewindUndo, rewind_undo;
 }
 
 /// The longest label a request may set (labels are short tags drawn in every row).

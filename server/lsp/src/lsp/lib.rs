@@ -24,6 +24,7 @@ mod preview_fast;
 mod raw_reply;
 mod registry;
 mod render;
+mod rewind;
 mod rows;
 mod shared;
 mod summary;
