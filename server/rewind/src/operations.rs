@@ -163,11 +163,10 @@ impl Rewind {
     fn snapshot_locked(&self) -> Result<Snapshot> {
         let tree = capture(&self.workspace, &self.exclusions)?;
         let records = self.ledger.read()?;
-        let kept = live_trees(&records);
-        let new = !kept.contains_key(tree.as_str());
-        if new {
-            store::keep(&self.workspace, &tree)?;
-        }
+        // A tree the ledger knows is kept; any other is added unless the ref has it already
+        // (taken but not yet bound to an entry).
+        let new = !live_trees(&records).contains_key(tree.as_str())
+            && store::keep(&self.workspace, &tree)?;
         Ok(Snapshot { tree, new })
     }
 

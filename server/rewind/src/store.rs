@@ -19,8 +19,8 @@ const ATTEMPTS: usize = 8;
 /// One entry of a tree object: its name and the id it points at.
 type TreeEntries = BTreeMap<String, String>;
 
-/// Adds `tree` to the store (nothing happens when it is there already).
-pub fn keep(workspace: &Workspace, tree: &str) -> Result<()> {
+/// Adds `tree` to the store; `false` when it was there already (then nothing is written).
+pub fn keep(workspace: &Workspace, tree: &str) -> Result<bool> {
     let git = workspace.git();
     let prefix = fan(tree);
     let mut last = None;
@@ -39,14 +39,14 @@ pub fn keep(workspace: &Workspace, tree: &str) -> Result<()> {
         };
         drop(reader);
         if sub.contains_key(tree) {
-            return Ok(());
+            return Ok(false);
         }
         sub.insert(tree.to_owned(), tree.to_owned());
         let sub_id = make_tree(&git, &sub)?;
         root.insert(prefix.to_owned(), sub_id);
         let new_root = make_tree(&git, &root)?;
         match move_ref(&git, &new_root, old_root.as_deref()) {
-            Ok(()) => return Ok(()),
+            Ok(()) => return Ok(true),
             Err(err) => last = Some(err),
         }
     }
