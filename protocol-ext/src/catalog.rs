@@ -98,10 +98,19 @@ fn restore_result(point: Option<UsedRewindPoint>) -> RewindRestoreResult {
         dry_run: false,
         undo_snapshot: Some(s("9f8e7d6c5b4a39281706f5e4d3c2b1a098f7e6d5")),
         files: vec![
-            RewindRestoredFile { path: s("src/new.rs"), action: RewindAction::Deleted },
-            RewindRestoredFile { path: s("src/lib.rs"), action: RewindAction::Changed },
+            RewindRestoredFile {
+                path: s("src/new.rs"),
+                action: RewindAction::Deleted,
+            },
+            RewindRestoredFile {
+                path: s("src/lib.rs"),
+                action: RewindAction::Changed,
+            },
         ],
-        skipped: vec![RewindSkippedFile { path: s(".sessions/s.jsonl"), reason: s("session file") }],
+        skipped: vec![RewindSkippedFile {
+            path: s(".sessions/s.jsonl"),
+            reason: s("session file"),
+        }],
     }
 }
 
@@ -384,6 +393,10 @@ pub fn catalog() -> Vec<MethodDoc> {
             restore_result(Some(used_point())),
         ),
         req::<RewindUndo>(RewindUndoParams { uri: s(URI), dry_run: false }, restore_result(None)),
+        note::<DidRecordRewindPoint>(DidRecordRewindPointParams {
+            uri: s(URI),
+            point: rewind_point("c498f61c", RewindMoment::Before),
+        }),
     ];
     methods.extend(agent_catalog());
     methods

@@ -986,3 +986,18 @@ pub struct RewindUndoParams {
     #[serde(default)]
     pub dry_run: bool,
 }
+
+notification!(
+    /// A rewind point was recorded for an entry of an open session (the row gets its mark).
+    DidRecordRewindPoint, "sessionTree/didRecordRewindPoint", DidRecordRewindPointParams
+);
+
+/// Params of [`DidRecordRewindPoint`].
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DidRecordRewindPointParams {
+    /// The session.
+    pub uri: String,
+    /// The point.
+    pub point: RewindPoint,
+}

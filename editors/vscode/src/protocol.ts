@@ -35,6 +35,7 @@ export const Methods = {
   rewindFile: 'sessionTree/rewindFile',
   rewindRestore: 'sessionTree/rewindRestore',
   rewindUndo: 'sessionTree/rewindUndo',
+  didRecordRewindPoint: 'sessionTree/didRecordRewindPoint',
   // server → client notifications
   didChange: 'sessionTree/didChange',
   didNavigate: 'sessionTree/didNavigate',
@@ -583,6 +584,10 @@ export interface RewindRestoreParams {
 export interface RewindUndoParams {
   uri: string;
   dryRun?: boolean;
+}
+export interface DidRecordRewindPointParams {
+  uri: string;
+  point: RewindPoint;
 }
 export interface RewindRestoreResult {
   workspace: string;

@@ -339,15 +339,24 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
             std::thread::sleep(std::time::Duration::from_micros(200));
         }
         std::thread::sleep(std::time::Duration::from_millis(round * round * 10));
-        child.kill().ok();
+        // The last round is not killed: a finished restore leaves the new state.
+        if round < 7 {
+            child.kill().ok();
+        }
         let status = child.wait().expect("reaped");
         let mid_way = journal.exists();
         if mid_way {
             killed_mid_way += 1;
         }
-        // Right after the kill every file is whole: its old bytes or its new ones.
+        // Right after the kill every file is whole: its old bytes or its new ones (besides, at
+        // most, the temporary file being written, which the roll-back removes).
         let now = files(root);
-        for (path, bytes) in &now {
+        let temporary = |path: &str| {
+            path.rsplit('/')
+                .next()
+                .is_some_and(|n| n.starts_with('.') && n.contains(".sessiontree-"))
+        };
+        for (path, bytes) in now.iter().filter(|(p, _)| !temporary(p)) {
             let old = old_state.get(path);
             let new = new_state.get(path);
             assert!(
@@ -390,7 +399,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
         assert!(!journal.exists());
     }
     println!(
-        "rewind: 8 restores of {FILES} files killed: {killed_mid_way} mid-way, {rolled_back} rolled back, {finished} had finished"
+        "rewind: 8 restores of {FILES} files (7 killed): {killed_mid_way} killed mid-way, {rolled_back} rolled back, {finished} finished"
     );
     assert!(
         killed_mid_way >= 1,

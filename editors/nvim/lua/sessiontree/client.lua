@@ -46,6 +46,9 @@ M.handlers = {
   [protocol.DID_BRANCH] = function(_, params)
     emit(protocol.DID_BRANCH, params)
   end,
+  [protocol.DID_RECORD_REWIND_POINT] = function(_, params)
+    emit(protocol.DID_RECORD_REWIND_POINT, params)
+  end,
   -- We declare no hooks, so these should never come; answer "go ahead" if a server sends them.
   [protocol.BEFORE_TREE] = function()
     return { cancel = false }

@@ -31,6 +31,7 @@ local M = {
   REWIND_FILE = 'sessionTree/rewindFile',
   REWIND_RESTORE = 'sessionTree/rewindRestore',
   REWIND_UNDO = 'sessionTree/rewindUndo',
+  DID_RECORD_REWIND_POINT = 'sessionTree/didRecordRewindPoint',
   -- server → client notifications
   DID_CHANGE = 'sessionTree/didChange',
   DID_NAVIGATE = 'sessionTree/didNavigate',

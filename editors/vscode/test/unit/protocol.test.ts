@@ -53,6 +53,7 @@ const SHAPES: Record<string, [string, string | null]> = {
   rewindFile: ['RewindFileParams', 'RewindFileResult'],
   rewindRestore: ['RewindRestoreParams', 'RewindRestoreResult'],
   rewindUndo: ['RewindUndoParams', 'RewindRestoreResult'],
+  didRecordRewindPoint: ['DidRecordRewindPointParams', null],
   didChange: ['DidChangeParams', null],
   didNavigate: ['DidNavigateParams', null],
   didBranch: ['DidBranchParams', null],

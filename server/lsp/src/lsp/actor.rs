@@ -409,7 +409,7 @@ impl Actor {
         match self.session.follow() {
             Ok(outcome) if !outcome.new_entries.is_empty() => {
                 self.announce(ChangeReason::Follow, before);
-                crate::rewind::record_followed(&self.session, before);
+                crate::rewind::record_followed(&self.session, before, &self.uri, &self.shared);
             }
             Ok(_) => {}
             Err(CoreError::FileReplaced { .. }) => self.reload(),

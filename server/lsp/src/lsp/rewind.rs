@@ -237,7 +237,12 @@ impl Backend {
 /// Records the rewind point of the last boundary among the entries the actor just read from the
 /// file, appended by another process (the agent, with no bridge). The snapshot runs on a blocking
 /// thread; a workspace that is not a git work tree is skipped quietly.
-pub(crate) fn record_followed(session: &sessiontree_core::Session, from: usize) {
+pub(crate) fn record_followed(
+    session: &sessiontree_core::Session,
+    from: usize,
+    uri: &str,
+    shared: &std::sync::Arc<crate::Shared>,
+) {
     use sessiontree_core::session::FileState;
     let entries = session.entries();
     let ids: Vec<String> = entries[from.min(entries.len())..]
@@ -251,18 +256,35 @@ pub(crate) fn record_followed(session: &sessiontree_core::Session, from: usize) 
     let Some(appended) = rw::record::Appended::of(session, &ids, file_len) else {
         return;
     };
-    if tokio::runtime::Handle::try_current().is_err() {
+    let Ok(runtime) = tokio::runtime::Handle::try_current() else {
         return;
-    }
-    tokio::task::spawn_blocking(move || match rw::record::record_live(&appended) {
-        Ok(Some(r)) => tracing::debug!(
-            entry = %r.entry_id,
-            exact = r.exact,
-            new = r.snapshot.new,
-            "rewind point recorded"
-        ),
-        Ok(None) => {}
-        Err(rw::Error::NotARepository { .. }) => {}
-        Err(err) => tracing::warn!("rewind point not recorded: {err}"),
+    };
+    let (uri, shared) = (uri.to_owned(), shared.clone());
+    runtime.spawn(async move {
+        let recorded = tokio::task::spawn_blocking(move || rw::record::record_live(&appended)).await;
+        match recorded {
+            Ok(Ok(Some(r))) => {
+                tracing::debug!(entry = %r.entry_id, exact = r.exact, new = r.snapshot.new, "rewind point recorded");
+                let point = proto::RewindPoint {
+                    entry_id: r.entry_id,
+                    moment: match r.moment {
+                        rw::Moment::Before => proto::RewindMoment::Before,
+                        rw::Moment::After => proto::RewindMoment::After,
+                    },
+                    exact: r.exact,
+                    source: proto::RewindSource::Sessiontree,
+                    by: "server".to_owned(),
+                    taken_at: None,
+                    snapshot: r.snapshot.tree,
+                    pruned: false,
+                };
+                shared
+                    .notify::<proto::DidRecordRewindPoint>(proto::DidRecordRewindPointParams { uri, point })
+                    .await;
+            }
+            Ok(Ok(None)) | Ok(Err(rw::Error::NotARepository { .. })) => {}
+            Ok(Err(err)) => tracing::warn!("rewind point not recorded: {err}"),
+            Err(err) => tracing::warn!("rewind point not recorded: {err}"),
+        }
     });
 }
