@@ -16,6 +16,9 @@ local COMMANDS = {
   'SessionSend',
   'SessionChat',
   'SessionName',
+  'SessionRewindCompare',
+  'SessionRewindRestore',
+  'SessionRewindUndo',
 }
 
 if vim.fn.has('nvim-0.10') == 0 then
@@ -81,3 +84,15 @@ end, { nargs = 0, desc = 'Open the chat for the session in the panel' })
 command('SessionName', function(o)
   st().name(o.args)
 end, { nargs = 1, desc = 'Rename the session in the panel' })
+
+command('SessionRewindCompare', function(o)
+  require('sessiontree.rewind').compare(o.args)
+end, { nargs = '?', desc = "Compare the workspace's files with the point of the selected entry (quickfix + diff splits)" })
+
+command('SessionRewindRestore', function(o)
+  require('sessiontree.rewind').restore(o.args)
+end, { nargs = '?', desc = "Restore the workspace's files to the point of the selected entry (asks first)" })
+
+command('SessionRewindUndo', function()
+  require('sessiontree.rewind').undo()
+end, { nargs = 0, desc = 'Undo the last restore of the workspace (asks first)' })

@@ -12,6 +12,7 @@ import { summarizeWithLm, testHookSummary } from './lmSummary';
 import { defaultSession, isFilterMode, sessionDescription, sessionLabel } from './logic';
 import { SessionController } from './session';
 import { SessionsProvider } from './sessionsView';
+import { Rewind } from './rewind';
 import { TestState } from './testState';
 import { TreeProvider } from './treeView';
 
@@ -77,7 +78,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   };
   chat.onStateChange = snapshot;
   tree.onSelection = (id) => state.set('selected', id ?? null);
-  const f: flows.Flows = { ctl, tree, chat, sessions, log, record: (k, v) => state.set(k, v) };
+  const rewind = new Rewind(a, (k, v) => state.set(k, v));
+  ctx.subscriptions.push(rewind);
+  tree.attachRewind(rewind);
+  const f: flows.Flows = { ctl, tree, chat, sessions, log, record: (k, v) => state.set(k, v), rewind };
 
   ctx.subscriptions.push(
     ctl.onDidChangeSession((info) => sessions.setCurrent(info?.uri)),
@@ -136,6 +140,18 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.branchHere', (arg?: EntryArg) => flows.branch(f, idOf(arg)));
   reg('sessiontree.label', (arg?: EntryArg) => flows.label(f, idOf(arg)));
   reg('sessiontree.clearLabel', (arg?: EntryArg) => flows.label(f, idOf(arg), true));
+  const entryOf = (arg?: EntryArg) => idOf(arg) ?? tree.selectedRowId ?? ctl.selectedId;
+  reg('sessiontree.rewind.compare', async (arg?: EntryArg) => {
+    const id = entryOf(arg);
+    if (ctl.uri && id) await rewind.compare(ctl.uri, id);
+  });
+  reg('sessiontree.rewind.restore', async (arg?: EntryArg) => {
+    const id = entryOf(arg);
+    if (ctl.uri && id) await rewind.restore(ctl.uri, id);
+  });
+  reg('sessiontree.rewind.undo', async () => {
+    if (ctl.uri) await rewind.undo(ctl.uri);
+  });
   reg('sessiontree.search', () => flows.search(f));
   reg('sessiontree.clearSearch', guard(() => ctl.setSearch('')));
   // Pressed in the tree, a filter key gets the row the keyboard is on (keybinding args

@@ -12,6 +12,7 @@ import { agentCommand, Debounce, ROW_WIDTH, rowPlain, shellQuote } from './logic
 import type { NavigateResult, Row, SummarizeChoice } from './protocol';
 import type { SessionController } from './session';
 import type { SessionsProvider } from './sessionsView';
+import type { Rewind } from './rewind';
 import type { TreeProvider } from './treeView';
 
 export interface Flows {
@@ -22,6 +23,8 @@ export interface Flows {
   log: vscode.OutputChannel;
   /** Tests: what the last flow did. */
   record: (key: string, value: unknown) => void;
+  /** Rewind points: keep or restore the files after a move, and on /branch. */
+  rewind?: Rewind;
 }
 
 const navDebounce = new Debounce(400);
@@ -107,6 +110,7 @@ export async function navigate(f: Flows, targetId: string | undefined, ask = fal
     f.chat.focus();
   }
   await f.ctl.refresh({ reason: 'navigate', revealLeaf: false });
+  if (f.rewind && !result.alreadyAtThisPoint && !result.cancelled) await f.rewind.afterNavigate(uri, id);
   return result;
 }
 
@@ -196,6 +200,12 @@ export async function branch(f: Flows, entryId?: string): Promise<void> {
   }
   const id = entryId ?? (await serverPick(f, '/branch — fork before a user message', (s) => userRows(f, s)));
   if (!id) return;
+  const files = f.rewind ? await f.rewind.chooseForBranch(uri, id) : 'conversation';
+  if (!files) return;
+  if (files !== 'conversation' && f.rewind) {
+    const restored = await f.rewind.restore(uri, id, false);
+    if (!restored || files === 'files') return;
+  }
   try {
     const res = await f.ctl.api.branch({ uri, entryId: id });
     f.record('branch', { entryId: id, ...res });

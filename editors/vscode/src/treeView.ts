@@ -9,6 +9,7 @@ import * as vscode from 'vscode';
 import { errorMessage } from './errors';
 import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription, visibleText } from './logic';
 import type { Row } from './protocol';
+import { POINT_MARK, type Rewind } from './rewind';
 import type { SessionController } from './session';
 
 export interface RowNode {
@@ -43,6 +44,8 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
   onRendered: (() => void) | undefined;
   /** Called when the selection changes (tests record it). */
   onSelection: ((id: string | undefined) => void) | undefined;
+  /** Rewind points: the row marks and the tooltip's line (see `attachRewind`). */
+  private rewind: Rewind | undefined;
 
   constructor(private readonly ctl: SessionController) {
     this.view = vscode.window.createTreeView('sessiontree.tree', { treeDataProvider: this, showCollapseAll: false });
@@ -58,6 +61,18 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
       ctl.onDidChangeSession(() => this.redraw(true)),
     );
     this.describe();
+  }
+
+  /** Marks the rows that have a rewind point, fetched once per revision. */
+  attachRewind(rewind: Rewind): void {
+    this.rewind = rewind;
+    this.subs.push(
+      rewind.onDidChangeMarks(() => {
+        this.shown = '';
+        this.emitter.fire(undefined);
+      }),
+    );
+    if (this.ctl.uri) void rewind.refreshPoints(this.ctl.uri, this.ctl.revision);
   }
 
   private describe(): void {
@@ -89,6 +104,7 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     this.byKey = new Map(this.nodes.map((n) => [n.key, n]));
     this.leafMark = res ? leafMarkRow(rows, res.leaf) : undefined;
     this.describe();
+    if (this.rewind && this.ctl.uri) void this.rewind.refreshPoints(this.ctl.uri, this.ctl.revision);
     // Redraw only when something on screen changed: a redraw retires the items' commands, so a
     // click landing during one is lost (one navigation fetches the rows twice: its answer and
     // the server's didChange).
@@ -161,7 +177,9 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
         ? new vscode.ThemeColor('charts.blue')
         : undefined;
     item.iconPath = new vscode.ThemeIcon(mark ? LEAF_ICON : rowIcon(row), color);
-    item.description = mark ? (mark.hidden ? '● leaf below (hidden here)' : '● leaf') : undefined;
+    const leaf = mark ? (mark.hidden ? '● leaf below (hidden here)' : '● leaf') : '';
+    const point = this.rewind?.hasPoint(this.ctl.uri, row.id) ? POINT_MARK : '';
+    item.description = [leaf, point].filter(Boolean).join(' ') || undefined;
     item.accessibilityInformation = {
       label: `${row.isLeaf ? 'leaf, ' : row.onActivePath ? 'active path, ' : ''}${row.text}`,
     };
@@ -188,6 +206,8 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
       const entry = await this.ctl.api.entry({ uri, id: node.row.id }, token);
       const md = new vscode.MarkdownString(entry.markdown);
       md.appendMarkdown(`\n\n---\nline ${entry.line}${entry.label ? ` · label \`${entry.label}\`` : ''}`);
+      const files = this.rewind ? await this.rewind.hoverLine(uri, node.row.id) : undefined;
+      if (files) md.appendMarkdown(`\n\n${files}`);
       item.tooltip = md;
     } catch (e) {
       item.tooltip = errorMessage(e);

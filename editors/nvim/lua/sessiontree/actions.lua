@@ -114,6 +114,9 @@ function M.navigate(target, summarize, instructions)
       return
     end
     navigated(result)
+    if not result.alreadyAtThisPoint and not result.cancelled then
+      require('sessiontree.rewind').after_navigate(params.uri, target)
+    end
   end)
   M.pending_navigate = id
 end

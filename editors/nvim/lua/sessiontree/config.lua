@@ -45,6 +45,7 @@
 ---@field pi_agent_dir string|nil Override pi's agent folder (default `~/.pi/agent`).
 ---@field live_writer_seconds integer|nil "Live writer" = modified within this many seconds.
 ---@field summaries boolean|'auto' Ask "Summarize branch?" on navigation; 'auto' = when the server says so.
+---@field rewind { on_navigate: 'ask'|'keep'|'restore' } After a navigation to an entry with a rewind point whose files differ: ask, keep the files, or restore them.
 ---@field init_options table More `initializationOptions` for the server (merged over the ones above).
 ---@field settings table Server settings (answers `workspace/configuration`, e.g. summary providers).
 ---@field filters sessiontree.FilterMode[] The order `<C-o>` cycles through.
@@ -77,6 +78,9 @@ M.defaults = {
   pi_agent_dir = nil,
   live_writer_seconds = nil,
   summaries = 'auto',
+  rewind = {
+    on_navigate = 'ask',
+  },
   init_options = {},
   settings = {},
   filters = vim.deepcopy(M.FILTERS),

@@ -229,6 +229,7 @@ local function apply_rows(result, asked)
       })
     else
       render.draw(st.buf, st.lines, st.rows)
+      require('sessiontree.rewind').draw_marks(st.buf, st.uri, st.rows, st.revision)
     end
     st.marker_line = nil
     if render.has_marker(st.lines, st.rows) then
