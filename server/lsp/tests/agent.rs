@@ -491,6 +491,10 @@ fn writes_go_through_the_agent(agent: Agent) {
     assert_eq!(summary["parentId"], first_answer["id"]);
     let text = summary["summary"].as_str().unwrap_or("");
     assert!(text.contains("SUMMARY OF THE LEFT BRANCH"), "{text}");
+    let announced = server.wait_for("didNavigate with the summary", 10, |m| {
+        m["method"] == "sessionTree/didNavigate" && m["params"]["summaryEntryId"] == summary_id
+    });
+    assert_eq!(announced["params"]["newLeaf"], summary_id);
     server.shutdown();
 }
 

@@ -144,7 +144,7 @@ impl Backend {
         let target = p.target_id.clone();
         let base = p.base_revision;
         let label = p.label.clone();
-        let (decision, editor_text, old_leaf) = handle
+        let (decision, old_leaf) = handle
             .read(move |a| {
                 a.check_base(base)?;
                 if !a.session.contains(&target) {
@@ -161,11 +161,7 @@ impl Backend {
                 };
                 let decided = nav::decide(&a.session, &target, &options)
                     .map_err(|e| ApiError::from(e).at(a.revision()))?;
-                Ok((
-                    decided,
-                    None::<String>,
-                    a.session.leaf_id().map(str::to_owned),
-                ))
+                Ok((decided, a.session.leaf_id().map(str::to_owned)))
             })
             .await?;
         let plan = match decision {
@@ -176,7 +172,7 @@ impl Backend {
                     decision: proto::NavigateDecision::Stay,
                     old_leaf: old_leaf.clone(),
                     new_leaf: old_leaf,
-                    editor_text,
+                    editor_text: None,
                     already_at_this_point: true,
                     cancelled: false,
                     summary_entry_id: None,

@@ -40,14 +40,14 @@ impl Actor {
         });
     }
 
-    /// The agent's leaf is `leaf`: reads what it wrote, then moves our leaf there (announcing the
-    /// move as a navigation) when it differs.
+    /// The agent's leaf is `leaf`: reads what it wrote, then moves our leaf there when it differs
+    /// (announced as a change; the move itself is announced by [`Actor::agent_moved`]).
     pub fn adopt_agent_leaf(&mut self, leaf: Option<&str>) {
+        // What the agent wrote first (a summary entry then is already the leaf).
         self.follow();
         if self.session.leaf_id() == leaf {
             return;
         }
-        let old_leaf = self.session.leaf_id().map(str::to_owned);
         let before_len = self.session.entries().len();
         match leaf {
             Some(id) => {
@@ -59,13 +59,25 @@ impl Actor {
             None => self.session.reset_leaf(),
         }
         self.announce(ChangeReason::Navigate, before_len);
+    }
+
+    /// The agent moved its leaf from `old_leaf` to `leaf` (its `session_tree` event: its own
+    /// `/tree`, or ours through it), writing the branch summary `summary`: adopted, and announced
+    /// as a navigation.
+    pub fn agent_moved(
+        &mut self,
+        leaf: Option<&str>,
+        old_leaf: Option<&str>,
+        summary: Option<&str>,
+    ) {
+        self.adopt_agent_leaf(leaf);
         self.outbox
             .push(Outgoing::Navigate(proto::DidNavigateParams {
                 uri: self.uri.clone(),
                 revision: self.revision(),
                 new_leaf: leaf.map(str::to_owned),
-                old_leaf,
-                summary_entry_id: None,
+                old_leaf: old_leaf.map(str::to_owned),
+                summary_entry_id: summary.map(str::to_owned),
                 from_client: false,
             }));
     }

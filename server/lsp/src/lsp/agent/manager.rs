@@ -529,14 +529,19 @@ impl Manager {
                         }
                         "messageEnd" => slot.handle.follow(),
                         "leaf" => {
-                            let leaf = event
-                                .get("leafId")
-                                .and_then(Value::as_str)
-                                .map(str::to_owned);
+                            let text = |key: &str| {
+                                event.get(key).and_then(Value::as_str).map(str::to_owned)
+                            };
+                            let (leaf, old, summary) =
+                                (text("leafId"), text("oldLeafId"), text("summaryEntryId"));
                             let _ = slot
                                 .handle
                                 .run(move |a| {
-                                    a.adopt_agent_leaf(leaf.as_deref());
+                                    a.agent_moved(
+                                        leaf.as_deref(),
+                                        old.as_deref(),
+                                        summary.as_deref(),
+                                    );
                                     Ok(())
                                 })
                                 .await;
