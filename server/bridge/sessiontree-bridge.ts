@@ -382,8 +382,14 @@ export default function sessiontreeBridge(pi: any): void {
   }
 
   const sessionStarted = () => {
-    listen();
-    writeDiscovery();
+    try {
+      listen();
+      writeDiscovery();
+    } catch (error) {
+      // A folder that cannot be made private (or a socket that cannot be made): no bridge, said.
+      safe(() => ctx?.ui?.notify(`sessiontree bridge: ${String(error)}`, "error"));
+      return;
+    }
     broadcast({ event: "session", state: state() });
   };
   on("session_start", sessionStarted);
