@@ -186,7 +186,7 @@ pub struct Entry {
     pub(crate) role: Option<Cow<'static, str>>,
     /// The view's facts and their filter flags, made for one dialect in the scan; the session
     /// moves them into its view columns.
-    pub(crate) facts: OnceLock<crate::facts::columns::Scanned>,
+    pub(crate) facts: OnceLock<crate::facts::Scanned>,
 }
 
 impl PartialEq for Entry {
@@ -431,7 +431,7 @@ impl Entry {
 
     /// Keeps the view's facts made in the scan, with their filter flags.
     fn keep_facts(&self, facts: EntryFacts, dialect: Dialect) {
-        let scanned = crate::facts::columns::Scanned::new(facts, self.kind.is_none(), dialect);
+        let scanned = crate::facts::Scanned::new(facts, self.kind.is_none(), dialect);
         let _ = self.facts.set(scanned);
     }
 
@@ -567,6 +567,48 @@ pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
         Ok::<(), ()>(())
     });
     out
+}
+
+/// Checks that a message line the fast path (`fast_line`) reads gives the entry and facts the projection gives (for both
+/// dialects' facts); lines it leaves alone pass. For the fuzz targets and the tests.
+#[doc(hidden)]
+pub fn check_against_projection(line: &str) -> Result<(), String> {
+    let describe = |entry: &Entry, facts: &crate::facts::EntryFacts| {
+        format!(
+            "{:?} {:?} {:?} {:?} {:?} {} {} {:?} | {facts:?}",
+            entry.kind,
+            entry.id,
+            entry.parent,
+            entry.timestamp,
+            entry.role(),
+            entry.is_object,
+            entry.usage_without_cost,
+            entry.time_ms.to_bits(),
+        )
+    };
+    let line = line.trim_end_matches('\r');
+    if !line.starts_with(r#"{"type":"message","#) {
+        return Ok(());
+    }
+    for dialect in [Dialect::Pi, Dialect::Omp] {
+        if crate::fast_line::scan(line, Some(dialect)).is_none() {
+            continue;
+        }
+        let fast = Entry::scan(line, 0, None, Some(dialect)).map_err(|e| format!("{e:?}"))?;
+        let fast_facts = fast
+            .facts
+            .get()
+            .map(|s| s.facts.clone())
+            .ok_or("no facts")?;
+        let value = crate::projection::parse_projected(line).map_err(|e| e.to_string())?;
+        let slow = Entry::from_value(&value);
+        let slow_facts = crate::facts::entry_facts(&value, dialect);
+        let (fast, slow) = (describe(&fast, &fast_facts), describe(&slow, &slow_facts));
+        if fast != slow {
+            return Err(format!("{dialect:?}: typed read {fast}\nprojection {slow}"));
+        }
+    }
+    Ok(())
 }
 
 #[cfg(test)]

@@ -566,49 +566,6 @@ impl<'a> Cursor<'a> {
     }
 }
 
-/// Checks that a line this path reads gives the entry and facts the projection gives (for both
-/// dialects' facts); lines it leaves alone pass. For the fuzz targets and the tests.
-#[doc(hidden)]
-pub fn check_against_projection(line: &str) -> Result<(), String> {
-    use crate::entry::Entry;
-    let describe = |entry: &Entry, facts: &crate::facts::EntryFacts| {
-        format!(
-            "{:?} {:?} {:?} {:?} {:?} {} {} {:?} | {facts:?}",
-            entry.kind,
-            entry.id,
-            entry.parent,
-            entry.timestamp,
-            entry.role(),
-            entry.is_object,
-            entry.usage_without_cost,
-            entry.time_ms.to_bits(),
-        )
-    };
-    let line = line.trim_end_matches('\r');
-    if !line.starts_with(r#"{"type":"message","#) {
-        return Ok(());
-    }
-    for dialect in [Dialect::Pi, Dialect::Omp] {
-        if scan(line, Some(dialect)).is_none() {
-            continue;
-        }
-        let fast = Entry::scan(line, 0, None, Some(dialect)).map_err(|e| format!("{e:?}"))?;
-        let fast_facts = fast
-            .facts
-            .get()
-            .map(|s| s.facts.clone())
-            .ok_or("no facts")?;
-        let value = crate::projection::parse_projected(line).map_err(|e| e.to_string())?;
-        let slow = Entry::from_value(&value);
-        let slow_facts = crate::facts::entry_facts(&value, dialect);
-        let (fast, slow) = (describe(&fast, &fast_facts), describe(&slow, &slow_facts));
-        if fast != slow {
-            return Err(format!("{dialect:?}: typed read {fast}\nprojection {slow}"));
-        }
-    }
-    Ok(())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -626,7 +583,7 @@ mod tests {
             {
                 *taken += 1;
             }
-            if let Err(diff) = check_against_projection(line) {
+            if let Err(diff) = crate::entry::check_against_projection(line) {
                 panic!("{line}\n{diff}");
             }
         }
@@ -937,6 +894,6 @@ mod tests {
         assert!(!fast.usage_without_cost, "a null cost is a cost key");
         let entry = Entry::scan(line, 1, None, Some(Dialect::Pi)).unwrap();
         assert_eq!(entry.facts.get().unwrap().facts.tool_calls.len(), 1);
-        check_against_projection(line).unwrap();
+        crate::entry::check_against_projection(line).unwrap();
     }
 }

@@ -5,9 +5,30 @@
 //! The tree is flat (indices into the session's entries) so that a 100k-deep chain needs no
 //! recursion anywhere.
 
-use crate::entry::Parent;
-use crate::session::{Session, NO_PARENT};
+use crate::entry::{Entry, Parent};
 use std::cmp::Ordering;
+
+/// No resolved parent (in [`TreeIndex::plain_parents`]).
+pub(crate) const NO_PARENT: u32 = u32::MAX;
+
+/// What a tree is built from: the entries and how the session's index resolves their ids and
+/// parents (the session implements it; the tree knows nothing else of the session).
+pub trait TreeIndex {
+    /// The entries, in file order.
+    fn entries(&self) -> &[Entry];
+    /// Every entry's resolved parent index ([`NO_PARENT`]: none, or the entry itself when it
+    /// names its own id) when the tree is that simple: ids unique, every entry with an id,
+    /// parents resolved.
+    fn plain_parents(&self) -> Option<&[u32]>;
+    /// Each entry's timestamp in epoch milliseconds (NaN: not a date), in entry order.
+    fn times(&self) -> &[f64];
+    /// The index that holds an entry's id (the later entry of a duplicated id).
+    fn canonical_index(&self, index: usize) -> usize;
+    /// The entry an entry's `parentId` names.
+    fn parent_index(&self, index: usize) -> Option<usize>;
+    /// The last id-less entry, which JavaScript code finds under the key `undefined`.
+    fn last_idless(&self) -> Option<usize>;
+}
 
 /// A forest over a session's entries. Nodes are entry indices.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -20,8 +41,8 @@ pub struct Tree {
 }
 
 impl Tree {
-    /// Builds the tree of a session.
-    pub fn build(session: &Session) -> Tree {
+    /// Builds the tree of a session's entries.
+    pub fn build(session: &impl TreeIndex) -> Tree {
         let n = session.entries().len();
         if let Some(parents) = session.plain_parents().filter(|p| p.len() == n) {
             return Tree::from_parents(parents, session.times());
@@ -30,7 +51,7 @@ impl Tree {
     }
 
     /// [`Tree::build`] for any session: each entry's node and parent looked up by id.
-    fn build_general(session: &Session) -> Tree {
+    fn build_general(session: &impl TreeIndex) -> Tree {
         let entries = session.entries();
         let n = entries.len();
         let mut tree = Tree::default();
@@ -55,7 +76,7 @@ impl Tree {
                 Some(p) => links.push((p, node)),
             }
         }
-        tree.with_links(links, session)
+        tree.with_links(links, session.entries())
     }
 
     /// The tree when every entry is its own node and its resolved parent is the tree's parent
@@ -117,8 +138,7 @@ impl Tree {
     }
 
     /// Fills the child lists from (parent, child) links in file order.
-    fn with_links(self, links: Vec<(usize, usize)>, session: &Session) -> Tree {
-        let entries = session.entries();
+    fn with_links(self, links: Vec<(usize, usize)>, entries: &[Entry]) -> Tree {
         let n = entries.len();
         let mut tree = self;
         // Counting sort by parent keeps each list in file order.

@@ -14,7 +14,7 @@ fuzz_target!(|data: &[u8]| {
     let (state, file) = data.split_at(data.len().min(4));
     // The typed read of common message lines answers as the projection does.
     for line in String::from_utf8_lossy(file).split('\n') {
-        if let Err(diff) = sessiontree_core::fast_line::check_against_projection(line) {
+        if let Err(diff) = sessiontree_core::entry::check_against_projection(line) {
             panic!("{line}\n{diff}");
         }
     }

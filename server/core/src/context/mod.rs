@@ -27,7 +27,6 @@ mod text;
 
 pub use message::Message;
 pub use session::session_context;
-pub(crate) use session::{Kept, StateKind};
 pub use state::{ContextState, OmpState, PiModel, PiState};
 
 use crate::dialect::Dialect;

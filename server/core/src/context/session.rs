@@ -11,46 +11,13 @@ use super::probe::{self, Probed};
 use super::{build_context_owned, state, SessionContext};
 use crate::dialect::Dialect;
 use crate::entry::Entry;
+use crate::facts::StateKind;
 use crate::js;
-use crate::session::Session;
+use crate::session::{Session, Stash};
 use serde_json::Value;
 use std::sync::Arc;
 
 const CONTEXT_NOTES_TYPE: &str = "experimental_context_notes";
-
-/// What an entry is to the walk over the path before the kept range: the session keeps one byte
-/// an entry beside its parents, so that walk reads only the entries that can set state instead
-/// of every entry's `type` (a cache miss each on a long path).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum StateKind {
-    Other,
-    /// A `message` whose `message.role` is `assistant`.
-    Assistant,
-    ThinkingLevel,
-    ServiceTier,
-    Mode,
-    Model,
-    /// `ttsr_injection` or `reset_boundary`.
-    Marker,
-    Custom,
-    Compaction,
-}
-
-impl StateKind {
-    pub(crate) fn of(entry: &Entry) -> StateKind {
-        match entry.kind() {
-            "message" if entry.role() == Some("assistant") => StateKind::Assistant,
-            "thinking_level_change" => StateKind::ThinkingLevel,
-            "service_tier_change" => StateKind::ServiceTier,
-            "mode_change" => StateKind::Mode,
-            "model_change" => StateKind::Model,
-            "ttsr_injection" | "reset_boundary" => StateKind::Marker,
-            "custom" => StateKind::Custom,
-            "compaction" => StateKind::Compaction,
-            _ => StateKind::Other,
-        }
-    }
-}
 
 /// `buildSessionContext()` at `leaf` (default: the session's leaf), as [`build_context`](super::build_context) on the
 /// parsed path from the root to `leaf` would give it.
@@ -68,14 +35,14 @@ pub fn session_context(session: &Session, leaf: Option<&str>) -> SessionContext 
             kept_kinds
                 .get(i)
                 .copied()
-                .unwrap_or_else(|| StateKind::of(entry))
+                .unwrap_or_else(|| StateKind::of(entry.kind(), entry.role()))
         })
         .collect();
     let path = Path {
         entries: &entries,
         kinds: &kinds,
         at: &at,
-        kept: &session.context_kept,
+        kept: session.context_stash(),
     };
     let (values, probed) = reduced_path(session.dialect(), &path).into_iter().unzip();
     build_context_owned(session.dialect(), values, probed)
@@ -87,7 +54,7 @@ struct Path<'a> {
     /// The entries' [`StateKind`]s.
     kinds: &'a [StateKind],
     at: &'a [usize],
-    kept: &'a Kept,
+    kept: &'a Stash,
 }
 
 /// An entry as the rules read it: its value (for a probed message, only its `type` and `id`) and
@@ -95,36 +62,19 @@ struct Path<'a> {
 type Read = (Value, Option<Arc<Probed>>);
 
 /// The entries the last context build read (the kept range and what follows it), as it read them,
-/// with their indices in path order: an entry's text never changes once written, so the next
-/// build (after an append, in another view) reads and probes only the entries it has not seen. Up
-/// to [`Kept::BYTES`] of message text is kept.
-#[derive(Debug, Default)]
-pub(crate) struct Kept(std::sync::Mutex<KeptReads>);
-
+/// with their indices in path order, kept in the session's [`Stash`]: an entry's text never
+/// changes once written, so the next build (after an append, in another view) reads and probes
+/// only the entries it has not seen. Up to [`KeptReads::BYTES`] of message text is kept.
 #[derive(Debug, Default)]
 struct KeptReads {
     at: Vec<usize>,
     reads: Vec<Option<Read>>,
 }
 
-impl Kept {
+impl KeptReads {
     /// The most message text kept between builds.
     const BYTES: usize = 16 << 20;
 
-    fn take(&self) -> KeptReads {
-        std::mem::take(&mut *self.0.lock().unwrap_or_else(|e| e.into_inner()))
-    }
-
-    pub(crate) fn forget(&self) {
-        drop(self.take());
-    }
-
-    fn keep(&self, read: KeptReads) {
-        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = read;
-    }
-}
-
-impl KeptReads {
     /// The kept reads of the entries at `at`, by position. Both lists are runs of root-to-leaf
     /// paths, and two such paths that share an entry share everything above it: what they share
     /// is one run, starting at the first entry of one of them, and lasting while the two agree.
@@ -193,8 +143,8 @@ fn reduced_path(dialect: Dialect, whole_path: &Path<'_>) -> Vec<Read> {
 
 /// [`read_fresh`] of the entries at `at`, taking those the last build read from `kept`, and
 /// keeping this read there for the next one.
-fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<Read> {
-    let mut out = kept.take().reuse(at);
+fn read_all(entries: &[&Entry], at: &[usize], kept: &Stash) -> Vec<Read> {
+    let mut out = kept.take::<KeptReads>().unwrap_or_default().reuse(at);
     let missing: Vec<usize> = (0..out.len()).filter(|&k| out[k].is_none()).collect();
     if !missing.is_empty() {
         let picked: Vec<&Entry> = missing.iter().map(|&k| entries[k]).collect();
@@ -211,13 +161,13 @@ fn read_all(entries: &[&Entry], at: &[usize], kept: &Kept) -> Vec<Read> {
         .filter_map(|(_, probed)| probed.as_ref())
         .map(|p| p.json.as_str().len())
         .sum();
-    if bytes <= Kept::BYTES {
+    if bytes <= KeptReads::BYTES {
         // (An entry that could not be read is read again next time.)
         let reads = out
             .iter()
             .map(|(v, p)| (p.is_some() || !v.is_null()).then(|| (v.clone(), p.clone())))
             .collect();
-        kept.keep(KeptReads {
+        kept.put(KeptReads {
             at: at.to_vec(),
             reads,
         });
@@ -419,8 +369,8 @@ mod tests {
             let file = session.path().map(Path::to_path_buf);
             let file = file.unwrap_or_else(|| panic!("{dialect:?}: no file"));
             // Where each probed message's text lies in memory: a reused read keeps its place.
-            let places = |kept: &Kept| {
-                let read = kept.take();
+            let places = |kept: &Stash| {
+                let read = kept.take::<KeptReads>().unwrap_or_default();
                 let places: HashMap<usize, usize> = read
                     .at
                     .iter()
@@ -430,11 +380,11 @@ mod tests {
                         Some((i, probed.json.as_str().as_ptr() as usize))
                     })
                     .collect();
-                kept.keep(read);
+                kept.put(read);
                 places
             };
             let first = text(&session_context(&session, None));
-            let before = places(&session.context_kept);
+            let before = places(session.context_stash());
             assert!(
                 before.len() > 10,
                 "{dialect:?}: {} messages kept",
@@ -454,7 +404,7 @@ mod tests {
                 .unwrap_or_else(|e| panic!("{e}"));
             assert_eq!(after, text(&session_context(&fresh, None)), "{dialect:?}");
             assert_ne!(after, first, "{dialect:?}");
-            let now = places(&session.context_kept);
+            let now = places(session.context_stash());
             assert_eq!(now.len(), before.len() + 1, "{dialect:?}");
             for (i, place) in &before {
                 assert_eq!(

@@ -5,7 +5,13 @@
 //! the searchable text, and the facts the filters need. Each entry's JSON is read once, here, when
 //! its line is scanned; `columns` keeps them for the session and the tree models built from it.
 
-pub(crate) mod columns;
+pub(crate) mod flags;
+mod scanned;
+pub(crate) mod search_words;
+mod state_kind;
+
+pub(crate) use scanned::{call_hash, Scanned};
+pub(crate) use state_kind::StateKind;
 
 use crate::cells;
 use crate::dialect::Dialect;

@@ -311,7 +311,7 @@ impl Session {
             parents_dirty: false,
             view_columns: Default::default(),
             tree: Default::default(),
-            context_kept: Default::default(),
+            context_stash: Default::default(),
             unresolved_parents: 0,
             duplicate_ids: false,
         }

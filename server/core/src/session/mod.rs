@@ -5,6 +5,7 @@
 mod append;
 mod branched;
 mod building;
+pub(crate) mod columns;
 mod load;
 mod name;
 mod persist;
@@ -86,22 +87,51 @@ pub struct Session {
     /// sorting children reads no entry.
     times: Vec<f64>,
     /// Each entry's kind as the context rules' walk before the kept range sees it.
-    state_kinds: Vec<crate::context::StateKind>,
+    state_kinds: Vec<crate::facts::StateKind>,
     parents_dirty: bool,
     /// Entries whose `parentId` named no entry when they were indexed.
     unresolved_parents: usize,
     /// Some id is held by more than one entry.
     duplicate_ids: bool,
     /// What the `/tree` view reads of each entry, shared with the tree models built from it.
-    view_columns: crate::facts::columns::ViewColumns,
+    view_columns: columns::ViewColumns,
     /// The tree of the entries as they stand, made on first use; an entry indexed drops it.
     tree: std::sync::OnceLock<Arc<crate::tree::Tree>>,
-    /// The entries the last context build read, as it read them (see [`crate::context::Kept`]).
-    pub(crate) context_kept: crate::context::Kept,
+    /// What the context builder keeps between builds (the entries it last read, as it read them).
+    context_stash: Stash,
 }
 
-/// No resolved parent.
-pub(crate) const NO_PARENT: u32 = u32::MAX;
+pub(crate) use crate::tree::NO_PARENT;
+
+/// A value a floor above the session keeps with it between calls (the context builder keeps the
+/// entries it last read), of a type the session does not know; dropped when the entries are
+/// read again.
+#[derive(Default)]
+pub(crate) struct Stash(std::sync::Mutex<Option<Box<dyn std::any::Any + Send>>>);
+
+impl Stash {
+    /// Takes the kept value when it is a `T`.
+    pub(crate) fn take<T: 'static>(&self) -> Option<T> {
+        let kept = self.0.lock().unwrap_or_else(|e| e.into_inner()).take()?;
+        kept.downcast::<T>().ok().map(|v| *v)
+    }
+
+    /// Keeps `value` (in place of what was kept).
+    pub(crate) fn put<T: Send + 'static>(&self, value: T) {
+        *self.0.lock().unwrap_or_else(|e| e.into_inner()) = Some(Box::new(value));
+    }
+
+    /// Drops what is kept.
+    pub(crate) fn forget(&self) {
+        drop(self.0.lock().unwrap_or_else(|e| e.into_inner()).take());
+    }
+}
+
+impl std::fmt::Debug for Stash {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Stash")
+    }
+}
 
 /// What [`Session::raw_texts`] gives.
 #[derive(Clone, Copy)]
@@ -411,8 +441,8 @@ impl Session {
         &self.times
     }
 
-    /// Each entry's [`StateKind`](crate::context::StateKind).
-    pub(crate) fn state_kinds(&self) -> &[crate::context::StateKind] {
+    /// Each entry's [`StateKind`](crate::facts::StateKind).
+    pub(crate) fn state_kinds(&self) -> &[crate::facts::StateKind] {
         &self.state_kinds
     }
 
@@ -508,7 +538,12 @@ impl Session {
     /// Forgets the entries the last context build read (see [`crate::context::session_context`]),
     /// so that the next build reads them again: for measuring a build from the file.
     pub fn forget_context_reads(&self) {
-        self.context_kept.forget();
+        self.context_stash.forget();
+    }
+
+    /// What the context builder keeps with the session between builds.
+    pub(crate) fn context_stash(&self) -> &Stash {
+        &self.context_stash
     }
 
     /// The tree, when it is built already.
@@ -545,11 +580,6 @@ impl Session {
         self.revision += 1;
     }
 
-    /// The last id-less entry, which JavaScript code finds under the key `undefined`.
-    pub(crate) fn last_idless(&self) -> Option<usize> {
-        self.last_idless
-    }
-
     /// Room for `more` entries (before inserting many at once).
     pub(crate) fn reserve(&mut self, more: usize) {
         self.entries.reserve(more);
@@ -571,7 +601,7 @@ impl Session {
     }
 
     /// What the `/tree` view reads of each entry.
-    pub(crate) fn view_columns(&self) -> &crate::facts::columns::ViewColumns {
+    pub(crate) fn view_columns(&self) -> &columns::ViewColumns {
         &self.view_columns
     }
 
@@ -580,7 +610,7 @@ impl Session {
     /// file whose parts are read while earlier ones are indexed: see `building`).
     pub(crate) fn index_read(&mut self, mut entries: Vec<Entry>) {
         self.tree = Default::default();
-        self.context_kept = Default::default();
+        self.context_stash = Default::default();
         let mut kept = Vec::with_capacity(if entries.iter().any(|e| e.kind() == "session") {
             entries.len()
         } else {
@@ -690,7 +720,8 @@ impl Session {
         };
         self.parents.push(parent);
         self.times.push(entry.time_ms);
-        self.state_kinds.push(crate::context::StateKind::of(entry));
+        self.state_kinds
+            .push(crate::facts::StateKind::of(entry.kind(), entry.role()));
         match entry.kind() {
             "label" => self.apply_label(entry),
             "session_info" => {
@@ -752,6 +783,27 @@ impl Session {
     /// The clock's now, as an ISO string.
     pub(crate) fn now_iso(&self) -> String {
         crate::time::format_iso(self.clock.now_ms())
+    }
+}
+
+impl crate::tree::TreeIndex for Session {
+    fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+    fn plain_parents(&self) -> Option<&[u32]> {
+        Session::plain_parents(self)
+    }
+    fn times(&self) -> &[f64] {
+        &self.times
+    }
+    fn canonical_index(&self, index: usize) -> usize {
+        Session::canonical_index(self, index)
+    }
+    fn parent_index(&self, index: usize) -> Option<usize> {
+        Session::parent_index(self, index)
+    }
+    fn last_idless(&self) -> Option<usize> {
+        self.last_idless
     }
 }
 

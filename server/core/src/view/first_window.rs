@@ -18,11 +18,12 @@
 //! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
 //! other session, search or selection takes the whole model.
 
-use super::flatten::{flag, Beyond, Marks, Model, Stop, Unwalked};
+use super::flatten::{Beyond, Marks, Model, Stop, Unwalked};
 use super::path_cut;
 use super::visibility::passes;
 use super::{compute_in, window, Layout, RowsView, ViewState};
 use crate::dialect::Dialect;
+use crate::facts::flags::flag;
 use crate::session::{Session, NO_PARENT};
 use crate::tree::Tree;
 use std::path::Path;

@@ -5,8 +5,10 @@
 
 use super::shared_text::SharedText;
 use crate::dialect::Dialect;
-use crate::facts::columns::{call_hash, CallRecord, Chunked, ViewColumns};
-use crate::facts::{self, EntryFacts, RowText, ToolCall};
+use crate::facts::call_hash;
+use crate::facts::flags::flag;
+use crate::facts::{EntryFacts, RowText, ToolCall};
+use crate::session::columns::{CallRecord, Chunked, ViewColumns};
 use crate::session::{Session, NO_PARENT};
 use crate::tree::Tree;
 use std::borrow::Cow;
@@ -31,34 +33,6 @@ pub(crate) struct Node {
     pub branch_up: Option<u32>,
     /// pi: the visual values `flattenTree` gives (kept by rows the visible re-layout skips).
     pub pi: PiRow,
-}
-
-/// What the filters read of a key, one small integer each (so filtering never reads the facts).
-pub(crate) mod flag {
-    /// The entry's category (low three bits).
-    pub const CATEGORY: u16 = 0b111;
-    pub const OTHER: u16 = 0;
-    /// A bookkeeping type the dialect hides outside `all`.
-    pub const SETTINGS: u16 = 1;
-    pub const USER: u16 = 2;
-    pub const ASSISTANT: u16 = 3;
-    pub const TOOL_RESULT: u16 = 4;
-    /// Another `message` (other role or none).
-    pub const MESSAGE: u16 = 5;
-    /// An assistant message with no text that did not end in error/aborted/length.
-    pub const BLANK: u16 = 1 << 3;
-    /// omp: shown by `user-only`.
-    pub const USER_REQUEST: u16 = 1 << 4;
-    /// Has an id and lies on the path from the root to the leaf.
-    pub const ACTIVE: u16 = 1 << 5;
-    /// The session's leaf.
-    pub const LEAF: u16 = 1 << 6;
-    /// `type` is missing or not a string.
-    pub const KIND_MISSING: u16 = 1 << 7;
-    /// Carries a label.
-    pub const LABELED: u16 = 1 << 8;
-    /// An assistant message with tool calls.
-    pub const CALLS: u16 = 1 << 9;
 }
 
 /// Tool call id (hashed) → (key, index of the call in its facts): the call at the greatest last
@@ -174,37 +148,6 @@ fn holds_leaf_general(n: usize, tree: &Tree, leaf: Option<usize>) -> Vec<bool> {
         }
     }
     contains
-}
-
-/// The flags that follow from an entry's facts alone (kept with the facts; a model adds the
-/// active path, the leaf and labels).
-pub(crate) fn static_flags(kind_missing: bool, facts: &EntryFacts, dialect: Dialect) -> u16 {
-    let kind = &*facts.kind;
-    let mut f = if kind == "message" {
-        match facts.role.as_deref() {
-            Some("user") => flag::USER,
-            Some("assistant") => flag::ASSISTANT,
-            Some("toolResult") => flag::TOOL_RESULT,
-            _ => flag::MESSAGE,
-        }
-    } else if facts::is_settings(kind, dialect) {
-        flag::SETTINGS
-    } else {
-        flag::OTHER
-    };
-    if facts.blank_assistant {
-        f |= flag::BLANK;
-    }
-    if facts.user_request {
-        f |= flag::USER_REQUEST;
-    }
-    if kind_missing {
-        f |= flag::KIND_MISSING;
-    }
-    if !facts.tool_calls.is_empty() {
-        f |= flag::CALLS;
-    }
-    f
 }
 
 /// The flags of the entries `keys` names, their facts made where the scan did not make them.
@@ -1334,7 +1277,7 @@ mod tests {
         {
             return false;
         }
-        let settings = facts::is_settings(kind, model.dialect);
+        let settings = crate::facts::is_settings(kind, model.dialect);
         match mode {
             FilterMode::UserOnly => match model.dialect {
                 Dialect::Pi => kind == "message" && role == Some("user"),

@@ -1,6 +1,6 @@
 //! omp's fuzzy filter ([`super::fuzzy`]) on ASCII texts, without a `SearchIndex`: each query
 //! word is prepared once ([`AsciiWord`]); a text is matched in its normalized form (`normalize`'s
-//! output, [`super::fuzzy::normalize_ascii_into`]: lower-case letters and digits, one space between
+//! output, [`crate::facts::search_words::normalize_ascii_into`]: lower-case letters and digits, one space between
 //! words), which the session's columns lay out ahead for every ASCII search string. The rules run
 //! on those bytes from each place the word's first character is found. Answers as
 //! `SearchIndex::is_match` (tests compare them).
@@ -268,8 +268,9 @@ fn max_span(n: usize) -> usize {
 
 #[cfg(test)]
 mod tests {
-    use super::super::fuzzy::{normalize, normalize_ascii_into, SearchIndex};
+    use super::super::fuzzy::{normalize, SearchIndex};
     use super::*;
+    use crate::facts::search_words::normalize_ascii_into;
 
     use crate::test_sessions::numbers;
 

@@ -38,7 +38,7 @@ use std::path::Path;
 /// Made from a session and run on any thread (a background one, once the session is open); a
 /// search that comes first does the work itself, and the other waits for it.
 pub struct SearchWarmUp {
-    columns: crate::facts::columns::ViewColumns,
+    columns: crate::session::columns::ViewColumns,
     dialect: Dialect,
 }
 
@@ -177,7 +177,7 @@ pub struct RowsView {
 struct RowIds {
     /// The row number of `row_entries[0]`.
     offset: usize,
-    columns: crate::facts::columns::ViewColumns,
+    columns: crate::session::columns::ViewColumns,
     row_entries: std::sync::Arc<[u32]>,
 }
 

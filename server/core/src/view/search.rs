@@ -141,7 +141,10 @@ impl Query {
             Dialect::Omp => {
                 if text.is_ascii() {
                     let mut normalized = Vec::with_capacity(text.len());
-                    fuzzy::normalize_ascii_into(text.as_bytes(), &mut normalized);
+                    crate::facts::search_words::normalize_ascii_into(
+                        text.as_bytes(),
+                        &mut normalized,
+                    );
                     return self.omp_matches_normalized(&normalized);
                 }
                 // Every word of the query written as is in the text, in lower case: it sits inside

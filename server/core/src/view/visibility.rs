@@ -3,9 +3,10 @@
 //! and thinking-only) in every mode unless they are the leaf or ended in error/aborted/length, and
 //! the search test on top.
 
-use super::flatten::{flag, Model};
+use super::flatten::Model;
 use super::search::Query;
 use super::search_verdicts::{MATCHES, UNDECIDED};
+use crate::facts::flags::flag;
 use serde::{Deserialize, Serialize};
 use std::fmt;
 use std::str::FromStr;

@@ -3,10 +3,11 @@
 //! 100k-entry session takes one reference per 4096 entries, where copying took two reference
 //! counts per entry, each a cache miss on memory the open touched long before.
 
-use super::EntryFacts;
 use crate::dialect::Dialect;
 use crate::entry::Entry;
-use crate::view::fuzzy::normalize_ascii_into;
+use crate::facts::search_words::normalize_ascii_into;
+use crate::facts::EntryFacts;
+use crate::facts::Scanned;
 use std::sync::{Arc, OnceLock};
 
 /// Entries per chunk.
@@ -54,38 +55,6 @@ impl<T> Chunked<T> {
             None => 0,
         }
     }
-}
-
-/// The view's facts of an entry, with what follows from them alone.
-#[derive(Debug, Clone)]
-pub(crate) struct Scanned {
-    pub dialect: Dialect,
-    pub facts: Arc<EntryFacts>,
-    /// The filter flags that follow from the facts (a model adds the path, leaf and labels).
-    pub flags: u16,
-    /// [`call_hash`] of each tool call id, in order.
-    pub call_hashes: Box<[u64]>,
-}
-
-impl Scanned {
-    pub fn new(facts: EntryFacts, kind_missing: bool, dialect: Dialect) -> Scanned {
-        Scanned {
-            dialect,
-            flags: crate::view::flatten::static_flags(kind_missing, &facts, dialect),
-            call_hashes: facts
-                .tool_calls
-                .iter()
-                .map(|(id, _)| call_hash(id))
-                .collect(),
-            facts: Arc::new(facts),
-        }
-    }
-}
-
-/// The hash tool call ids are looked up by.
-pub(crate) fn call_hash(id: &str) -> u64 {
-    use std::hash::BuildHasher;
-    foldhash::fast::FixedState::with_seed(0x5eed).hash_one(id)
 }
 
 /// One tool call of an entry: its id's [`call_hash`], the entry, its place among the entry's calls.
@@ -343,7 +312,7 @@ const FLAGS_UNKNOWN: u16 = u16::MAX;
 
 /// The facts of an entry, made from its JSON.
 fn make(entry: &Entry, dialect: Dialect) -> Scanned {
-    let facts = super::entry_facts(&entry.json(), dialect);
+    let facts = crate::facts::entry_facts(&entry.json(), dialect);
     Scanned::new(facts, entry.kind.is_none(), dialect)
 }
 
@@ -398,7 +367,9 @@ mod tests {
                 let text = &*columns.facts_or_make(i, entry, dialect).facts.search;
                 let expected = match dialect {
                     Dialect::Pi => Some(text.to_lowercase()),
-                    Dialect::Omp if text.is_ascii() => Some(crate::view::fuzzy::normalize(text)),
+                    Dialect::Omp if text.is_ascii() => {
+                        Some(crate::facts::search_words::normalize(text))
+                    }
                     Dialect::Omp => None,
                 };
                 ascii += usize::from(text.is_ascii());
