@@ -1,9 +1,11 @@
 //! `convertToLlm` per dialect: the provider-facing messages made from context messages. Owns the
-//! dispatch, the parts both agents share (bash-run text, message shapes) and pi's conversion
+//! dispatch and pi's conversion
 //! (`dist/core/messages.js`): bash runs, custom messages and summaries become `user` messages with
-//! pi's fixed wrapper texts. omp's conversion lives in `omp_llm`. Message order and content only —
+//! pi's fixed wrapper texts. omp's conversion lives in `omp_llm`, the shapes both build in
+//! `llm_shapes`. Message order and content only —
 //! provider-specific encoding is out of scope.
 
+use super::llm_shapes::{bash_text, message, text_block};
 use super::{omp, omp_llm, Message};
 use crate::dialect::Dialect;
 use crate::js;
@@ -67,61 +69,6 @@ fn interrupted_next(messages: &[Message], i: usize) -> bool {
             let next = next.view();
             next.is_role("custom") && next.custom_type() == Some(omp::INTERRUPTED_THINKING)
         })
-}
-
-/// `{type: "text", text}`.
-pub(super) fn text_block(text: String) -> Value {
-    js::object([
-        ("type", Some(Value::from("text"))),
-        ("text", Some(Value::from(text))),
-    ])
-}
-
-/// `{role, content, ..., timestamp}` in the agents' key order.
-pub(super) fn message(
-    role: &str,
-    content: Value,
-    attribution: Option<Value>,
-    timestamp: Option<&Value>,
-) -> Value {
-    js::object([
-        ("role", Some(Value::from(role))),
-        ("content", Some(content)),
-        ("attribution", attribution),
-        ("timestamp", timestamp.cloned()),
-    ])
-}
-
-/// `bashExecutionToText` (pi; omp is the same up to the output notice, which it appends from `meta`).
-pub(super) fn bash_text(m: &Value, dialect: Dialect) -> String {
-    let mut text = format!("Ran `{}`\n", js::to_string(js::get(m, "command")));
-    let output = js::get(m, "output");
-    if js::truthy(output) {
-        text += &format!("```\n{}\n```", js::to_string(output));
-    } else {
-        text += "(no output)";
-    }
-    let exit_code = js::get(m, "exitCode");
-    if js::truthy(js::get(m, "cancelled")) {
-        text += "\n\n(command cancelled)";
-    } else if nonzero_exit(exit_code) {
-        text += &format!("\n\nCommand exited with code {}", js::to_string(exit_code));
-    }
-    if dialect == Dialect::Pi
-        && js::truthy(js::get(m, "truncated"))
-        && js::truthy(js::get(m, "fullOutputPath"))
-    {
-        text += &format!(
-            "\n\n[Output truncated. Full output: {}]",
-            js::to_string(js::get(m, "fullOutputPath"))
-        );
-    }
-    text
-}
-
-/// `exitCode !== null && exitCode !== undefined && exitCode !== 0`.
-pub(super) fn nonzero_exit(code: Option<&Value>) -> bool {
-    !js::nullish(code) && code.and_then(Value::as_f64) != Some(0.0)
 }
 
 /// pi `convertToLlm`, one message.

@@ -14,6 +14,7 @@
 mod canonical;
 mod emit;
 mod llm;
+mod llm_shapes;
 mod message;
 mod omp;
 mod omp_llm;

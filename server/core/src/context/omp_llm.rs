@@ -8,7 +8,7 @@
 //! `isUserInterruptAbort` (only `errorMessage: "Interrupted by user"` is recognized), and the
 //! per-call context symbols `copyPerCallContextMessage` carries.
 
-use super::llm::{bash_text, message, nonzero_exit, text_block};
+use super::llm_shapes::{bash_text, message, nonzero_exit, text_block};
 use super::{emit, template};
 use crate::dialect::Dialect;
 use crate::js;

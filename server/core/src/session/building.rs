@@ -109,7 +109,7 @@ impl Indexing {
             Some(first) if first.kind() == "session" => match first.json() {
                 Value::Object(map)
                     if map.get("id").is_some_and(Value::is_string)
-                        && super::load::file_version(&map) >= 3 =>
+                        && super::header::file_version(&map) >= 3 =>
                 {
                     map
                 }
@@ -177,7 +177,7 @@ mod tests {
         let size = file.metadata().unwrap().len();
         let source = BodySource::new(file, path);
         let guess = options.dialect.unwrap_or(
-            if super::super::load::starts_with_title_slot(&source, size) {
+            if super::super::header::starts_with_title_slot(&source, size) {
                 Dialect::Omp
             } else {
                 Dialect::Pi

@@ -6,10 +6,12 @@ mod append;
 mod branched;
 mod building;
 pub(crate) mod columns;
+mod header;
 mod load;
 mod name;
 mod persist;
 mod store;
+mod versions;
 
 pub use append::{CompactionArgs, CustomMessageArgs};
 pub use load::{FollowOutcome, OpenOptions};

@@ -252,7 +252,7 @@ impl Session {
             return Ok(());
         };
         if self.slot.as_ref() != Some(&slot) {
-            super::load::fold_slot_into_header(&mut self.header, &slot);
+            super::header::fold_slot_into_header(&mut self.header, &slot);
             self.slot = Some(slot);
             self.revision += 1;
         }

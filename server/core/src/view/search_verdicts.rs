@@ -7,9 +7,10 @@
 //! - a kept search each of whose terms the query has or extends (typing on in a word, no new
 //!   letter–digit pair): only the entries that matched it loosely are tested, for every term.
 
-use super::flatten::Model;
 use super::fuzzy_ascii::Verdict;
 use super::search::Query;
+use crate::dialect::Dialect;
+use crate::session::columns::ViewColumns;
 use std::sync::{Arc, Mutex};
 
 /// An entry's answer: its string matches the query.
@@ -41,9 +42,9 @@ enum Base {
 
 impl SearchVerdicts {
     /// Each entry's answer to `query` from its laid-out string ([`MATCHES`], [`LOOSELY`],
-    /// [`UNDECIDED`] bits), over the model's full chunks, on two threads, built on the kept
-    /// search that bears on it with the most terms.
-    pub fn by_entry(&self, model: &Model, query: &Query) -> Arc<Vec<u8>> {
+    /// [`UNDECIDED`] bits), over the full chunks of the model's columns, on two threads, built
+    /// on the kept search that bears on it with the most terms.
+    pub fn by_entry(&self, columns: &ViewColumns, dialect: Dialect, query: &Query) -> Arc<Vec<u8>> {
         let mut terms: Vec<(String, usize)> = query.terms().into_iter().zip(0..).collect();
         terms.sort();
         terms.dedup_by(|a, b| a.0 == b.0);
@@ -90,12 +91,10 @@ impl SearchVerdicts {
             }
             bits
         };
-        let chunks = model.columns.full_chunks();
+        let chunks = columns.full_chunks();
         let half = chunks / 2;
         let [mut answers, second] = super::on_two_threads((0, half), (half, chunks), |range| {
-            model
-                .columns
-                .answers_by_entry(model.dialect, range, UNDECIDED, answer)
+            columns.answers_by_entry(dialect, range, UNDECIDED, answer)
         });
         answers.extend(second);
         let answers = Arc::new(answers);

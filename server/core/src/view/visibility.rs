@@ -133,7 +133,9 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
     // (two threads, half the chunks each; the model keeps the answers for the next key), then
     // labeled entries and strings not laid out by position.
     let by_entry = match shown.len() >= 2048 && shown.len() * 2 >= model.key_count() {
-        true => model.search_verdicts.by_entry(model, query),
+        true => model
+            .search_verdicts
+            .by_entry(&model.columns, model.dialect, query),
         false => Default::default(),
     };
     let matches = |pos: usize| -> bool {
