@@ -277,7 +277,7 @@ fn assistant_blocks(message: &Value, dialect: Dialect, home: Option<&str>) -> Ve
                 }
                 Some("thinking") => {
                     let text = js::to_string(block.get("thinking"));
-                    if !text.trim().is_empty() {
+                    if !crate::js::trim(&text).is_empty() {
                         blocks.push(Block::Thinking {
                             text: capped(&text),
                         });

@@ -361,8 +361,8 @@ fn escape_tags(text: &str) -> String {
     let mut rest = text;
     while let Some(i) = rest.find('<') {
         out.push_str(&rest[..i]);
-        let after = rest[i + 1..].trim_start();
-        let after = after.strip_prefix('/').unwrap_or(after).trim_start();
+        let after = crate::js::trim_start(&rest[i + 1..]);
+        let after = crate::js::trim_start(after.strip_prefix('/').unwrap_or(after));
         let lower = after
             .get(..12)
             .map(str::to_ascii_lowercase)
@@ -478,7 +478,7 @@ pub fn build_request(
     }
     let conversation = serialize_conversation(&prepared.messages);
     let instructions = custom_instructions
-        .map(str::trim)
+        .map(crate::js::trim)
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_INSTRUCTIONS);
     Some(SummaryRequest {
@@ -509,7 +509,7 @@ pub fn format_file_lists(read: &[String], modified: &[String]) -> String {
 pub fn finish(request: &SummaryRequest, model_text: &str) -> Finished {
     let read = request.file_ops.read_files();
     let modified = request.file_ops.modified_files();
-    let mut text = format!("{PREAMBLE}{}", model_text.trim());
+    let mut text = format!("{PREAMBLE}{}", crate::js::trim(model_text));
     let files = format_file_lists(&read, &modified);
     if !files.is_empty() {
         text.push_str("\n\n");
