@@ -66,6 +66,13 @@ pub enum ErrorKind {
     GitFailed,
     /// A bug or an unexpected state in the server.
     Internal,
+    /// A message that is not JSON (or not UTF-8, or not in a readable frame): answered with
+    /// `id: null`, and the server reads on.
+    ParseError,
+    /// A JSON text that is not a JSON-RPC request, notification or response (a batch, a bare
+    /// value, no `"jsonrpc": "2.0"`, an id that is not an integer or a string): answered with
+    /// `id: null`, and the server reads on.
+    InvalidRequest,
 }
 
 impl ErrorKind {
@@ -98,6 +105,8 @@ impl ErrorKind {
         ErrorKind::RestoreBroken,
         ErrorKind::GitFailed,
         ErrorKind::Internal,
+        ErrorKind::ParseError,
+        ErrorKind::InvalidRequest,
     ];
 
     /// The wire string.
@@ -130,6 +139,8 @@ impl ErrorKind {
             ErrorKind::RestoreBroken => "restoreBroken",
             ErrorKind::GitFailed => "gitFailed",
             ErrorKind::Internal => "internal",
+            ErrorKind::ParseError => "parseError",
+            ErrorKind::InvalidRequest => "invalidRequest",
         }
     }
 
@@ -143,8 +154,10 @@ impl ErrorKind {
     }
 
     /// The JSON-RPC error code: `-32602` (InvalidParams) for requests that name something wrong,
-    /// `-32801` (ContentModified) for a stale revision, `-32603` (InternalError) for bugs, and
-    /// `-32803` (RequestFailed) for everything the request was right to ask but could not get.
+    /// `-32801` (ContentModified) for a stale revision, `-32603` (InternalError) for bugs,
+    /// JSON-RPC's `-32700` (ParseError) and `-32600` (InvalidRequest) for messages that cannot be
+    /// read, and `-32803` (RequestFailed) for everything the request was right to ask but could
+    /// not get.
     pub fn code(self) -> i64 {
         match self {
             ErrorKind::EntryNotFound
@@ -153,6 +166,8 @@ impl ErrorKind {
             | ErrorKind::NotUserMessage => -32602,
             ErrorKind::StaleRevision => -32801,
             ErrorKind::Internal => -32603,
+            ErrorKind::ParseError => -32700,
+            ErrorKind::InvalidRequest => -32600,
             _ => -32803,
         }
     }

@@ -628,7 +628,9 @@ export type ErrorKind =
   | 'restoreRolledBack'
   | 'restoreBroken'
   | 'gitFailed'
-  | 'internal';
+  | 'internal'
+  | 'parseError'
+  | 'invalidRequest';
 
 export interface ErrorData {
   kind: ErrorKind;
