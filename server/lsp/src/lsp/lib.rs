@@ -7,13 +7,17 @@
 //! (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
 //! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
 //! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output),
-//! `output_thread` (standard output written by a thread of its own).
+//! `output_thread` (standard output written by a thread of its own), `checked_input` (the
+//! client's messages checked before the LSP library reads them, bad ones answered),
+//! `answer_every_request` (`$/` requests answered MethodNotFound).
 //! Nothing here writes to stdout except the protocol itself.
 
 mod actor;
 pub mod agent;
 mod agent_requests;
+mod answer_every_request;
 mod backend;
+mod checked_input;
 mod context_reply;
 mod custom;
 mod discovery;
@@ -67,8 +71,13 @@ where
         Backend::with_raw_replies(client, spliced)
     }))
     .finish();
-    let output = raw_reply::Splice::new(output, replies);
+    // Messages the library cannot decode are answered here instead of ending the server; the
+    // answers go out through the same output, between whole messages.
+    let answers = checked_input::Answers::new();
+    let input = checked_input::CheckedInput::new(input, std::sync::Arc::clone(&answers));
+    let output = raw_reply::Splice::new(output, replies, answers);
     let shut_down = std::sync::Arc::clone(&service.inner().shut_down);
+    let service = answer_every_request::AnswerEveryRequest(service);
     // Requests for a session wait in its actor's queue (behind a pending hook, for instance);
     // a wider window keeps requests for other sessions and reads flowing meanwhile. Requests
     // still reach the actors in arrival order: new handlers are first polled in order.

@@ -18,6 +18,8 @@ use std::sync::{Arc, Mutex};
 use std::task::{ready, Context, Poll};
 use tokio::io::AsyncWrite;
 
+use crate::checked_input::Answers;
+
 /// How a response frame with a placeholder result starts (`Response` serializes its fields in
 /// this order, and the placeholder needs no escaping).
 const RESPONSE_START: &[u8] = b"{\"jsonrpc\":\"2.0\",\"result\":\"";
@@ -157,11 +159,13 @@ impl<W: AsyncWrite> AsyncWrite for Writes<W> {
 }
 
 /// The server's output: frames (`Content-Length: N\r\n\r\n` + body) pass through unchanged,
-/// except a placeholder response, which goes out with its stashed result.
+/// except a placeholder response, which goes out with its stashed result. The input's error
+/// answers ([`Answers`]) go out between two whole frames.
 pub(crate) struct Splice<W> {
     /// Unpin: any `AsyncWrite` is boxed once, by [`Writes`].
     inner: W,
     replies: Arc<RawReplies>,
+    answers: Arc<Answers>,
     /// Bytes received that do not yet make a whole frame.
     partial: Vec<u8>,
     /// Bytes ready to go out, in order, and how much of the first is written.
@@ -177,10 +181,11 @@ const MAX_HEADER: usize = 1024;
 const MAX_QUEUED: usize = 1 << 20;
 
 impl<W: Output + Unpin> Splice<W> {
-    pub(crate) fn new(inner: W, replies: Arc<RawReplies>) -> Splice<W> {
+    pub(crate) fn new(inner: W, replies: Arc<RawReplies>, answers: Arc<Answers>) -> Splice<W> {
         Splice {
             inner,
             replies,
+            answers,
             partial: Vec::new(),
             queue: VecDeque::new(),
             written: 0,
@@ -192,8 +197,13 @@ impl<W: Output + Unpin> Splice<W> {
         self.queue.iter().map(Vec::len).sum::<usize>() - self.written
     }
 
-    /// Writes queued bytes until none are left or the output is not ready.
+    /// Writes queued bytes until none are left or the output is not ready. The input's answers
+    /// are queued first: the queue holds only whole frames (the library's frame being written
+    /// waits in `partial` until it is whole), so they never land inside another message. The
+    /// library flushes its output whenever it has nothing to write, so an answer queued
+    /// meanwhile wakes it here.
     fn drain(&mut self, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
+        self.queue.extend(self.answers.take(cx));
         while let Some(front) = self.queue.pop_front() {
             let front = match self.written {
                 0 => match Pin::new(&mut self.inner).take_whole(front) {
@@ -322,7 +332,7 @@ mod tests {
         let replies = RawReplies::new();
         let placeholder = replies.stash(br#"{"a":[1,"x"]}"#.to_vec());
         let mut out = Vec::new();
-        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies));
+        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies), Answers::new());
         let other = r#"{"jsonrpc":"2.0","method":"x","params":{"s":"sessiontree.raw.0.0"}}"#;
         let mut input = frame(other);
         input.extend(frame(&format!(
@@ -354,7 +364,7 @@ mod tests {
             .map(|n| replies.stash(format!("[{n}]").into_bytes()))
             .collect();
         let mut out = Vec::new();
-        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies));
+        let mut splice = Splice::new(Writes::new(&mut out), Arc::clone(&replies), Answers::new());
         let mut expected = Vec::new();
         for (n, placeholder) in placeholders.iter().enumerate() {
             let body = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":{n}}}"#);
@@ -413,7 +423,7 @@ mod tests {
         let text = br#"{"big":"answer"}"#.to_vec();
         let place = text.as_ptr() as usize;
         let placeholder = replies.stash(text);
-        let mut splice = Splice::new(TakesWhole::default(), Arc::clone(&replies));
+        let mut splice = Splice::new(TakesWhole::default(), Arc::clone(&replies), Answers::new());
         let body = format!(r#"{{"jsonrpc":"2.0","result":"{placeholder}","id":1}}"#);
         splice.write_all(&frame(&body)).await.expect("write");
         splice.flush().await.expect("flush");
@@ -427,11 +437,36 @@ mod tests {
         assert!(out.taken.contains(&place), "the text was copied");
     }
 
+    /// An answer of the input's, queued while a frame is half written, goes out whole beside it.
+    #[tokio::test]
+    async fn the_inputs_answers_go_out_between_whole_frames() {
+        let replies = RawReplies::new();
+        let answers = Answers::new();
+        let mut out = Vec::new();
+        let mut splice = Splice::new(Writes::new(&mut out), replies, Arc::clone(&answers));
+        let first = frame(r#"{"jsonrpc":"2.0","method":"a"}"#);
+        let answer = frame(r#"{"jsonrpc":"2.0","error":{"code":-32700,"message":"x"},"id":null}"#);
+        let (head, tail) = first.split_at(25);
+        splice.write_all(head).await.expect("write");
+        answers.push(answer.clone());
+        splice.write_all(tail).await.expect("write");
+        answers.push(answer.clone());
+        splice.flush().await.expect("flush");
+        drop(splice);
+        let mut expected = answer.clone();
+        expected.extend(&first);
+        expected.extend(&answer);
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            String::from_utf8_lossy(&expected)
+        );
+    }
+
     #[tokio::test]
     async fn output_that_is_not_frames_passes_through() {
         let replies = RawReplies::new();
         let mut out = Vec::new();
-        let mut splice = Splice::new(Writes::new(&mut out), replies);
+        let mut splice = Splice::new(Writes::new(&mut out), replies, Answers::new());
         let junk = vec![b'x'; 3000];
         splice.write_all(&junk).await.expect("write");
         splice.write_all(b"\r\n\r\nmore").await.expect("write");
