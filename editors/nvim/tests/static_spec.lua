@@ -3,11 +3,14 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  -- protocol.lua against protocol-ext/src/methods.rs (the Rust source of truth).
-  local methods_rs = H.repo .. '/protocol-ext/src/methods.rs'
+  -- protocol.lua against protocol-ext/src/methods.rs and its submodules (the Rust source of truth).
+  local sources = { H.repo .. '/protocol-ext/src/methods.rs' }
+  vim.list_extend(sources, vim.fn.glob(H.repo .. '/protocol-ext/src/methods/*.rs', false, true))
   local rust = {}
-  for m in table.concat(vim.fn.readfile(methods_rs), '\n'):gmatch('"(sessionTree/%w+)"') do
-    rust[m] = true
+  for _, file in ipairs(sources) do
+    for m in table.concat(vim.fn.readfile(file), '\n'):gmatch('"(sessionTree/%w+)"') do
+      rust[m] = true
+    end
   end
   local lua = {}
   for _, m in pairs(require('sessiontree.protocol')) do
@@ -16,7 +19,7 @@ H.run(function()
   local rust_list, lua_list = vim.tbl_keys(rust), vim.tbl_keys(lua)
   table.sort(rust_list)
   table.sort(lua_list)
-  H.check(#rust_list >= 18, #rust_list .. ' methods in methods.rs')
+  H.check(#rust_list >= 26, #rust_list .. ' methods in methods.rs and methods/*.rs')
   H.check(
     vim.deep_equal(rust_list, lua_list),
     'protocol.lua lists exactly the methods of methods.rs',
