@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # Tests the Neovim plugin (editors/nvim) in a real Neovim 0.11 against the real server binary:
 # installs Neovim (scripts/install-nvim.sh), builds the server when needed, runs every headless spec
-# (editors/nvim/tests/*_spec.lua), then one run in a real terminal under tmux (installed with apt-get
-# when missing) that saves the screen to target/artifacts/nvim-tmux.txt.
+# (editors/nvim/tests/*_spec.lua), then runs in a real terminal under tmux (installed with apt-get
+# when missing): the main flows (the screen saved to target/artifacts/nvim-tmux.txt), and the first
+# open of a big session while the terminal is resized (tui_open_race.sh).
 # Ends with the line `nvim: N passed, M failed` and exits non-zero when anything failed.
 #
 # Environment: SESSIONTREE_BIN (server binary; default target/debug/sessiontree, built here),
@@ -83,6 +84,10 @@ if command -v tmux >/dev/null 2>&1; then
     code=$?
     cat "$WORK/tui.out"
     tally "$WORK/tui.out" "$code" tui
+    timeout 300 bash editors/nvim/tests/support/tui_open_race.sh "$NVIM" "$BIN" >"$WORK/tui_race.out" 2>&1
+    code=$?
+    cat "$WORK/tui_race.out"
+    tally "$WORK/tui_race.out" "$code" tui_open_race
 else
     echo "  FAIL  tmux is not available and could not be installed: no real-terminal run"
     failed=$((failed + 1))

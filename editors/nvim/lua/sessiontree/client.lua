@@ -255,40 +255,116 @@ local function raw_request(c, method, params, handler)
   return id
 end
 
---- Runs `fn` once the client finished `initialize` (the server refuses requests before that).
+--- Sends waiting for `initialize` (the server refuses requests before that), in the order they
+--- were made: one queue and one timer, so a request made later never overtakes an earlier one.
+---@type { c: vim.lsp.Client, send: fun(ready: boolean) }[]
+local starting = {}
+local starting_timer = nil
+
+--- Runs `fn` once the client finished `initialize`, after every earlier waiting request.
 ---@param c vim.lsp.Client
 ---@param fn fun(ready: boolean)
 local function when_ready(c, fn)
-  if c.initialized then
+  if c.initialized and #starting == 0 then
     return fn(true)
   end
+  table.insert(starting, { c = c, send = fn })
+  if starting_timer then
+    return
+  end
   local timer = assert(vim.uv.new_timer())
+  starting_timer = timer
   local waited = 0
   timer:start(
     10,
     10,
     vim.schedule_wrap(function()
       waited = waited + 10
-      local stopped = c.is_stopped and c:is_stopped()
-      if c.initialized or stopped or waited > 20000 then
-        if not timer:is_closing() then
-          timer:stop()
-          timer:close()
-          fn(c.initialized == true)
-        end
+      local head = starting[1]
+      local stopped = head and head.c.is_stopped and head.c:is_stopped()
+      if head and not head.c.initialized and not stopped and waited <= 20000 then
+        return
+      end
+      if not timer:is_closing() then
+        timer:stop()
+        timer:close()
+      end
+      starting_timer = nil
+      local queue = starting
+      starting = {}
+      for _, w in ipairs(queue) do
+        w.send(w.c.initialized == true)
       end
     end)
   )
 end
 
+--- Sessions whose `open` is in flight (by file path): requests for them wait for its answer, in
+--- order, since the server refuses requests for a session it has not opened yet (a resize or a
+--- filter key right after `:SessionTree` would otherwise fail with `sessionNotFound`).
+---@type table<string, { opens: integer, waiting: fun()[] }>
+local opening = {}
+
+---@param uri any
+---@return string|nil
+local function session_key(uri)
+  if type(uri) ~= 'string' then
+    return nil
+  end
+  local ok, path = pcall(vim.uri_to_fname, uri)
+  return ok and vim.fs.normalize(path) or uri
+end
+
+--- Whether a request for session `uri` would wait for its open now.
+---@param uri string
+---@return boolean
+function M.opening(uri)
+  local key = session_key(uri)
+  return key ~= nil and opening[key] ~= nil
+end
+
+local send
+
 --- Sends a request; `handler(err, result)` runs on the main loop. Returns the request id (for
---- `cancel`) when it could be sent at once; requests made while the server starts are sent as soon
---- as it is initialized (and have no id to cancel).
+--- `cancel`) when it could be sent at once; requests made while the server starts, or for a
+--- session whose open is not answered yet, are sent as soon as they may be (and have no id to
+--- cancel).
 ---@param method string
 ---@param params table
 ---@param handler fun(err: table|nil, result: any)
 ---@return integer|nil
 function M.request(method, params, handler)
+  local key = session_key(type(params) == 'table' and params.uri or nil)
+  local gate = key and opening[key]
+  if method == protocol.OPEN and key then
+    gate = gate or { opens = 0, waiting = {} }
+    opening[key] = gate
+    gate.opens = gate.opens + 1
+    return send(method, params, function(err, result)
+      gate.opens = gate.opens - 1
+      if gate.opens == 0 and opening[key] == gate then
+        opening[key] = nil
+        for _, go in ipairs(gate.waiting) do
+          go()
+        end
+      end
+      handler(err, result)
+    end)
+  end
+  if gate then
+    table.insert(gate.waiting, function()
+      M.request(method, params, handler)
+    end)
+    return nil
+  end
+  return send(method, params, handler)
+end
+
+---@param method string
+---@param params table
+---@param handler fun(err: table|nil, result: any)
+---@return integer|nil
+send = function(method, params, handler)
   local c, err = M.ensure()
   if not c then
     vim.schedule(function()
@@ -296,7 +372,7 @@ function M.request(method, params, handler)
     end)
     return nil
   end
-  if c.initialized then
+  if c.initialized and #starting == 0 then
     return raw_request(c, method, params, handler)
   end
   when_ready(c, function(ready)

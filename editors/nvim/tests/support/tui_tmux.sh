@@ -8,6 +8,9 @@ NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
 S=sessiontree-tui-$$
+# A private tmux server: the default one may belong to another process, and a new session gets
+# the environment of whoever started that server, not ours.
+tm() { tmux -L "$S" -f /dev/null "$@"; }
 ST_DIR=$(mktemp -d)
 mkdir -p "$ST_DIR/sessions" "$(dirname "$ARTIFACT")"
 cp "$CONF/c06-branch-basic/omp/session.jsonl" "$ST_DIR/sessions/c06.jsonl"
@@ -24,7 +27,7 @@ check() { # check <description> <grep -E pattern> [screen]
         failed=$((failed + 1)); echo "  FAIL  $1 (no /$2/ on the screen)"
     fi
 }
-screen() { SCREEN=$(tmux capture-pane -p -t "$S"); }
+screen() { SCREEN=$(tm capture-pane -p -t "$S"); }
 wait_for() { # wait_for <pattern>: up to 10 s
     for _ in $(seq 1 100); do
         screen
@@ -33,44 +36,44 @@ wait_for() { # wait_for <pattern>: up to 10 s
     done
     return 1
 }
-cleanup() { tmux kill-session -t "$S" 2>/dev/null || true; rm -rf "$ST_DIR"; }
+cleanup() { tm kill-server 2>/dev/null || true; rm -rf "$ST_DIR"; }
 trap cleanup EXIT
 
 echo "# tui (tmux)"
-tmux -f /dev/null new-session -d -s "$S" -x 140 -y 32 \
+tm new-session -d -s "$S" -x 140 -y 32 \
     "cd '$ST_DIR' && '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
-tmux set-option -t "$S" escape-time 0 >/dev/null
+tm set-option -t "$S" escape-time 0 >/dev/null
 wait_for '~' || true
-tmux send-keys -t "$S" ':SessionTree' Enter
+tm send-keys -t "$S" ':SessionTree' Enter
 wait_for 'CSV importer quoted commas' ; check ':SessionTree shows the newest session in the header' 'CSV importer quoted commas · filter: default'
 wait_for 'user: The CSV importer'; check 'the panel draws the rows' 'user: The CSV importer drops rows'
 check 'the leaf is marked' '← leaf'
 check 'the server cursor marker is on the leaf row' '› .*PR opened.*← leaf'
 FIRST=$SCREEN
-COLORS=$(tmux capture-pane -e -p -t "$S")
+COLORS=$(tm capture-pane -e -p -t "$S")
 if printf '%s\n' "$COLORS" | grep -qE $'\e\\[[0-9;]*m\\[csv crate\\]'; then
     passed=$((passed + 1)); echo "  ok    the label is drawn in its own colour (decoration provider)"
 else
     failed=$((failed + 1)); echo "  FAIL  no colour escape before [csv crate]"
 fi
-tmux send-keys -t "$S" k
+tm send-keys -t "$S" k
 wait_for '› .*user: Great, open a PR'; check 'k moves the cursor marker up' '› .*user: Great, open a PR'
 check 'the old row lost the marker' '^  .*PR opened.*← leaf'
-tmux send-keys -t "$S" M-u
+tm send-keys -t "$S" M-u
 wait_for 'filter: userOnly'; check '<M-u> filters to user messages (header)' 'filter: userOnly'
 check 'user-only hides assistant rows' '^[^│]*user: The CSV importer'
-tmux send-keys -t "$S" M-d
+tm send-keys -t "$S" M-d
 wait_for 'filter: default'
-tmux send-keys -t "$S" / q u o t e
+tm send-keys -t "$S" / q u o t e
 wait_for 'search: quote'; check '/ and typing search live (header)' 'search: quote'
-tmux send-keys -t "$S" Enter Escape
+tm send-keys -t "$S" Enter Escape
 wait_for 'filter: default · [0-9]+ rows'
-tmux send-keys -t "$S" ':SessionTree! ' Enter
+tm send-keys -t "$S" ':SessionTree! ' Enter
 wait_for '^[0-9]+: Plan a trip' || true
 # vim.ui.select in the TUI lists the sessions with numbers: pick the c06 one.
 N=$(printf '%s\n' "$SCREEN" | grep -E '^[0-9]+: Plan a trip' | head -1 | cut -d: -f1)
 check ':SessionTree! lists the sessions' '^[0-9]+: Plan a trip'
-tmux send-keys -t "$S" "${N:-2}" Enter
+tm send-keys -t "$S" "${N:-2}" Enter
 wait_for 'user: Paris'; check 'the picked session (c06) is shown' 'user: Paris'
 # Put the cursor on "user: Paris" and press Enter: the leaf moves, the chat opens with "Paris".
 # The cursor starts on the leaf (the last row); k moves up one row at a time, wrapping.
@@ -78,7 +81,7 @@ for _ in 1 2 3 4 5 6; do
     screen
     if printf '%s\n' "$SCREEN" | grep -qE '› .*user: Paris'; then break; fi
     before=$(printf '%s\n' "$SCREEN" | grep -n '› ' | head -1 | cut -d: -f1)
-    tmux send-keys -t "$S" k
+    tm send-keys -t "$S" k
     for _ in $(seq 1 20); do
         screen
         now=$(printf '%s\n' "$SCREEN" | grep -n '› ' | head -1 | cut -d: -f1)
@@ -87,24 +90,24 @@ for _ in 1 2 3 4 5 6; do
     done
 done
 check 'k walked the cursor marker to "user: Paris"' '› .*user: Paris'
-tmux send-keys -t "$S" Enter
+tm send-keys -t "$S" Enter
 wait_for 'message · <CR>'; check 'Enter on a user message opens the chat' 'chat · <CR> sends'
 check 'the chat shows the conversation' '## assistant'
 wait_for '│Paris *$'; check 'the chat input holds the message text' '│Paris *$'
 wait_for 'Moved to leaf'; check 'the move is reported' 'Moved to leaf'
 MOVED=$SCREEN
 # Back to the panel: L asks for a label on the cursor row (the new leaf) with vim.ui.input.
-tmux send-keys -t "$S" ':SessionTree' Enter
+tm send-keys -t "$S" ':SessionTree' Enter
 wait_for '› .*Where to\?'
-tmux send-keys -t "$S" L
+tm send-keys -t "$S" L
 wait_for 'Label \(empty clears\)'; check 'L asks for the label' 'Label \(empty clears\)'
-tmux send-keys -t "$S" 'tui-label' Enter
+tm send-keys -t "$S" 'tui-label' Enter
 wait_for '\[tui-label\] assistant: Where to\?'; check 'the label appears on the row' '\[tui-label\] assistant: Where to\?'
 # /branch: the picker lists the user messages (newest first); pick "Rome".
-tmux send-keys -t "$S" ':SessionBranch' Enter
+tm send-keys -t "$S" ':SessionBranch' Enter
 wait_for '^[0-9]+: .*Rome'; check ':SessionBranch lists the user messages' '^[0-9]+: .*Rome'
 N=$(printf '%s\n' "$SCREEN" | grep -E '^[0-9]+: .*Rome' | head -1 | cut -d: -f1)
-tmux send-keys -t "$S" "${N:-1}" Enter
+tm send-keys -t "$S" "${N:-1}" Enter
 wait_for 'Branched into'; check 'the branch is reported' 'Branched into .*\.jsonl'
 wait_for '│Rome *$'; check 'the branched message is in the chat input' '│Rome *$'
 check 'the panel shows the new session (the path before "Rome")' '› .*assistant: Where to\?'
@@ -115,7 +118,7 @@ check 'the panel shows the new session (the path before "Rome")' '› .*assistan
     echo "== label, then :SessionBranch from \"Rome\" =="; printf '%s\n' "$SCREEN"
 } > "$ARTIFACT"
 echo "  screen saved to $ARTIFACT"
-tmux send-keys -t "$S" Escape ':qa!' Enter
+tm send-keys -t "$S" Escape ':qa!' Enter
 sleep 0.3
 echo "tui: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
