@@ -25,6 +25,7 @@ pub mod reader;
 pub mod session;
 pub mod snapshot;
 pub mod summary;
+#[cfg(any(test, feature = "synth"))]
 pub mod synth;
 #[cfg(test)]
 mod test_sessions;
