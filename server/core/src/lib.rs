@@ -20,6 +20,7 @@ pub mod json;
 pub mod migrate;
 mod names;
 pub mod naming;
+pub mod parallel;
 mod projection;
 pub mod reader;
 pub mod session;

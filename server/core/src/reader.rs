@@ -5,8 +5,9 @@
 //! last line without its newline (an agent mid-write), which is held back until it is complete.
 //! It knows nothing of trees or dialect rules beyond the title slot.
 //!
-//! A whole file is read with [`read_file_in_parts`]: in large chunks with positioned reads, on two threads
-//! for files over a few megabytes (each takes one half, split at a newline), keeping only each
+//! A whole file is read with [`read_file_in_parts`]: in large chunks with positioned reads, on the
+//! threads a call may use ([`crate::parallel`]) for files over a few megabytes (segments split at
+//! newlines, taken in turn), keeping only each
 //! line's place in the file, its index fields and its view facts. [`read_lines`] streams from
 //! any reader (appended bytes, tests).
 
@@ -145,7 +146,7 @@ pub fn read_lines<R: Read>(input: R, options: &ReadOptions) -> std::io::Result<R
 
 /// Files smaller than this are read on one thread.
 const PARALLEL_FROM: u64 = 4 << 20;
-/// Segments a larger file is read in, by two threads taking them in turn.
+/// Segments a larger file is read in, by the threads taking them in turn.
 const SEGMENTS: u64 = 16;
 /// Bytes read at a time: small enough that a chunk is still in the core's cache when it is
 /// parsed (4 MiB chunks were 5% slower to open).
@@ -182,8 +183,8 @@ impl ReadOutcome {
 /// their lines numbered from the start of the file. The first part holds the title slot and the
 /// header. Bodies stay in the file; `facts` as in [`ReadOptions`].
 ///
-/// A large file is read on two threads, and `take` runs on whichever of them finished the part
-/// that comes next, while the other reads on: what the caller does with each part (indexing it)
+/// A large file is read on the threads a call may use, and `take` runs on whichever of them
+/// finished the part that comes next, while the others read on: what the caller does with each part (indexing it)
 /// overlaps the reading instead of following it. Calls never overlap.
 pub fn read_file_in_parts<F: FnMut(ReadOutcome) + Send>(
     source: &Arc<BodySource>,
@@ -201,8 +202,8 @@ pub fn read_file_in_parts<F: FnMut(ReadOutcome) + Send>(
         take(read_range(source, 0, size, size, &options(1, true, 0))?);
         return Ok(());
     }
-    // Segments split at newlines, taken in turn by two threads: parts of a file cost unequal time
-    // (fixed halves left one thread idle for tens of milliseconds).
+    // Segments split at newlines, taken in turn by the threads a call may use: parts of a file
+    // cost unequal time (fixed halves left one thread idle for tens of milliseconds).
     let mut bounds = vec![0u64];
     for k in 1..SEGMENTS {
         let at = newline_after(source, size * k / SEGMENTS, size)?;
@@ -231,12 +232,7 @@ pub fn read_file_in_parts<F: FnMut(ReadOutcome) + Send>(
             order.hand_over(false);
         }
     };
-    let other = std::thread::scope(|scope| {
-        let other = scope.spawn(work);
-        work();
-        other.join()
-    });
-    if other.is_err() {
+    if crate::parallel::on_every_thread(work).is_err() {
         return Err(std::io::Error::other("the reading thread panicked"));
     }
     // A part finished while the other thread was handing parts over is still waiting.

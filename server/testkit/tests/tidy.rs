@@ -20,7 +20,8 @@ use std::path::{Path, PathBuf};
 /// floor it lives on.
 const FLOORS: &[(&str, u8)] = &[
     // Text and JSON: the agents' JavaScript rules, terminal cells, JSON as they write it, time,
-    // ids, the dialects, errors and diagnostics, shared type names, omp's title slot line.
+    // ids, the dialects, errors and diagnostics, shared type names, omp's title slot line; and
+    // the threads calls may use.
     ("js", 0),
     ("cells", 0),
     ("json", 0),
@@ -31,6 +32,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("diagnostics", 0),
     ("names", 0),
     ("title_slot", 0),
+    ("parallel", 0),
     // An entry's facts, read from its JSON: row text, search text, filter flags.
     ("facts", 1),
     // Entries: one line read into its index fields and facts.
@@ -61,7 +63,6 @@ const MAX_LINES: usize = 800;
 /// Files over [`MAX_LINES`] still to be split, with the most lines they may hold meanwhile.
 const OVER_FOR_NOW: &[(&str, usize)] = &[
     ("server/core/src/session/mod.rs", 811),
-    ("server/core/src/view/flatten.rs", 1261),
     ("server/core/src/view/mod.rs", 818),
     ("server/lsp/src/lsp/agent/manager.rs", 870),
     // The methods of every area; each area's section is to become a file of methods/, as the

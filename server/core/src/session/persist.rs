@@ -488,7 +488,7 @@ impl DeferredSync {
     fn start(file: &File, path: &Path) -> DeferredSync {
         let running = file
             .try_clone()
-            .map(|file| std::thread::spawn(move || file.sync_data()));
+            .map(|file| crate::parallel::background(move || file.sync_data()));
         DeferredSync {
             path: path.to_path_buf(),
             // No second descriptor (out of descriptors): the wait syncs the file itself.
@@ -527,7 +527,7 @@ impl EarlySync {
         }
         self.finish()?;
         let file = file.try_clone()?;
-        self.running = Some(std::thread::spawn(move || file.sync_data()));
+        self.running = Some(crate::parallel::background(move || file.sync_data()));
         self.kicked_at = written;
         Ok(())
     }

@@ -18,7 +18,8 @@
 //! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
 //! other session, search or selection takes the whole model.
 
-use super::flatten::{Beyond, Marks, Model, Stop, Unwalked};
+use super::flatten::pi_layout::Beyond;
+use super::flatten::{Marks, Model, Stop, Unwalked};
 use super::path_cut;
 use super::visibility::passes;
 use super::{compute_in, window, Layout, RowsView, ViewState};
@@ -77,7 +78,7 @@ pub fn first_window_cut_below(
         None => {
             let times = session.times();
             let (marks, tree) =
-                super::join(|| Marks::of(session), || Tree::from_parents(parents, times));
+                crate::parallel::join(|| Marks::of(session), || Tree::from_parents(parents, times));
             (marks, session.keep_tree(tree))
         }
     };

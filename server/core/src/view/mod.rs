@@ -8,7 +8,7 @@
 
 pub mod branch_pick;
 mod first_window;
-pub(crate) mod flatten;
+mod flatten;
 pub mod fuzzy;
 mod fuzzy_ascii;
 pub mod navigate;
@@ -340,30 +340,6 @@ impl TreeModel {
     }
 }
 
-/// `work` on two halves at once: `b` on a second thread, `a` on this one.
-pub(crate) fn on_two_threads<I, T>(a: I, b: I, work: impl Fn(I) -> T + Sync) -> [T; 2]
-where
-    I: Copy + Send + Sync,
-    T: Send,
-{
-    let (first, second) = join(|| work(a), || work(b));
-    [first, second]
-}
-
-/// `a` on this thread and `b` on a second one, at once. A panic on the second thread would be a
-/// bug; `b` is then run here rather than its result lost.
-pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl Fn() -> B + Sync) -> (A, B)
-where
-    B: Send,
-{
-    std::thread::scope(|scope| {
-        let second = scope.spawn(&b);
-        let first = a();
-        let second = second.join().unwrap_or_else(|_| b());
-        (first, second)
-    })
-}
-
 fn compute_with(
     model: &Model,
     state: &ViewState,
@@ -384,7 +360,7 @@ struct Layout {
     /// key → its row ([`flatten::NONE`]: hidden).
     row_of_key: Vec<u32>,
     folded_key: Vec<bool>,
-    pi: Option<flatten::PiStructure>,
+    pi: Option<flatten::pi_layout::PiStructure>,
     /// Each row's parent row ([`flatten::NONE`]: none).
     parent_rows: Vec<u32>,
     child_rows: Vec<u32>,
@@ -409,7 +385,7 @@ impl Layout {
     fn of_prefix(
         model: &Model,
         filter: FilterMode,
-        beyond: &flatten::Beyond,
+        beyond: &flatten::pi_layout::Beyond,
         visible_count: usize,
         total: usize,
         offset: usize,
@@ -427,7 +403,7 @@ impl Layout {
         filter: FilterMode,
         search: &str,
         folded: &[String],
-        beyond: Option<&flatten::Beyond>,
+        beyond: Option<&flatten::pi_layout::Beyond>,
     ) -> Layout {
         let dialect = model.dialect;
         let query = search::Query::new(search, dialect);
@@ -458,11 +434,11 @@ impl Layout {
             row_of_key[model.key_at(pos)] = row as u32;
         }
         let mut pi = (dialect == Dialect::Pi)
-            .then(|| flatten::pi_structure(model, &visible, &row_of, beyond));
+            .then(|| flatten::pi_layout::pi_structure(model, &visible, &row_of, beyond));
         // pi's structure found the parents and child counts; the layout keeps them.
         let parent_rows = match &mut pi {
             Some(s) => std::mem::take(&mut s.parent_row),
-            None => flatten::visible_parents(model, &visible, &row_of),
+            None => flatten::pi_layout::visible_parents(model, &visible, &row_of),
         };
         let child_rows = match &mut pi {
             Some(s) => std::mem::take(&mut s.child_rows),
@@ -641,18 +617,15 @@ fn compute_in(
         // Every row of a big view: two halves on two threads (the tool calls' map made first).
         model.prepare_tool_texts();
         let mid = built.start + built.len() / 2;
-        std::thread::scope(|scope| {
-            let second = scope.spawn(|| {
+        let ((), part) = crate::parallel::join(
+            || build(built.start..mid, &mut rows),
+            || {
                 let mut part = Vec::with_capacity(built.end - mid);
                 build(mid..built.end, &mut part);
                 part
-            });
-            build(built.start..mid, &mut rows);
-            match second.join() {
-                Ok(part) => rows.extend(part),
-                Err(_) => build(mid..built.end, &mut rows),
-            }
-        });
+            },
+        );
+        rows.extend(part);
     }
 
     let line_rows: Vec<render::LineRow<'_>> = rows[win.start - built.start..win.end - built.start]

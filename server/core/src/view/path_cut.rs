@@ -11,7 +11,8 @@
 //! from ancestors up the tree, but scrolls out those more than its gutter width above the
 //! window's deepest row: `S` is chosen below none of the drawn ones.
 
-use super::flatten::{frame, pi_child_frame, pi_root_frame, PiTop, Start};
+use super::flatten::pi_layout::{frame, pi_child_frame, pi_root_frame, PiTop};
+use super::flatten::Start;
 use super::render;
 use crate::dialect::Dialect;
 use crate::tree::Tree;

@@ -3,7 +3,8 @@
 //! truncation to the width, and the footer (pi `(n/m)` + filter tag; omp the filter tag, its
 //! scrollbar column and its empty-state lines).
 
-use super::flatten::{Model, PiStructure};
+use super::flatten::pi_layout::PiStructure;
+use super::flatten::Model;
 use super::window::{thumb_range, Window};
 use super::{FilterMode, GutterCell};
 use crate::cells;

@@ -93,9 +93,10 @@ impl SearchVerdicts {
         };
         let chunks = columns.full_chunks();
         let half = chunks / 2;
-        let [mut answers, second] = super::on_two_threads((0, half), (half, chunks), |range| {
-            columns.answers_by_entry(dialect, range, UNDECIDED, answer)
-        });
+        let [mut answers, second] =
+            crate::parallel::on_two_threads((0, half), (half, chunks), |range| {
+                columns.answers_by_entry(dialect, range, UNDECIDED, answer)
+            });
         answers.extend(second);
         let answers = Arc::new(answers);
         let mut recent = self.recent.lock().unwrap_or_else(|e| e.into_inner());

@@ -155,7 +155,7 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
         return matching(&shown);
     }
     let (a, b) = shown.split_at(shown.len() / 2);
-    let [mut first, rest] = super::on_two_threads(a, b, matching);
+    let [mut first, rest] = crate::parallel::on_two_threads(a, b, matching);
     first.extend(rest);
     first
 }
