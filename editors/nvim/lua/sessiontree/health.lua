@@ -53,6 +53,29 @@ function M.check()
     )
   end
 
+  -- The config `vim.lsp.enable('sessiontree')` starts (lsp/sessiontree.lua, with the user's overrides).
+  if vim.fn.has('nvim-0.11') == 1 then
+    local got, lsp_config = pcall(function()
+      return vim.lsp.config.sessiontree
+    end)
+    local lsp_cmd = got and type(lsp_config) == 'table' and lsp_config.cmd or nil
+    if type(lsp_cmd) == 'table' then
+      if lsp_cmd[1] and vim.fn.executable(lsp_cmd[1]) == 1 then
+        health.ok("vim.lsp.config('sessiontree') runs " .. table.concat(lsp_cmd, ' '))
+      else
+        health.error(
+          "vim.lsp.config('sessiontree') runs `"
+            .. tostring(lsp_cmd[1])
+            .. "`, which is not executable: vim.lsp.enable('sessiontree') cannot start the server",
+          {
+            "vim.lsp.config('sessiontree', { cmd = { '/path/to/sessiontree', 'lsp' } })",
+            'or put `sessiontree` on PATH',
+          }
+        )
+      end
+    end
+  end
+
   local c = client.get()
   if not c then
     health.info('no sessiontree client running yet (it starts with :SessionTree)')

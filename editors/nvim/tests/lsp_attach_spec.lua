@@ -1,0 +1,144 @@
+-- vim.lsp.enable('sessiontree') attaches to session files only: not to a project's data.jsonl
+-- (which used to get an error diagnostic), but to a session file in a session folder and to one
+-- elsewhere that starts with a session header. A missing server binary is said where the user
+-- sees it (a message, and :checkhealth), not only in lsp.log.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
+
+H.run(function()
+  local dir = H.workspace({
+    ['csv.pi.jsonl'] = H.repo .. '/examples/csv-importer.pi.jsonl',
+  })
+  H.setup(dir)
+  vim.cmd('runtime plugin/sessiontree.lua')
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, { msg = msg, level = level })
+    notify(msg, level)
+  end
+  -- A project's own JSON lines, and a session kept outside the agents' folders.
+  vim.fn.mkdir(dir .. '/project', 'p')
+  vim.fn.writefile({ '{"a":1}', '{"b":2}' }, dir .. '/project/data.jsonl')
+  vim.fn.writefile({ '{"type":"other","id":"1"}' }, dir .. '/project/events.jsonl')
+  vim.fn.mkdir(dir .. '/elsewhere', 'p')
+  vim.fn.writefile(
+    vim.fn.readfile(H.repo .. '/examples/csv-importer.omp.jsonl', 'b'),
+    dir .. '/elsewhere/kept.jsonl',
+    'b'
+  )
+
+  vim.lsp.enable('sessiontree')
+  local function attached(buf)
+    return vim.lsp.get_clients({ name = 'sessiontree', bufnr = buf })[1]
+  end
+  local function open(path)
+    vim.cmd.edit(path)
+    vim.bo.filetype = 'jsonl' -- -u NONE does no filetype detection
+    return vim.api.nvim_get_current_buf()
+  end
+
+  local data = open(dir .. '/project/data.jsonl')
+  local events = open(dir .. '/project/events.jsonl')
+  vim.wait(1500)
+  H.check(attached(data) == nil and attached(events) == nil, 'no client on a data.jsonl or another JSON-lines file')
+  H.check(
+    #vim.diagnostic.get(data) == 0 and #vim.diagnostic.get(events) == 0,
+    'no diagnostic on them',
+    { vim.diagnostic.get(data), vim.diagnostic.get(events) }
+  )
+
+  local session = open(dir .. '/sessions/csv.pi.jsonl')
+  H.check(
+    H.wait(function()
+      local c = attached(session)
+      return c and c.initialized
+    end, 10000),
+    'a session file in a session folder gets the server'
+  )
+  local kept = open(dir .. '/elsewhere/kept.jsonl')
+  H.check(
+    H.wait(function()
+      return attached(kept) ~= nil
+    end, 10000),
+    'a session file elsewhere (its first lines: the title slot and a session header) gets the server'
+  )
+  H.check(attached(data) == nil, 'the data file still has none')
+  local errors = vim.tbl_filter(function(m)
+    return m.level == vim.log.levels.ERROR or m.level == vim.log.levels.WARN
+  end, messages)
+  H.check(#errors == 0, 'no error or warning so far', errors)
+
+  -- No server binary: a message names it and points at :checkhealth; nothing is started.
+  for _, c in ipairs(vim.lsp.get_clients({ name = 'sessiontree' })) do
+    c:stop(true)
+  end
+  H.wait(function()
+    return #vim.lsp.get_clients({ name = 'sessiontree' }) == 0
+  end)
+  -- The binary the plugin finds (setup's cmd, PATH, the checkout's build) is gone; the config is
+  -- read again (vim.lsp.config() drops the resolved one).
+  require('sessiontree.config').options.cmd = { dir .. '/no-such-sessiontree', 'lsp' }
+  vim.lsp.config('sessiontree', {})
+  messages = {}
+  vim.cmd('bwipeout! ' .. session)
+  local again = open(dir .. '/sessions/csv.pi.jsonl')
+  H.check(
+    H.wait(function()
+      return #messages > 0
+    end, 5000),
+    'opening a session file without the server gives a message',
+    messages
+  )
+  local said = table.concat(
+    vim.tbl_map(function(m)
+      return m.msg
+    end, messages),
+    '\n'
+  )
+  H.check(
+    said:find('no-such-sessiontree', 1, true) and said:find('not found', 1, true) and said:find(':checkhealth', 1, true),
+    'the message names the missing binary and :checkhealth',
+    said
+  )
+  H.check(attached(again) == nil, 'nothing attached')
+
+  -- :checkhealth says it too (captured from vim.health: a headless :checkhealth trips a redraw assertion).
+  local got = {}
+  local real = vim.health
+  vim.health = setmetatable({}, {
+    __index = function(_, level)
+      return function(msg)
+        table.insert(got, level .. ' ' .. tostring(msg))
+      end
+    end,
+  })
+  local ran, err = pcall(require('sessiontree.health').check)
+  vim.health = real
+  local text = table.concat(got, '\n')
+  H.check(ran, 'the health check runs', err)
+  H.check(
+    text:find('error server command is not executable: ' .. dir .. '/no-such-sessiontree', 1, true) ~= nil,
+    ':checkhealth reports the missing binary',
+    text
+  )
+  -- A command given to vim.lsp.config that cannot run: Neovim skips the file without a word, so
+  -- :checkhealth names it.
+  vim.lsp.config('sessiontree', { cmd = { dir .. '/also-missing', 'lsp' } })
+  got = {}
+  vim.health = setmetatable({}, {
+    __index = function(_, level)
+      return function(msg)
+        table.insert(got, level .. ' ' .. tostring(msg))
+      end
+    end,
+  })
+  ran, err = pcall(require('sessiontree.health').check)
+  vim.health = real
+  text = table.concat(got, '\n')
+  H.check(ran, 'the health check runs again', err)
+  H.check(
+    text:find("error vim.lsp.config('sessiontree') runs `" .. dir .. '/also-missing`', 1, true) ~= nil,
+    ':checkhealth reports the command vim.lsp.enable cannot start',
+    text
+  )
+end)
