@@ -38,7 +38,7 @@ H.run(function()
     'the header counts the problems',
     panel.header()
   )
-  H.check(said('problem(s) in m01.jsonl'), 'a warning names the file and a problem', messages)
+  H.check(said('problems in m01.jsonl'), 'a warning names the file and a problem', messages)
   H.check(
     vim.deep_equal(vim.fn.readfile(dir .. '/sessions/m01.jsonl', 'b'), before),
     'the damaged file is left as it is'

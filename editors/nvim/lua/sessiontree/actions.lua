@@ -158,20 +158,35 @@ function M.cancel()
   notify('Cancelling…')
 end
 
---- Sets (or clears with nil/'') the label of entry `id`.
+--- How a message names entry `id`: its row's text (cut), else the id.
+---@param id string
+---@return string
+local function entry_name(id)
+  for _, row in ipairs(panel.state.rows) do
+    if row.id == id and row.text and row.text ~= '' then
+      return '"' .. require('sessiontree.render').cut(row.text, 50) .. '"'
+    end
+  end
+  return id
+end
+
+--- Sets (or clears with nil/'') the label of entry `id`, and says so.
 ---@param id string
 ---@param label string|nil
 ---@param done fun(err: table|nil)|nil
 function M.set_label(id, label, done)
   local st = panel.state
+  local setting = label ~= nil and label ~= ''
+  local name = entry_name(id)
   client.request(protocol.SET_LABEL, {
     uri = st.uri,
     targetId = id,
-    label = (label and label ~= '') and label or vim.NIL,
+    label = setting and label or vim.NIL,
   }, function(err)
     if err then
       notify('label: ' .. client.describe(err), vim.log.levels.ERROR)
     else
+      notify(setting and ('Label [' .. label .. '] set on ' .. name) or ('Label cleared on ' .. name))
       panel.refresh()
     end
     if done then

@@ -106,7 +106,9 @@ M.defaults = {
     escape = '<Esc>',
     label = 'L',
     filter_next = '<C-o>',
-    filter_prev = '<C-S-o>',
+    -- The agent's key is Shift+Ctrl+O, which most terminals send as plain <C-o>: <M-o> can be
+    -- typed anywhere, and <C-S-o> works where the terminal tells them apart (kitty's protocol).
+    filter_prev = { '<M-o>', '<C-S-o>' },
     filter_default = '<M-d>',
     filter_no_tools = '<M-t>',
     filter_user_only = '<M-u>',

@@ -108,7 +108,7 @@ end
 function M.update_header()
   local st = M.state
   if M.is_open() then
-    vim.wo[st.win].winbar = render.winbar(header_state())
+    vim.wo[st.win].winbar = render.winbar(header_state(), vim.api.nvim_win_get_width(st.win))
   end
 end
 
@@ -489,8 +489,8 @@ function M.open(uri, done)
         local first = diagnostics[1]
         vim.notify(
           string.format(
-            'sessiontree: %d problem(s) in %s, e.g. line %s: %s (the file is left as it is; `sessiontree check` lists them)',
-            #diagnostics,
+            'sessiontree: %s in %s, e.g. line %s: %s (the file is left as it is; `sessiontree check` lists them)',
+            render.problems_text(#diagnostics),
             vim.fn.fnamemodify(path_of(uri) or uri, ':t'),
             tostring(first.line or '?'),
             first.message
@@ -586,8 +586,11 @@ end)
 vim.api.nvim_create_autocmd({ 'WinResized', 'VimResized' }, {
   group = augroup,
   callback = function()
-    if M.is_open() and config.options.panel.truncate then
-      M.schedule_refresh()
+    if M.is_open() then
+      M.update_header()
+      if config.options.panel.truncate then
+        M.schedule_refresh()
+      end
     end
   end,
 })

@@ -90,7 +90,7 @@ function M.header_text(st)
     table.insert(parts, st.total .. ' rows')
   end
   if st.problems then
-    table.insert(parts, st.problems .. ' problems')
+    table.insert(parts, M.problems_text(st.problems))
   end
   if st.busy then
     table.insert(parts, st.busy)
@@ -98,30 +98,103 @@ function M.header_text(st)
   return table.concat(parts, ' · ')
 end
 
---- The header as a 'winbar' value (with highlight items, `%` escaped).
----@param st sessiontree.HeaderState
+--- `1 problem`, `3 problems`.
+---@param n integer
 ---@return string
-function M.winbar(st)
+function M.problems_text(n)
+  return n .. (n == 1 and ' problem' or ' problems')
+end
+
+--- `text` cut to `width` display columns, ending in `…` when cut.
+---@param text string
+---@param width integer
+---@return string
+function M.cut(text, width)
+  if vim.fn.strdisplaywidth(text) <= width then
+    return text
+  end
+  local chars = vim.fn.strchars(text)
+  local out = ''
+  for i = 1, chars do
+    local next_out = vim.fn.strcharpart(text, 0, i)
+    if vim.fn.strdisplaywidth(next_out) > width - 1 then
+      break
+    end
+    out = next_out
+  end
+  return out .. '…'
+end
+
+--- The fewest columns of the session name the winbar keeps when the panel is narrow.
+M.MIN_NAME = 12
+
+--- The header as a 'winbar' value (with highlight items, `%` escaped). With `width` (the panel's
+--- columns), it fits: the search (what the user is typing) is shown whole, the row count and then
+--- the default filter's name give way when room runs out, and the session name is cut at its end
+--- (`…`) rather than losing its start, as Neovim's own truncation of an overlong bar would.
+---@param st sessiontree.HeaderState
+---@param width integer|nil
+---@return string
+function M.winbar(st, width)
   local function esc(s)
     return (s:gsub('%%', '%%%%'))
   end
-  local text = '%#SessionTreeHeader# ' .. esc(st.name or 'session') .. ' %#SessionTreeHeaderInfo#'
-  text = text .. '· filter: ' .. esc(st.filter) .. ' '
+  -- { text, highlight group } after the name, in order; `optional` ones go when room runs out.
+  local info = {}
+  -- The default filter is the one shown when none is named: it gives way before the name does.
+  table.insert(info, { text = '· filter: ' .. st.filter .. ' ', optional = st.filter == 'default' and 2 or nil })
   if st.searching or st.search ~= '' then
-    text = text
-      .. '· %#SessionTreeSearch#search: '
-      .. esc(st.search)
-      .. (st.searching and '▏' or '')
-      .. '%#SessionTreeHeaderInfo# '
+    table.insert(info, { text = '· ' })
+    table.insert(info, {
+      text = 'search: ' .. st.search .. (st.searching and '▏' or ''),
+      hl = 'SessionTreeSearch',
+    })
+    table.insert(info, { text = ' ' })
   end
   if st.total then
-    text = text .. '· ' .. st.total .. ' rows '
+    table.insert(info, { text = '· ' .. st.total .. ' rows ', optional = 1 })
   end
   if st.problems then
-    text = text .. '· %#WarningMsg#' .. st.problems .. ' problems%#SessionTreeHeaderInfo# '
+    table.insert(info, { text = '· ' })
+    table.insert(info, { text = M.problems_text(st.problems), hl = 'WarningMsg' })
+    table.insert(info, { text = ' ' })
   end
   if st.busy then
-    text = text .. '· ' .. esc(st.busy)
+    table.insert(info, { text = '· ' .. st.busy })
+  end
+  local name = st.name or 'session'
+  if width then
+    local function used()
+      local n = 2 -- the spaces around the name
+      for _, part in ipairs(info) do
+        n = n + vim.fn.strdisplaywidth(part.text)
+      end
+      return n
+    end
+    -- Parts give way in their order (the row count, then a default filter) while the name would
+    -- be cut below its minimum.
+    for level = 1, 2 do
+      if used() + math.min(vim.fn.strdisplaywidth(name), M.MIN_NAME) <= width then
+        break
+      end
+      info = vim.tbl_filter(function(part)
+        return part.optional ~= level
+      end, info)
+    end
+    if used() + vim.fn.strdisplaywidth(name) > width then
+      info = vim.tbl_filter(function(part)
+        return part.optional ~= 1
+      end, info)
+    end
+    name = M.cut(name, math.max(M.MIN_NAME, width - used()))
+  end
+  local text = '%#SessionTreeHeader# ' .. esc(name) .. ' %#SessionTreeHeaderInfo#'
+  for _, part in ipairs(info) do
+    if part.hl then
+      text = text .. '%#' .. part.hl .. '#' .. esc(part.text) .. '%#SessionTreeHeaderInfo#'
+    else
+      text = text .. esc(part.text)
+    end
   end
   return text
 end

@@ -64,6 +64,10 @@ wait_for 'filter: userOnly'; check '<M-u> filters to user messages (header)' 'fi
 check 'user-only hides assistant rows' '^[^│]*user: The CSV importer'
 tm send-keys -t "$S" M-d
 wait_for 'filter: default'
+tm send-keys -t "$S" M-o
+wait_for 'filter: all'; check '<M-o> (typed in a real terminal) goes back a filter' 'filter: all'
+tm send-keys -t "$S" M-d
+wait_for 'filter: default'
 tm send-keys -t "$S" / q u o t e
 wait_for 'search: quote'; check '/ and typing search live (header)' 'search: quote'
 tm send-keys -t "$S" Enter Escape
@@ -103,6 +107,7 @@ tm send-keys -t "$S" L
 wait_for 'Label \(empty clears\)'; check 'L asks for the label' 'Label \(empty clears\)'
 tm send-keys -t "$S" 'tui-label' Enter
 wait_for '\[tui-label\] assistant: Where to\?'; check 'the label appears on the row' '\[tui-label\] assistant: Where to\?'
+wait_for 'Label \[tui-label\] set on'; check 'L confirms the label' 'Label \[tui-label\] set on "assistant: Where to\?"'
 # /branch: the picker lists the user messages (newest first); pick "Rome".
 tm send-keys -t "$S" ':SessionBranch' Enter
 wait_for '^[0-9]+: .*Rome'; check ':SessionBranch lists the user messages' '^[0-9]+: .*Rome'
