@@ -12,3 +12,12 @@ require('sessiontree').setup({
   pi_agent_dir = dir .. '/pi-agent',
   panel = { width = 64 },
 })
+-- The test scripts start typing once this is on the screen: the init has run and the UI is up.
+vim.api.nvim_create_autocmd('UIEnter', {
+  once = true,
+  callback = function()
+    vim.schedule(function()
+      vim.api.nvim_echo({ { 'tui: ready' } }, false, {})
+    end)
+  end,
+})

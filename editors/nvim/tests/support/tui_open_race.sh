@@ -7,6 +7,7 @@
 # usage: tui_open_race.sh NVIM SESSIONTREE_BIN
 # Ends with "tui_open_race: N passed, M failed, 0 pending"; exits non-zero on a failure.
 set -uo pipefail
+export LC_ALL=C.UTF-8
 NVIM=$1 BIN=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 S=sessiontree-race-$$
@@ -21,12 +22,17 @@ printf '#!/bin/sh\nsleep 0.3\nexec "%s" "$@"\n' "$BIN" > "$ST_DIR/slow-server"
 chmod +x "$ST_DIR/slow-server"
 export ST_DIR SESSIONTREE_BIN=$ST_DIR/slow-server
 export XDG_STATE_HOME=$ST_DIR/state XDG_CONFIG_HOME=$ST_DIR/config XDG_DATA_HOME=$ST_DIR/data
+# What Neovim in the pane needs, given on its command line: a pane gets the environment of the
+# tmux server (whoever started it), not of the client that asks for the session.
+PANE_ENV=$(printf '%q ' env "ST_DIR=$ST_DIR" "SESSIONTREE_BIN=$SESSIONTREE_BIN" "LC_ALL=C.UTF-8" \
+    "XDG_STATE_HOME=$XDG_STATE_HOME" "XDG_CONFIG_HOME=$XDG_CONFIG_HOME" "XDG_DATA_HOME=$XDG_DATA_HOME")
 BIG=$ST_DIR/big/big.jsonl
 "$BIN" generate --entries 20000 --seed 5 --out "$BIG" >/dev/null
 
 passed=0 failed=0
 cleanup() { tm kill-server 2>/dev/null || true; rm -rf "$ST_DIR"; }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 screen() { SCREEN=$(tm capture-pane -p -t "$S" 2>/dev/null); }
 wait_for() { # wait_for <pattern> [tenths]: up to 20 s
     for _ in $(seq 1 "${2:-200}"); do
@@ -40,9 +46,15 @@ wait_for() { # wait_for <pattern> [tenths]: up to 20 s
 echo "# tui_open_race (tmux)"
 for round in 1 2 3 4 5 6 7 8 9 10; do
     tm new-session -d -s "$S" -x 140 -y 32 \
-        "cd '$ST_DIR' && '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
+        "cd '$ST_DIR' && $PANE_ENV '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
     tm set-option -t "$S" escape-time 0 >/dev/null
-    wait_for '~' 50 || true
+    # tui_init.lua says "tui: ready" once Neovim has read it and its UI is up.
+    if ! wait_for '^tui: ready' 300; then
+        failed=$((failed + 1)); echo "  FAIL  round $round: Neovim did not get ready; the screen:"
+        printf '%s\n' "$SCREEN" | sed 's/^/        | /'
+        tm kill-session -t "$S" 2>/dev/null || true
+        continue
+    fi
     tm send-keys -t "$S" ":SessionTree $BIG" Enter
     # While the session opens: the terminal changes size (a window manager, a split) and the user
     # already presses filter keys, each a few milliseconds apart.

@@ -2,8 +2,13 @@
 # Drives the plugin in a real Neovim TUI inside tmux: :SessionTree, moves, a filter, a search,
 # Enter on a user message (the chat opens with its text), then saves the screen.
 # usage: tui_tmux.sh NVIM SESSIONTREE_BIN CONFORMANCE_DIR ARTIFACT
-# Ends with "tui: N passed, M failed"; exits non-zero on a failure.
+# Ends with "tui: N passed, M failed"; exits non-zero on a failure. The first failure prints the
+# screen as it was (CI logs show what was drawn); when Neovim never gets ready or the panel never
+# opens, the run stops there instead of waiting out every later step.
 set -uo pipefail
+# The patterns hold UTF-8 characters: grep reads them as characters whatever locale the caller
+# has (a fresh CI machine sets none).
+export LC_ALL=C.UTF-8
 NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
@@ -16,36 +21,62 @@ mkdir -p "$ST_DIR/sessions" "$(dirname "$ARTIFACT")"
 cp "$CONF/c06-branch-basic/omp/session.jsonl" "$ST_DIR/sessions/c06.jsonl"
 cp "$REPO/examples/csv-importer.omp.jsonl" "$ST_DIR/sessions/csv-importer.omp.jsonl"
 touch -d '-1 minute' "$ST_DIR/sessions/c06.jsonl"
-export ST_DIR SESSIONTREE_BIN=$BIN
-export XDG_STATE_HOME=$ST_DIR/state XDG_CONFIG_HOME=$ST_DIR/config XDG_DATA_HOME=$ST_DIR/data
+# What Neovim in the pane needs, given on its command line: a pane gets the environment of the
+# tmux server (whoever started it), not of the client that asks for the session.
+PANE_ENV=$(printf '%q ' env "ST_DIR=$ST_DIR" "SESSIONTREE_BIN=$BIN" "LC_ALL=C.UTF-8" \
+    "XDG_STATE_HOME=$ST_DIR/state" "XDG_CONFIG_HOME=$ST_DIR/config" "XDG_DATA_HOME=$ST_DIR/data")
 
-passed=0 failed=0
-check() { # check <description> <grep -E pattern> [screen]
+passed=0 failed=0 dumped=0
+dump() { # dump <why>: the screen and the pane's state, once (at the first failure)
+    [ "$dumped" -eq 1 ] && return
+    dumped=1
+    echo "  --- the screen at the first failure ($1) ---"
+    printf '%s\n' "$SCREEN" | sed 's/^/  | /'
+    echo "  --- pane: $(tm display -p -t "$S" 'dead=#{pane_dead} status=#{pane_dead_status} command=#{pane_current_command} size=#{pane_width}x#{pane_height}' 2>&1)," \
+        "TERM=$(tm show-options -gv default-terminal 2>&1), load: $(cut -d' ' -f1-3 /proc/loadavg 2>/dev/null)"
+}
+fail() { # fail <message>
+    failed=$((failed + 1)); echo "  FAIL  $1"; dump "$1"
+}
+check() { # check <description> <grep -E pattern>
     if printf '%s\n' "$SCREEN" | grep -qE -- "$2"; then
         passed=$((passed + 1)); echo "  ok    $1"
     else
-        failed=$((failed + 1)); echo "  FAIL  $1 (no /$2/ on the screen)"
+        fail "$1 (no /$2/ on the screen)"
     fi
 }
-screen() { SCREEN=$(tm capture-pane -p -t "$S"); }
-wait_for() { # wait_for <pattern>: up to 10 s
-    for _ in $(seq 1 100); do
+finish() {
+    echo "tui: $passed passed, $failed failed"
+    [ "$failed" -eq 0 ]
+    exit
+}
+screen() { SCREEN=$(tm capture-pane -p -t "$S" 2>&1); }
+# Neovim stopped at an error: no use waiting for anything else.
+STUCK='Press ENTER or type command|Error detected while processing'
+wait_for() { # wait_for <pattern> [tenths of a second, default 100]
+    for _ in $(seq 1 "${2:-100}"); do
         screen
         if printf '%s\n' "$SCREEN" | grep -qE -- "$1"; then return 0; fi
+        if printf '%s\n' "$SCREEN" | grep -qE -- "$STUCK"; then return 1; fi
         sleep 0.1
     done
     return 1
 }
 cleanup() { tm kill-server 2>/dev/null || true; rm -rf "$ST_DIR"; }
 trap cleanup EXIT
+trap 'exit 143' TERM INT HUP
 
 echo "# tui (tmux)"
 tm new-session -d -s "$S" -x 140 -y 32 \
-    "cd '$ST_DIR' && '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
+    "cd '$ST_DIR' && $PANE_ENV '$NVIM' -u '$HERE/tui_init.lua' -i NONE"
 tm set-option -t "$S" escape-time 0 >/dev/null
-wait_for '~' || true
+# tui_init.lua says "tui: ready" once Neovim has read it and its UI is up: typing starts then.
+wait_for '^tui: ready' 300; check 'Neovim starts with the plugin (tui_init.lua)' '^tui: ready'
+[ "$failed" -eq 0 ] || finish
 tm send-keys -t "$S" ':SessionTree' Enter
-wait_for 'CSV importer quoted commas' ; check ':SessionTree shows the newest session in the header' 'CSV importer quoted commas · filter: default'
+# The first open starts the server (a debug build, maybe on a loaded machine): up to 30 s.
+wait_for 'CSV importer quoted commas' 300; check ':SessionTree shows the newest session in the header' 'CSV importer quoted commas · filter: default'
+[ "$failed" -eq 0 ] || finish
 wait_for 'user: The CSV importer'; check 'the panel draws the rows' 'user: The CSV importer drops rows'
 check 'the leaf is marked' '← leaf'
 check 'the server cursor marker is on the leaf row' '› .*PR opened.*← leaf'
@@ -54,14 +85,24 @@ COLORS=$(tm capture-pane -e -p -t "$S")
 if printf '%s\n' "$COLORS" | grep -qE $'\e\\[[0-9;]*m\\[csv crate\\]'; then
     passed=$((passed + 1)); echo "  ok    the label is drawn in its own colour (decoration provider)"
 else
-    failed=$((failed + 1)); echo "  FAIL  no colour escape before [csv crate]"
+    fail "no colour escape before [csv crate]"
 fi
 tm send-keys -t "$S" k
 wait_for '› .*user: Great, open a PR'; check 'k moves the cursor marker up' '› .*user: Great, open a PR'
 check 'the old row lost the marker' '^  .*PR opened.*← leaf'
 tm send-keys -t "$S" M-u
 wait_for 'filter: userOnly'; check '<M-u> filters to user messages (header)' 'filter: userOnly'
-check 'user-only hides assistant rows' '^[^│]*user: The CSV importer'
+# The panel is the part of each line left of the window separator; its rows follow the header.
+user_only_drawn() {
+    PANEL=$(printf '%s\n' "$SCREEN" | sed 's/│.*//')
+    printf '%s\n' "$PANEL" | grep -q 'user: The CSV importer' && ! printf '%s\n' "$PANEL" | grep -q 'assistant:'
+}
+for _ in $(seq 1 100); do user_only_drawn && break; sleep 0.1; screen; done
+if user_only_drawn; then
+    passed=$((passed + 1)); echo "  ok    user-only shows the user messages and hides assistant rows"
+else
+    fail "user-only: the panel shows no user message, or an assistant row"
+fi
 tm send-keys -t "$S" M-d
 wait_for 'filter: default'
 tm send-keys -t "$S" M-o
@@ -125,5 +166,4 @@ check 'the panel shows the new session (the path before "Rome")' '› .*assistan
 echo "  screen saved to $ARTIFACT"
 tm send-keys -t "$S" Escape ':qa!' Enter
 sleep 0.3
-echo "tui: $passed passed, $failed failed"
-[ "$failed" -eq 0 ]
+finish
