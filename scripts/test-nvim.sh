@@ -64,7 +64,7 @@ tally() { # tally <output file> <exit code> <name>
 echo "Neovim: $("$NVIM" --version | head -1); server: $BIN; conformance: $CONF"
 for spec in editors/nvim/tests/*_spec.lua; do
     name=$(basename "$spec" .lua)
-    timeout 180 "$NVIM" --headless -u NONE -i NONE -l "$spec" >"$WORK/$name.out" 2>"$WORK/$name.err"
+    timeout 600 "$NVIM" --headless -u NONE -i NONE -l "$spec" >"$WORK/$name.out" 2>"$WORK/$name.err"
     code=$?
     cat "$WORK/$name.out"
     if [ "$code" -ne 0 ]; then

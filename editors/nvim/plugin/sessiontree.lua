@@ -14,6 +14,9 @@ local COMMANDS = {
   'SessionSearch',
   'SessionFilter',
   'SessionSend',
+  'SessionAppend',
+  'SessionStop',
+  'SessionInstallBridge',
   'SessionChat',
   'SessionName',
   'SessionRewindCompare',
@@ -75,7 +78,25 @@ end, {
 
 command('SessionSend', function(o)
   st().send(o.args)
-end, { nargs = '?', desc = 'Append the chat input (or the argument) as a user message at the leaf' })
+end, { nargs = '?', desc = "Send the chat input (or the argument) to the session's agent" })
+
+command('SessionAppend', function(o)
+  st().append(o.args)
+end, { nargs = '?', desc = 'Append the chat input (or the argument) at the leaf without running the agent' })
+
+command('SessionStop', function()
+  st().stop()
+end, { nargs = 0, desc = "Stop the agent's answer" })
+
+command('SessionInstallBridge', function(o)
+  st().install_bridge(o.args)
+end, {
+  nargs = '?',
+  desc = 'Install the sessiontree bridge for pi or omp run in a terminal',
+  complete = function()
+    return { 'pi', 'omp' }
+  end,
+})
 
 command('SessionChat', function()
   st().chat()

@@ -113,7 +113,15 @@ H.run(function()
   )
   H.check(vim.bo[chat.state.conv_buf].filetype == 'markdown', 'the chat is a markdown buffer')
 
-  -- Send from the chat: a user message appended at the leaf.
+  -- Send from the chat with the live agent turned off: the input says what <CR> does, and the
+  -- message is appended at the leaf without an answer, saying so.
+  H.check(
+    H.wait(function()
+      return vim.wo[chat.state.input_win].winbar:find('appends without an answer (agent.disabled is set in setup())', 1, true)
+    end),
+    'the input says <CR> appends without an answer, and why',
+    vim.wo[chat.state.input_win].winbar
+  )
   vim.api.nvim_buf_set_lines(chat.state.input_buf, 0, -1, false, { 'Paris, for three days' })
   local before = #vim.fn.readfile(c06)
   H.check(
@@ -147,6 +155,11 @@ H.run(function()
   )
   H.check(chat.input_text() == '', 'the input is cleared after sending')
   H.check(
+    said('appended without an answer: the live agent is turned off (agent.disabled) (agent.disabled is set in setup())'),
+    'it says the message was appended without an answer, and why',
+    messages
+  )
+  H.check(
     H.wait(function()
       return table
         .concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n')
@@ -156,6 +169,18 @@ H.run(function()
   )
   vim.cmd('SessionSend')
   H.check(said('nothing to send'), ':SessionSend with an empty input says there is nothing to send')
+  -- :SessionAppend writes without running the agent (whatever the agent's state).
+  local lines_before = #vim.fn.readfile(c06)
+  vim.cmd('SessionAppend And a museum pass')
+  H.check(
+    H.wait(function()
+      local lines = vim.fn.readfile(c06)
+      local e = #lines == lines_before + 1 and vim.json.decode(lines[#lines])
+      return e and e.message and e.message.content == 'And a museum pass' and said('(without an answer)')
+    end),
+    ':SessionAppend {text} appends a user message and says it was not answered',
+    messages
+  )
 
   -- Labels: L with vim.ui.input, then :SessionLabel text, then :SessionLabel! clears.
   vim.ui.input = function(opts, on_confirm)

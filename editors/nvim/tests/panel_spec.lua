@@ -24,6 +24,9 @@ H.run(function()
     'SessionSearch',
     'SessionFilter',
     'SessionSend',
+    'SessionAppend',
+    'SessionStop',
+    'SessionInstallBridge',
     'SessionChat',
     'SessionName',
   }) do

@@ -1,14 +1,25 @@
 ---@brief
---- The chat: a markdown scratch buffer with the conversation along the active path (the messages
---- of `sessionTree/context`) and an input buffer under it. Selecting a user or custom message in
---- the tree prefills the input; `<CR>` in normal mode or `:SessionSend` appends the input as a user
---- message at the leaf (`sessionTree/append`). Follows the session live like the panel.
+--- The chat: the session's conversation as the server renders it (`sessionTree/transcript`, drawn
+--- by `chat_render`: markdown lines, thinking and tool details folded) with the live agent's
+--- answer streaming in (`sessionTree/agentEvent`), and an input buffer under it. `<CR>` in the
+--- input (or `:SessionSend`) prompts the session's real agent (`sessionTree/prompt`); when the agent
+--- cannot run it appends without an answer, as the winbar says beforehand. `<C-c>` or
+--- `:SessionStop` stops the answer; `:SessionAppend` appends without running the agent. Selecting
+--- a user or custom message in the tree prefills the input.
 
+local agent_text = require('sessiontree.agent_text')
+local chat_render = require('sessiontree.chat_render')
 local client = require('sessiontree.client')
 local config = require('sessiontree.config')
+local Conversation = require('sessiontree.conversation')
 local protocol = require('sessiontree.protocol')
 
 local M = {}
+
+local ns = vim.api.nvim_create_namespace('sessiontree.chat')
+
+--- How long streamed changes gather before the buffer is redrawn (ms).
+local FLUSH_MS = 30
 
 ---@class sessiontree.ChatState
 ---@field uri string|nil
@@ -18,7 +29,24 @@ local M = {}
 ---@field input_win integer|nil
 ---@field draws integer
 ---@field revision integer|nil
-M.state = { draws = 0 }
+---@field conversation sessiontree.Conversation
+---@field folds table[] the folds drawn last (0-based lines, keys)
+---@field opened table<string, boolean> fold keys the user opened
+---@field live_start integer 0-based line where the streamed part starts
+---@field sending boolean a prompt is on its way (the agent may be starting)
+---@field seq integer
+---@field stream table|nil the last streamed answer: `{ deltas, streamed, final }` (tests)
+---@field last table what the chat did last: `prompt`, `append`, `abort`, `error`, `dialog` (tests)
+M.state = {
+  draws = 0,
+  conversation = Conversation.new(),
+  folds = {},
+  opened = {},
+  live_start = 0,
+  sending = false,
+  seq = 0,
+  last = {},
+}
 
 ---@param uri string|nil
 ---@return string|nil
@@ -26,66 +54,10 @@ local function panel_uri(uri)
   return uri or require('sessiontree.panel').state.uri
 end
 
----@param content any a message's `content` (string or blocks)
----@param out string[]
-local function content_lines(content, out)
-  if type(content) == 'string' then
-    vim.list_extend(out, vim.split(content, '\n', { plain = true }))
-    return
-  end
-  if type(content) ~= 'table' then
-    return
-  end
-  for _, block in ipairs(content) do
-    if type(block) == 'table' then
-      if block.type == 'text' and block.text then
-        vim.list_extend(out, vim.split(block.text, '\n', { plain = true }))
-      elseif block.type == 'toolCall' then
-        local ok, args = pcall(vim.json.encode, block.arguments or {})
-        table.insert(out, '`' .. tostring(block.name) .. '` ' .. (ok and args or ''))
-      elseif block.type == 'thinking' then
-        table.insert(out, '> _(thinking)_')
-      elseif block.type == 'image' then
-        table.insert(out, '_(image)_')
-      end
-    end
-  end
-end
-
---- One message of the context as markdown lines (presentation only; the server chose the messages).
----@param msg table
----@return string[]
-function M.message_lines(msg)
-  local out = {}
-  local role = msg.role or '?'
-  local title = role
-  if role == 'assistant' and msg.model then
-    title = 'assistant · ' .. msg.model
-  elseif role == 'toolResult' then
-    title = 'tool result · ' .. tostring(msg.toolName or '')
-  elseif role == 'custom' or msg.customType then
-    title = tostring(msg.customType or 'custom')
-  elseif role == 'bashExecution' then
-    title = 'bash · ' .. tostring(msg.command or '')
-  elseif role == 'branchSummary' then
-    title = 'branch summary'
-  elseif role == 'compactionSummary' then
-    title = 'compaction summary'
-  end
-  table.insert(out, '## ' .. title)
-  table.insert(out, '')
-  if msg.summary then
-    content_lines(msg.summary, out)
-  end
-  if role == 'bashExecution' then
-    table.insert(out, '```')
-    content_lines(msg.output or '', out)
-    table.insert(out, '```')
-  else
-    content_lines(msg.content, out)
-  end
-  table.insert(out, '')
-  return out
+---@param msg string
+---@param level integer|nil
+local function notify(msg, level)
+  vim.notify('sessiontree: ' .. msg, level or vim.log.levels.INFO)
 end
 
 ---@param name string
@@ -101,18 +73,37 @@ local function scratch(name, ft)
   return buf
 end
 
+--- Maps `lhs` (a string, a list, or false) in `buf`.
+---@param buf integer
+---@param lhs string|string[]|false|nil
+---@param fn function
+---@param desc string
+local function map(buf, lhs, fn, desc)
+  if not lhs then
+    return
+  end
+  for _, key in ipairs(type(lhs) == 'table' and lhs or { lhs }) do
+    vim.keymap.set('n', key, fn, { buffer = buf, desc = 'sessiontree: ' .. desc, nowait = true })
+  end
+end
+
 local function ensure_bufs()
   local st = M.state
+  local keys = config.options.chat.keys or {}
   if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
     st.conv_buf = scratch('sessiontree://chat', 'markdown')
     vim.bo[st.conv_buf].modifiable = false
+    map(st.conv_buf, keys.toggle, M.toggle_fold, 'open or close the details under the cursor')
   end
   if not (st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf)) then
     st.input_buf = scratch('sessiontree://input', 'markdown')
+    map(st.input_buf, keys.send, function()
+      M.send()
+    end, 'send the input to the agent')
   end
   for _, buf in ipairs({ st.conv_buf, st.input_buf }) do
-    vim.keymap.set('n', '<CR>', M.send, { buffer = buf, desc = 'sessiontree: send the input' })
-    vim.keymap.set('n', 'q', M.close, { buffer = buf, desc = 'sessiontree: close the chat' })
+    map(buf, keys.stop, M.stop, "stop the agent's answer")
+    map(buf, keys.close, M.close, 'close the chat')
   end
 end
 
@@ -122,16 +113,235 @@ function M.is_open()
   return st.conv_win ~= nil and vim.api.nvim_win_is_valid(st.conv_win)
 end
 
+---@param s string
+---@return string
+local function bar_escape(s)
+  return (s:gsub('%%', '%%%%'):gsub('\n', ' '))
+end
+
+--- The winbars: the agent's state over the conversation, what <CR> does over the input.
+function M.update_winbars()
+  local st = M.state
+  local conv = st.conversation
+  local status = conv.status
+  local line = agent_text.status_line(status)
+  if st.sending then
+    line = line .. ' · sending…'
+  end
+  local keys = config.options.chat.keys or {}
+  local stop = type(keys.stop) == 'table' and keys.stop[1] or keys.stop
+  if st.conv_win and vim.api.nvim_win_is_valid(st.conv_win) then
+    local busy = conv.running or (status and status.state == 'running')
+    local tone = (status and (status.state == 'unavailable' or status.state == 'exited')) and 'SessionTreeChatError'
+      or (busy and 'SessionTreeChatStreaming' or 'SessionTreeHeaderInfo')
+    vim.wo[st.conv_win].winbar = '%#SessionTreeHeader# chat %#'
+      .. tone
+      .. '#'
+      .. (line ~= '' and ('· ' .. bar_escape(line) .. ' ') or '')
+      .. '%#SessionTreeHeaderInfo#· <CR> opens details'
+      .. (busy and stop and (' · ' .. stop .. ' stops') or '')
+  end
+  if st.input_win and vim.api.nvim_win_is_valid(st.input_win) then
+    local what
+    if agent_text.available(status) then
+      what = '<CR> sends to ' .. (status and status.agent or 'the agent') .. ' (:SessionAppend appends without an answer)'
+    else
+      what = '<CR> appends without an answer (' .. bar_escape(agent_text.status_advice(status)) .. ')'
+    end
+    vim.wo[st.input_win].winbar = '%#SessionTreeHeaderInfo# message · ' .. what
+  end
+end
+
+--- Remembers which of the drawn folds are open (before the lines change).
+local function remember_folds()
+  local st = M.state
+  if not M.is_open() then
+    return
+  end
+  local count = vim.api.nvim_buf_line_count(st.conv_buf)
+  vim.api.nvim_win_call(st.conv_win, function()
+    for _, f in ipairs(st.folds) do
+      local lnum = f[1] + 1
+      if lnum <= count and vim.fn.foldlevel(lnum) > 0 then
+        st.opened[f.key] = vim.fn.foldclosed(lnum) == -1 or nil
+      end
+    end
+  end)
+end
+
+--- Makes the drawn folds (closed, except those the user opened).
+local function make_folds()
+  local st = M.state
+  if not M.is_open() then
+    return
+  end
+  vim.api.nvim_win_call(st.conv_win, function()
+    vim.wo.foldmethod = 'manual'
+    vim.wo.foldenable = true
+    vim.cmd('silent! normal! zE')
+    for _, f in ipairs(st.folds) do
+      vim.cmd(string.format('silent! %d,%dfold', f[1] + 1, f[2] + 1))
+      if st.opened[f.key] then
+        vim.cmd(string.format('silent! %dfoldopen', f[1] + 1))
+      end
+    end
+  end)
+end
+
+--- Puts `draw` into the conversation buffer from line `from` (0-based) to the end.
+---@param draw sessiontree.ChatDraw
+---@param from integer
+local function put(draw, from)
+  local st = M.state
+  local buf = st.conv_buf
+  local follow = true
+  if M.is_open() and vim.api.nvim_get_current_win() == st.conv_win then
+    local cursor = vim.api.nvim_win_get_cursor(st.conv_win)[1]
+    follow = cursor >= vim.api.nvim_buf_line_count(buf) - 1
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, from, -1, false, draw.lines)
+  vim.bo[buf].modifiable = false
+  vim.api.nvim_buf_clear_namespace(buf, ns, from, -1)
+  for _, h in ipairs(draw.hls) do
+    vim.api.nvim_buf_set_extmark(buf, ns, from + h[1], 0, { line_hl_group = h[2], priority = 150 })
+  end
+  if follow and M.is_open() then
+    vim.api.nvim_win_set_cursor(st.conv_win, { vim.api.nvim_buf_line_count(buf), 0 })
+  end
+end
+
+---@param draw sessiontree.ChatDraw
+---@param offset integer
+---@return table[]
+local function shifted(draw, offset)
+  local out = {}
+  for _, f in ipairs(draw.folds) do
+    table.insert(out, { f[1] + offset, f[2] + offset, key = f.key })
+  end
+  return out
+end
+
+--- Draws the whole conversation: the transcript, then what streams.
+function M.draw()
+  local st = M.state
+  if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+    return
+  end
+  local conv = st.conversation
+  remember_folds()
+  local head = chat_render.draw(conv:transcript_entries())
+  if conv.omitted > 0 then
+    table.insert(head.lines, 1, '_(' .. conv.omitted .. ' earlier messages are not shown)_')
+    table.insert(head.lines, 2, '')
+    head.folds = shifted(head, 2)
+    for _, h in ipairs(head.hls) do
+      h[1] = h[1] + 2
+    end
+  end
+  local live = chat_render.draw(conv:live_entries())
+  st.live_start = #head.lines
+  local all = chat_render.new_draw()
+  all.lines = vim.list_extend(vim.list_extend({}, head.lines), live.lines)
+  all.hls = vim.list_extend({}, head.hls)
+  for _, h in ipairs(live.hls) do
+    table.insert(all.hls, { h[1] + st.live_start, h[2] })
+  end
+  if #all.lines == 0 then
+    all.lines = { '_(empty: the next message starts the conversation)_' }
+  end
+  st.folds = vim.list_extend(vim.list_extend({}, head.folds), shifted(live, st.live_start))
+  put(all, 0)
+  make_folds()
+  st.draws = st.draws + 1
+  M.update_winbars()
+end
+
+--- Draws only what streams (the transcript above it stays as drawn).
+function M.draw_live()
+  local st = M.state
+  if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+    return
+  end
+  if st.live_start > vim.api.nvim_buf_line_count(st.conv_buf) then
+    return M.draw()
+  end
+  remember_folds()
+  local live = chat_render.draw(st.conversation:live_entries())
+  local kept = {}
+  for _, f in ipairs(st.folds) do
+    if f[1] < st.live_start then
+      table.insert(kept, f)
+    end
+  end
+  st.folds = vim.list_extend(kept, shifted(live, st.live_start))
+  put(live, st.live_start)
+  make_folds()
+  st.draws = st.draws + 1
+  M.update_winbars()
+end
+
+local flush_pending = false
+--- Redraws the streamed part soon (deltas arrive faster than a redraw is worth).
+local function schedule_live()
+  if flush_pending then
+    return
+  end
+  flush_pending = true
+  vim.defer_fn(function()
+    flush_pending = false
+    M.draw_live()
+  end, FLUSH_MS)
+end
+
+--- Opens or closes the details (fold) under the cursor.
+function M.toggle_fold()
+  local lnum = vim.api.nvim_win_get_cursor(0)[1]
+  if vim.fn.foldlevel(lnum) > 0 then
+    vim.cmd('normal! za')
+  end
+end
+
+--- Asks for the agent's state (which also finds an agent running in the user's terminal).
+---@param uri string
+---@param done fun()|nil
+local function load_status(uri, done)
+  client.request(protocol.AGENT, { uri = uri }, function(err, result)
+    local conv = M.state.conversation
+    if not err and conv.uri == uri then
+      conv.status = result
+      M.update_winbars()
+    end
+    if done then
+      done()
+    end
+  end)
+end
+
+--- Another session is shown: the old one's conversation and state go.
+---@param uri string|nil
+local function session_changed(uri)
+  local st = M.state
+  st.conversation:reset(uri)
+  st.folds = {}
+  st.opened = {}
+  st.live_start = 0
+  if uri then
+    load_status(uri)
+  end
+end
+
 --- Opens the chat for session `uri` (default: the panel's session): conversation above, input below.
 ---@param uri string|nil
 function M.open(uri)
   local st = M.state
   uri = panel_uri(uri)
   if not uri then
-    vim.notify('sessiontree: no session open (:SessionTree first)', vim.log.levels.WARN)
+    notify('no session open (:SessionTree first)', vim.log.levels.WARN)
     return
   end
   st.uri = uri
+  chat_render.define_highlights()
   ensure_bufs()
   if not M.is_open() then
     -- Open in the editor area, beside the panel: split an editor window, or make a column.
@@ -161,17 +371,22 @@ function M.open(uri)
     vim.api.nvim_win_set_buf(st.conv_win, st.conv_buf)
     vim.wo[st.conv_win].wrap = true
     vim.wo[st.conv_win].linebreak = true
-    vim.wo[st.conv_win].winbar = '%#SessionTreeHeader# chat %#SessionTreeHeaderInfo#· <CR> sends the input below'
+    vim.wo[st.conv_win].foldmethod = 'manual'
+    vim.wo[st.conv_win].foldenable = true
+    vim.wo[st.conv_win].foldcolumn = '0'
+    vim.wo[st.conv_win].foldtext = ''
+    vim.wo[st.conv_win].fillchars = 'fold: '
     vim.cmd(string.format('belowright %dsplit', config.options.chat.input_height))
     st.input_win = vim.api.nvim_get_current_win()
     vim.api.nvim_win_set_buf(st.input_win, st.input_buf)
-    vim.wo[st.input_win].winbar = '%#SessionTreeHeaderInfo# message · <CR> in normal mode or :SessionSend'
     vim.wo[st.input_win].winfixheight = true
     if panel.is_open() then
       vim.api.nvim_win_set_width(panel.state.win, config.options.panel.width)
     end
+    st.folds = {}
   end
   vim.api.nvim_set_current_win(st.input_win)
+  M.update_winbars()
   M.refresh()
 end
 
@@ -186,7 +401,7 @@ function M.close()
   st.conv_win, st.input_win = nil, nil
 end
 
---- Redraws the conversation from `sessionTree/context`.
+--- Reads the conversation again from `sessionTree/transcript` and redraws it.
 ---@param done fun(err: table|nil)|nil
 function M.refresh(done)
   local st = M.state
@@ -194,26 +409,19 @@ function M.refresh(done)
     return
   end
   local uri = st.uri
-  -- The chat shows the messages only: the model-facing text stays on the server.
-  client.request(protocol.CONTEXT, { uri = uri, withText = false }, function(err, result)
+  if uri ~= st.conversation.uri then
+    session_changed(uri)
+  end
+  st.seq = st.seq + 1
+  local mine = st.seq
+  local ended = st.conversation:ended_keys()
+  client.request(protocol.TRANSCRIPT, { uri = uri }, function(err, result)
     if err then
-      vim.notify('sessiontree: context: ' .. client.describe(err), vim.log.levels.ERROR)
-    elseif uri == st.uri and vim.api.nvim_buf_is_valid(st.conv_buf) then
-      local lines = {}
-      for _, msg in ipairs(result.messages or {}) do
-        vim.list_extend(lines, M.message_lines(msg))
-      end
-      if #lines == 0 then
-        lines = { '_(empty: the next message starts the conversation)_' }
-      end
-      vim.bo[st.conv_buf].modifiable = true
-      vim.api.nvim_buf_set_lines(st.conv_buf, 0, -1, false, lines)
-      vim.bo[st.conv_buf].modifiable = false
+      notify('transcript: ' .. client.describe(err), vim.log.levels.ERROR)
+    elseif mine == st.seq and uri == st.conversation.uri and vim.api.nvim_buf_is_valid(st.conv_buf) then
+      st.conversation:set_transcript(result, ended)
       st.revision = result.revision
-      st.draws = st.draws + 1
-      if M.is_open() then
-        vim.api.nvim_win_set_cursor(st.conv_win, { #lines, 0 })
-      end
+      M.draw()
     end
     if done then
       done(err)
@@ -231,7 +439,15 @@ function M.input_text()
   return table.concat(vim.api.nvim_buf_get_lines(st.input_buf, 0, -1, false), '\n')
 end
 
---- Puts `text` into the input (a selected user or custom message comes back for editing).
+local function clear_input()
+  local st = M.state
+  if st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf) then
+    vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, {})
+  end
+end
+
+--- Puts `text` into the input (a selected user message comes back for editing). The input is the
+--- chat's one piece of per-user state: keeping it per session is a change here.
 ---@param uri string|nil
 ---@param text string
 function M.prefill(uri, text)
@@ -246,33 +462,51 @@ function M.prefill(uri, text)
   end
 end
 
---- Appends the input as a user message at the leaf, then clears the input.
----@param text string|nil the text to send instead of the input's
----@param done fun(err: table|nil, result: table|nil)|nil
-function M.send(text, done)
+--- The text to send: `text` when given, else the input's; nil (and a message) when empty.
+---@param text string|nil
+---@return string|nil text
+---@return boolean from_input
+---@return string|nil uri
+local function what_to_send(text)
   local st = M.state
-  if type(text) ~= 'string' then
+  if type(text) ~= 'string' or text == '' then
     text = nil
   end
   local uri = st.uri or panel_uri(nil)
   if not uri then
-    vim.notify('sessiontree: no session open (:SessionTree first)', vim.log.levels.WARN)
-    return
+    notify('no session open (:SessionTree first)', vim.log.levels.WARN)
+    return nil, false, nil
   end
   local from_input = text == nil
   text = text or M.input_text()
   if vim.trim(text) == '' then
-    vim.notify('sessiontree: nothing to send', vim.log.levels.WARN)
+    notify('nothing to send', vim.log.levels.WARN)
+    return nil, from_input, uri
+  end
+  return text, from_input, uri
+end
+
+--- Appends the input (or `text`) as a user message at the leaf without running the agent.
+---@param text string|nil
+---@param done fun(err: table|nil, result: table|nil)|nil
+function M.append(text, done)
+  local st = M.state
+  local from_input, uri
+  text, from_input, uri = what_to_send(text)
+  if not text then
     return
   end
   client.request(protocol.APPEND, { uri = uri, kind = 'user', text = text }, function(err, result)
     if err then
-      vim.notify('sessiontree: send: ' .. client.describe(err), vim.log.levels.ERROR)
+      local msg = agent_text.error_text(client.kind(err), err.message or client.describe(err), st.conversation.status and st.conversation.status.agent)
+      st.last.error = { kind = client.kind(err), message = msg }
+      notify('append: ' .. msg, vim.log.levels.ERROR)
     else
-      if from_input and st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf) then
-        vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, {})
+      st.last.append = { entryId = result.entryId, text = text }
+      if from_input then
+        clear_input()
       end
-      vim.notify('sessiontree: sent as ' .. tostring(result.entryId))
+      notify('appended as ' .. tostring(result.entryId) .. ' (without an answer)')
       M.refresh()
     end
     if done then
@@ -281,9 +515,178 @@ function M.send(text, done)
   end)
 end
 
+--- Sends the input (or `text`) to the session's agent, which answers from the leaf; when the agent
+--- cannot run, appends it without an answer and says why.
+---@param text string|nil
+---@param done fun(err: table|nil, result: table|nil)|nil
+function M.send(text, done)
+  local st = M.state
+  if st.sending then
+    notify('a message is on its way to the agent', vim.log.levels.WARN)
+    return
+  end
+  local from_input, uri
+  text, from_input, uri = what_to_send(text)
+  if not text then
+    return
+  end
+  local conv = st.conversation
+  local status = conv.uri == uri and conv.status or nil
+  if not agent_text.available(status) then
+    local why = (status.message or 'the agent cannot run') .. ' (' .. agent_text.status_advice(status) .. ')'
+    local explicit = nil
+    if not from_input then
+      explicit = text
+    end
+    return M.append(explicit, function(err, result)
+      if not err then
+        conv:notice('Appended without an answer: ' .. why .. '.', 'warning')
+        M.draw_live()
+        notify('appended without an answer: ' .. why, vim.log.levels.WARN)
+      end
+      if done then
+        done(err, result)
+      end
+    end)
+  end
+  conv:start_turn()
+  st.sending = true
+  M.draw_live()
+  client.request(protocol.PROMPT, { uri = uri, text = text }, function(err, result)
+    st.sending = false
+    if err then
+      local kind = client.kind(err)
+      local msg = agent_text.error_text(kind, err.message or client.describe(err), status and status.agent)
+      st.last.error = { kind = kind, message = msg }
+      if conv.uri == uri then
+        conv:notice(msg, 'error')
+        M.draw_live()
+        load_status(uri)
+      end
+      notify(msg, vim.log.levels.ERROR)
+    else
+      st.last.prompt = { turn = result.turn, text = text }
+      if from_input then
+        clear_input()
+      end
+      if conv.uri == uri then
+        conv.status = result.agent
+        if result.agent and result.agent.state == 'running' then
+          conv.running = true
+        end
+      end
+      M.update_winbars()
+    end
+    if done then
+      done(err, result)
+    end
+  end)
+end
+
+--- Stops the agent's answer (`sessionTree/abort`).
+---@param done fun(err: table|nil, result: table|nil)|nil
+function M.stop(done)
+  local st = M.state
+  local uri = st.uri or panel_uri(nil)
+  if type(done) ~= 'function' then
+    done = nil
+  end
+  if not uri then
+    notify('no session open (:SessionTree first)', vim.log.levels.WARN)
+    return
+  end
+  client.request(protocol.ABORT, { uri = uri }, function(err, result)
+    if err then
+      notify('stop: ' .. client.describe(err), vim.log.levels.ERROR)
+    else
+      st.last.abort = result
+      if not result.aborted then
+        notify('the agent was not answering')
+      end
+    end
+    if done then
+      done(err, result)
+    end
+  end)
+end
+
+--- Installs the bridge into pi's or omp's extensions folder (`sessionTree/installBridge`), so an
+--- agent started in a terminal can be driven from here after its restart.
+---@param agent string|nil 'pi' | 'omp' (nil: ask)
+function M.install_bridge(agent)
+  local function install(which)
+    client.request(protocol.INSTALL_BRIDGE, { agent = which }, function(err, result)
+      if err then
+        notify('install the bridge: ' .. client.describe(err), vim.log.levels.ERROR)
+        return
+      end
+      M.state.last.install = result
+      notify(
+        (result.written and 'installed the bridge at ' or 'the bridge is already installed at ')
+          .. result.path
+          .. '; restart '
+          .. which
+          .. ' in your terminal (then run /sessiontree there once to let the editor move its leaf)'
+      )
+    end)
+  end
+  if agent == 'pi' or agent == 'omp' then
+    return install(agent)
+  end
+  vim.ui.select({ 'pi', 'omp' }, { prompt = 'Install the sessiontree bridge for' }, function(choice)
+    if choice then
+      install(choice)
+    end
+  end)
+end
+
+--- One event of the agent: into the conversation, then the part of the buffer it changed.
+---@param p table protocol AgentEventParams
+local function on_agent_event(p)
+  local st = M.state
+  local conv = st.conversation
+  local e = p.event or {}
+  if p.uri == conv.uri then
+    st.streamed = st.streamed or {}
+    if e.kind == 'delta' and e.delta == 'text' then
+      st.streamed[e.message] = (st.streamed[e.message] or '') .. (e.text or '')
+    elseif e.kind == 'messageEnd' and e.item and e.item.role == 'assistant' then
+      local final = {}
+      for _, b in ipairs(e.item.blocks or {}) do
+        if b.kind == 'markdown' or b.kind == 'text' then
+          table.insert(final, b.text)
+        end
+      end
+      st.stream = { deltas = conv.deltas, streamed = st.streamed[e.message] or '', final = table.concat(final) }
+      st.streamed = {}
+    end
+  end
+  local change = conv:apply(p)
+  if change == 'none' then
+    return
+  end
+  if p.uri ~= conv.uri then
+    return
+  end
+  if e.kind == 'exited' then
+    local tail = type(e.stderrTail) == 'table' and table.concat(vim.list_slice(e.stderrTail, math.max(1, #e.stderrTail - 4)), '\n') or ''
+    notify('the agent exited' .. (tail ~= '' and (': ' .. tail) or ''), vim.log.levels.ERROR)
+  end
+  if change == 'status' then
+    M.update_winbars()
+    if e.kind == 'agentEnd' and M.is_open() then
+      M.refresh()
+    end
+    return
+  end
+  schedule_live()
+end
+
+client.on(protocol.AGENT_EVENT, on_agent_event)
+
 client.on(protocol.DID_CHANGE, function(params)
   local st = M.state
-  -- A closed chat reads the context again when it opens.
+  -- A closed chat reads the transcript again when it opens.
   if M.is_open() and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
     M.refresh()
   end

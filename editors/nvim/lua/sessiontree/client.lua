@@ -49,6 +49,13 @@ M.handlers = {
   [protocol.DID_RECORD_REWIND_POINT] = function(_, params)
     emit(protocol.DID_RECORD_REWIND_POINT, params)
   end,
+  [protocol.AGENT_EVENT] = function(_, params)
+    emit(protocol.AGENT_EVENT, params)
+  end,
+  -- The agent's dialogs: declared in the capabilities, answered with vim.ui.
+  [protocol.AGENT_DIALOG] = function(_, params)
+    return require('sessiontree.dialogs').answer(params)
+  end,
   -- We declare no hooks, so these should never come; answer "go ahead" if a server sends them.
   [protocol.BEFORE_TREE] = function()
     return { cancel = false }
@@ -102,6 +109,27 @@ function M.resolve_cmd()
   return nil, 'no `sessiontree` on PATH and no target/{release,debug}/sessiontree; set cmd in setup()'
 end
 
+--- The live agent's settings from `setup({ agent = … })` (camelCase, as protocol-ext's AgentSettings).
+---@return table
+function M.agent_settings()
+  local a = config.options.agent or {}
+  local function str(v)
+    return type(v) == 'string' and vim.trim(v) ~= '' and vim.trim(v) or nil
+  end
+  local function list(v)
+    return type(v) == 'table' and #v > 0 and v or nil
+  end
+  return {
+    disabled = a.disabled == true or nil,
+    piPath = str(a.pi_path),
+    ompPath = str(a.omp_path),
+    piArgs = list(a.pi_args),
+    ompArgs = list(a.omp_args),
+    idleSeconds = type(a.idle_seconds) == 'number' and a.idle_seconds or nil,
+    ownSummaries = a.own_summaries == true or nil,
+  }
+end
+
 --- The `initializationOptions` from the options (camelCase, as protocol-ext's InitializationOptions).
 ---@return table
 function M.init_options()
@@ -111,15 +139,17 @@ function M.init_options()
     ompAgentDir = o.omp_agent_dir,
     piAgentDir = o.pi_agent_dir,
     liveWriterSeconds = o.live_writer_seconds,
+    agent = M.agent_settings(),
   }, o.init_options or {})
 end
 
---- Client capabilities: the standard ones plus `experimental.sessionTree` (no hooks).
+--- Client capabilities: the standard ones plus `experimental.sessionTree` (no hooks; the agent's
+--- dialogs are shown).
 ---@return table
 function M.capabilities()
   local caps = vim.lsp.protocol.make_client_capabilities()
   caps.experimental = caps.experimental or {}
-  caps.experimental.sessionTree = { hooks = false }
+  caps.experimental.sessionTree = { hooks = false, agentDialogs = true }
   return caps
 end
 

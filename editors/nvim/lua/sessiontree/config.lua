@@ -11,9 +11,25 @@
 ---@field follow_leaf boolean When the selection is the leaf and the agent appends, move it to the new leaf.
 ---@field close_on_select boolean Close the panel after a navigation (the agent closes /tree).
 
+---@class sessiontree.ChatKeys
+---@field send string|string[]|false In the input (normal mode): send to the agent.
+---@field toggle string|string[]|false In the conversation: open or close the details under the cursor.
+---@field stop string|string[]|false In both: stop the agent's answer.
+---@field close string|string[]|false In both: close the chat.
+
 ---@class sessiontree.ChatOptions
 ---@field open_on_select boolean Open the chat when a selection puts text back into the input.
 ---@field input_height integer Height of the input window under the conversation.
+---@field keys sessiontree.ChatKeys
+
+---@class sessiontree.AgentOptions
+---@field disabled boolean Turn the live agent off: <CR> in the chat appends without an answer.
+---@field pi_path string|nil The `pi` executable (default: `pi` on PATH).
+---@field omp_path string|nil The `omp` executable (default: `omp` on PATH).
+---@field pi_args string[] Arguments given to `pi` before the server's own.
+---@field omp_args string[] Arguments given to `omp` before the server's own.
+---@field idle_seconds integer|nil Stop an agent the server started after this many idle seconds (server: 600; 0 = never).
+---@field own_summaries boolean Write branch summaries with the server's own providers even when the agent could.
 
 ---@class sessiontree.Keys
 ---@field down string|string[]
@@ -51,6 +67,7 @@
 ---@field filters sessiontree.FilterMode[] The order `<C-o>` cycles through.
 ---@field panel sessiontree.PanelOptions
 ---@field chat sessiontree.ChatOptions
+---@field agent sessiontree.AgentOptions The live agent (passed to the server when it starts).
 ---@field keys sessiontree.Keys Panel keys; set a key to `false` to unmap it.
 
 local M = {}
@@ -94,6 +111,21 @@ M.defaults = {
   chat = {
     open_on_select = true,
     input_height = 6,
+    keys = {
+      send = '<CR>',
+      toggle = '<CR>',
+      stop = '<C-c>',
+      close = 'q',
+    },
+  },
+  agent = {
+    disabled = false,
+    pi_path = nil,
+    omp_path = nil,
+    pi_args = {},
+    omp_args = {},
+    idle_seconds = nil,
+    own_summaries = false,
   },
   keys = {
     down = { 'j', '<Down>' },
@@ -125,7 +157,7 @@ M.defaults = {
 ---@type sessiontree.Options
 M.options = vim.deepcopy(M.defaults)
 
---- Merges `opts` over the defaults. Lists (keys, filters, extra_roots, cmd) replace, not merge.
+--- Merges `opts` over the defaults. Lists (keys, filters, extra_roots, cmd, agent args) replace, not merge.
 ---@param opts sessiontree.Options|table|nil
 function M.setup(opts)
   opts = opts or {}
@@ -141,6 +173,15 @@ function M.setup(opts)
   end
   for name, lhs in pairs(opts.keys or {}) do
     M.options.keys[name] = lhs
+  end
+  for name, lhs in pairs(type(opts.chat) == 'table' and opts.chat.keys or {}) do
+    M.options.chat.keys[name] = lhs
+  end
+  local agent = type(opts.agent) == 'table' and opts.agent or {}
+  for _, key in ipairs({ 'pi_args', 'omp_args' }) do
+    if agent[key] ~= nil then
+      M.options.agent[key] = agent[key]
+    end
   end
 end
 

@@ -1,6 +1,7 @@
 ---@brief
 --- `:checkhealth sessiontree`: the Neovim version, the server binary and its protocol version,
---- the session folders found for the working directory, and whether a client is attached.
+--- whether pi and omp can run (the live agent), the session folders found for the working
+--- directory, and whether a client is attached.
 
 local M = {}
 
@@ -21,6 +22,49 @@ local function binary_version(cmd)
     return vim.trim(res.stdout or '')
   end
   return nil
+end
+
+--- Whether pi and omp can run, as the server looks for them (the `agent` options, then the
+--- `SESSIONTREE_PI_PATH` / `SESSIONTREE_OMP_PATH` variables, then `PATH`).
+function M.check_agents()
+  local agent = require('sessiontree.config').options.agent or {}
+  if agent.disabled then
+    health.warn('the live agent is turned off (agent.disabled): <CR> in the chat appends without an answer')
+    return
+  end
+  for _, a in ipairs({
+    { name = 'pi', option = 'pi_path', env = 'SESSIONTREE_PI_PATH', pkg = '@mariozechner/pi-coding-agent' },
+    { name = 'omp', option = 'omp_path', env = 'SESSIONTREE_OMP_PATH', pkg = '@oh-my-pi/pi-coding-agent' },
+  }) do
+    local configured = agent[a.option]
+    local from = 'agent.' .. a.option
+    if not (type(configured) == 'string' and configured ~= '') then
+      configured = vim.env[a.env]
+      from = a.env
+    end
+    local exe
+    if type(configured) == 'string' and configured ~= '' then
+      exe = vim.fn.exepath(configured)
+      if exe == '' then
+        health.error(
+          string.format('%s: `%s` (from %s) does not exist or cannot be run', a.name, configured, from),
+          { 'set agent.' .. a.option .. ' in setup() to the ' .. a.name .. ' executable' }
+        )
+      end
+    else
+      exe = vim.fn.exepath(a.name)
+      from = 'PATH'
+      if exe == '' then
+        health.warn(
+          string.format('%s not found on PATH: the chat appends to %s sessions without an answer', a.name, a.name),
+          { 'npm i -g ' .. a.pkg, 'or set agent.' .. a.option .. ' in setup()' }
+        )
+      end
+    end
+    if exe and exe ~= '' then
+      health.ok(string.format('%s: %s (from %s)', a.name, exe, from))
+    end
+  end
 end
 
 function M.check()
@@ -107,6 +151,9 @@ function M.check()
     local attached = vim.lsp.get_buffers_by_client_id and vim.lsp.get_buffers_by_client_id(c.id) or {}
     health.ok(string.format('client %d running (%d buffers attached)', c.id, #attached))
   end
+
+  health.start('sessiontree: the live agent')
+  M.check_agents()
 
   health.start('sessiontree: sessions')
   if c then

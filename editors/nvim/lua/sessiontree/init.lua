@@ -204,13 +204,41 @@ function M.filter(mode)
   require('sessiontree.search').set_filter(wire)
 end
 
---- `:SessionSend [text]`: appends the chat input (or `text`) as a user message at the leaf.
+--- `:SessionSend [text]`: sends the chat input (or `text`) to the session's agent, which answers
+--- from the leaf (when the agent cannot run, appends it without an answer).
 ---@param text string|nil
 function M.send(text)
   if not M.supported() then
     return
   end
   require('sessiontree.chat').send(text ~= '' and text or nil)
+end
+
+--- `:SessionAppend [text]`: appends the chat input (or `text`) as a user message at the leaf
+--- without running the agent.
+---@param text string|nil
+function M.append(text)
+  if not M.supported() then
+    return
+  end
+  require('sessiontree.chat').append(text ~= '' and text or nil)
+end
+
+--- `:SessionStop`: stops the agent's answer.
+function M.stop()
+  if not M.supported() then
+    return
+  end
+  require('sessiontree.chat').stop()
+end
+
+--- `:SessionInstallBridge [pi|omp]`: installs the bridge for agents run in a terminal.
+---@param agent string|nil
+function M.install_bridge(agent)
+  if not M.supported() then
+    return
+  end
+  require('sessiontree.chat').install_bridge(agent ~= '' and agent or nil)
 end
 
 --- `:SessionName {name}`: renames the panel's session (pi `session_info`, omp title).

@@ -73,7 +73,7 @@ function H.workspace(files)
   return dir
 end
 
---- Configures the plugin for `dir` and the real server.
+--- Configures the plugin for `dir` and the real server (the live agent off unless `extra.agent`).
 ---@param dir string
 ---@param extra table|nil more options
 function H.setup(dir, extra)
@@ -90,6 +90,8 @@ function H.setup(dir, extra)
     extra_roots = { dir .. '/sessions' },
     omp_agent_dir = dir .. '/omp-agent',
     pi_agent_dir = dir .. '/pi-agent',
+    -- No live agent unless a spec asks for one: an agent installed on the machine must not answer.
+    agent = (extra and extra.agent) or { disabled = true },
   }, extra or {}))
 end
 

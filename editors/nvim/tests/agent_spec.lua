@@ -1,0 +1,237 @@
+-- The chat as the live agent's front end, for real: the real pi and omp (scripts/install-agents.sh)
+-- answer through the real server against the tests' loopback model server. For each agent: <CR>
+-- in the chat input sends to the agent; the answer streams into the buffer (drawn before it ends),
+-- then the finished text replaces it; thinking is folded and <CR> opens it; the new messages are
+-- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
+local A = dofile(H.plugin_dir .. '/tests/support/agents.lua')
+
+--- The answer streamed slowly enough to be seen before it ends.
+local LONG = 'The answer streams in small pieces, one after another, until the very last word arrives here.'
+local RULES = {
+  { when = { lastUser = '^Stream' }, reply = { thinking = 'Counting the words first.', text = LONG, chunk = 6, delayMs = 120 } },
+  { when = { lastUser = '^Hold' }, reply = { text = 'Holding this answer for a while', hold = true, chunk = 4 } },
+  {
+    when = { lastUser = '^Write' },
+    reply = { text = 'Writing it.', toolCalls = { { name = 'write', arguments = { path = 'hello.txt', content = 'hello\n' } } } },
+  },
+}
+
+---@return string
+local function conv_text()
+  local chat = require('sessiontree.chat')
+  return table.concat(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false), '\n')
+end
+
+--- The 1-based line of the conversation buffer that starts with `prefix` (the last one).
+---@param prefix string
+---@return integer|nil
+local function conv_line(prefix)
+  local chat = require('sessiontree.chat')
+  local found
+  for i, l in ipairs(vim.api.nvim_buf_get_lines(chat.state.conv_buf, 0, -1, false)) do
+    if vim.startswith(l, prefix) then
+      found = i
+    end
+  end
+  return found
+end
+
+---@param text string
+local function type_and_send(text)
+  local chat = require('sessiontree.chat')
+  vim.api.nvim_buf_set_lines(chat.state.input_buf, 0, -1, false, { text })
+  vim.api.nvim_set_current_win(chat.state.input_win)
+  H.feed('<CR>')
+end
+
+---@param agent 'pi'|'omp'
+---@param file string
+---@param model sessiontree.test.ModelServer
+local function chat_with(agent, file, model)
+  local chat = require('sessiontree.chat')
+  local panel = require('sessiontree.panel')
+  local st = chat.state
+  H.out('## ' .. agent)
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionTree ' .. file)
+    end, 20000),
+    agent .. ': the session opens in the panel'
+  )
+  vim.cmd('SessionChat')
+  H.check(
+    H.wait(function()
+      return st.conversation.status ~= nil and conv_text():find('echo: first question', 1, true)
+    end, 20000),
+    agent .. ': the chat shows the conversation and learns the agent state',
+    { status = st.conversation.status, text = conv_text() }
+  )
+  H.check(
+    st.conversation.status and st.conversation.status.agent == agent and st.conversation.status.state ~= 'unavailable',
+    agent .. ': the state is the session agent, available',
+    st.conversation.status
+  )
+  H.check(
+    vim.wo[st.input_win].winbar:find('<CR> sends to ' .. agent, 1, true) ~= nil,
+    agent .. ': the input says <CR> sends to the agent',
+    vim.wo[st.input_win].winbar
+  )
+  local leaf_before = panel.state.leaf
+
+  -- Send: the answer streams into the buffer, then the finished text replaces it.
+  type_and_send('Stream the answer, please')
+  local partial
+  H.check(
+    H.wait(function()
+      local text = conv_text()
+      if text:find('streaming…', 1, true) and text:find('The answer', 1, true) and not text:find('very last word', 1, true) then
+        partial = text
+        return true
+      end
+    end, 120000),
+    agent .. ': part of the answer is drawn while it streams (before the end)',
+    conv_text()
+  )
+  H.check(
+    H.wait(function()
+      local text = conv_text()
+      return text:find(LONG, 1, true) and not text:find('streaming…', 1, true) and not st.conversation.running
+    end, 90000),
+    agent .. ': the whole answer is drawn when it ends, in place of the stream',
+    conv_text()
+  )
+  H.check(partial ~= nil and not partial:find(LONG, 1, true), agent .. ': the partial drawing held less than the answer')
+  H.check(
+    st.stream and st.stream.deltas > 1 and st.stream.streamed == LONG and st.stream.final == LONG,
+    agent .. ': several deltas arrived; joined they equal the final text',
+    st.stream
+  )
+  H.check(chat.input_text() == '', agent .. ': the input is cleared once the agent took the prompt', chat.input_text())
+  -- Thinking is folded; <CR> on it opens it.
+  local thinking = conv_line('▸ thinking')
+  H.check(thinking ~= nil, agent .. ': the thinking is drawn as one line', conv_text())
+  if thinking then
+    vim.api.nvim_set_current_win(st.conv_win)
+    H.check(vim.fn.foldclosed(thinking) == thinking, agent .. ': the thinking is folded')
+    vim.api.nvim_win_set_cursor(st.conv_win, { thinking, 0 })
+    H.feed('<CR>')
+    H.check(vim.fn.foldclosed(thinking) == -1, agent .. ': <CR> opens it')
+    H.check(
+      (vim.api.nvim_buf_get_lines(st.conv_buf, thinking, thinking + 1, false)[1] or ''):find('Counting the words first.', 1, true) ~= nil,
+      agent .. ': the thinking text is under it'
+    )
+  end
+  -- The tree: the new messages are rows, under the leaf the editor showed.
+  local user = A.message(file, '^Stream the answer')
+  local reply = user and vim.iter(A.entries(file)):find(function(e)
+    return e.parentId == user.id
+  end)
+  H.check(user and user.parentId == leaf_before, agent .. ': the new user message hangs under the leaf', { user = user, leaf = leaf_before })
+  H.check(
+    H.wait(function()
+      local lines = table.concat(H.panel_lines(), '\n')
+      return reply and panel.state.leaf == reply.id and lines:find('Stream the answer', 1, true) and lines:find('The answer streams', 1, true)
+    end, 20000),
+    agent .. ': the question and the answer are rows of the tree; the answer is the leaf',
+    H.panel_lines()
+  )
+
+  -- Stop: an answer the model holds is aborted.
+  type_and_send('Hold on to it')
+  H.check(
+    H.wait(function()
+      return conv_text():find('Hold', 1, true) and st.conversation.running and conv_text():find('streaming…', 1, true)
+    end, 90000),
+    agent .. ': the held answer starts streaming',
+    conv_text()
+  )
+  H.check(vim.wo[st.conv_win].winbar:find('answering', 1, true) ~= nil, agent .. ': the winbar says the agent is answering', vim.wo[st.conv_win].winbar)
+  vim.cmd('SessionStop')
+  H.check(
+    H.wait(function()
+      return st.last.abort and st.last.abort.aborted == true
+    end, 30000),
+    agent .. ': :SessionStop aborts the answer',
+    st.last
+  )
+  H.check(
+    H.wait(function()
+      return not st.conversation.running and not conv_text():find('streaming…', 1, true)
+    end, 60000),
+    agent .. ': the stream ends; the chat is idle again',
+    { running = st.conversation.running, text = conv_text() }
+  )
+  H.check(
+    H.wait(function()
+      local held = A.message(file, '^Hold on to it')
+      local answer = held and vim.iter(A.entries(file)):find(function(e)
+        return e.parentId == held.id
+      end)
+      return answer and answer.message and answer.message.stopReason == 'aborted'
+    end, 30000),
+    agent .. ': the file keeps the aborted answer, as the agent writes it'
+  )
+  H.check(
+    H.wait(function()
+      return vim.wo[st.conv_win].winbar:find('idle', 1, true) ~= nil
+    end, 30000),
+    agent .. ': the winbar says idle',
+    vim.wo[st.conv_win].winbar
+  )
+  local asked = #A.requests(model)
+  return asked
+end
+
+H.run(function()
+  local dir = H.workspace({})
+  local bin = A.bin(H.repo)
+  local model = A.model_server(H.repo, dir, RULES)
+  local env = A.home(H.repo, dir, model, bin)
+  local pi_file = A.first_session(bin, 'pi', env.project, dir .. '/sessions', 'first question')
+  local omp_file = A.first_session(bin, 'omp', env.project, dir .. '/sessions', 'first question')
+  H.setup(dir, { agent = { pi_path = bin .. '/pi', omp_path = bin .. '/omp' } })
+  vim.cmd('runtime plugin/sessiontree.lua')
+  local messages = {}
+  local notify = vim.notify
+  vim.notify = function(msg, level)
+    table.insert(messages, msg)
+    notify(msg, level)
+  end
+
+  chat_with('pi', pi_file, model)
+  chat_with('omp', omp_file, model)
+
+  -- A tool call and its result: one line each, folded; <CR> shows the arguments.
+  local chat = require('sessiontree.chat')
+  local st = chat.state
+  type_and_send('Write hello.txt')
+  H.check(
+    H.wait(function()
+      return conv_line('⚙ write') and conv_line('↳ ') and not st.conversation.running and conv_text():find('done: ', 1, true)
+    end, 90000),
+    'omp: the tool call and its result are drawn, then the answer',
+    conv_text()
+  )
+  local call = conv_line('⚙ write')
+  if call then
+    vim.api.nvim_set_current_win(st.conv_win)
+    H.check(vim.fn.foldclosed(call) == call, 'the tool call is one folded line', conv_text())
+    vim.api.nvim_win_set_cursor(st.conv_win, { call, 0 })
+    H.feed('<CR>')
+    H.check(
+      vim.fn.foldclosed(call) == -1 and table.concat(vim.api.nvim_buf_get_lines(st.conv_buf, call, call + 6, false), '\n'):find('"path": "hello.txt"', 1, true),
+      '<CR> shows its arguments',
+      vim.api.nvim_buf_get_lines(st.conv_buf, call - 1, call + 6, false)
+    )
+  end
+  H.check(vim.fn.filereadable(dir .. '/project/hello.txt') == 1, 'the agent ran its own tool in the project')
+
+  pcall(function()
+    require('sessiontree.client').stop(true)
+  end)
+  A.stop(model)
+  H.check(#vim.tbl_filter(function(m)
+    return m:find('ERROR', 1, true)
+  end, messages) == 0, 'no error was shown', messages)
+end)
