@@ -2,7 +2,8 @@
 # Tests the VS Code extension: type check, lint, unit tests, bundle + .vsix, then an end-to-end
 # run in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, driven by Debian's Chromium through
 # playwright-core) against the real `sessiontree lsp` and a real omp session file laid out where
-# omp keeps sessions for the test workspace.
+# omp keeps sessions for the test workspace; the chat prompts the real pi (scripts/install-agents.sh)
+# against the tests' loopback model server (scripts/testing/model-server.mjs).
 # Installs what it needs first (scripts/install-vscode-test.sh; SKIP_INSTALL=1 skips that).
 # env: SESSIONTREE_BIN = server binary to use (default: cargo build -p sessiontree → target/debug).
 # Artifacts: target/artifacts/vscode-panel.png (+ logs in target/vscode-e2e/).
@@ -14,8 +15,11 @@ TOOLS=${SESSIONTREE_TOOLS_DIR:-$ROOT/.tools}/code-server
 RUN=$ROOT/target/vscode-e2e
 ART=$ROOT/target/artifacts
 pass=0; fail=0; T0=$(date +%s)
-CS_PID=
-cleanup() { if [ -n "$CS_PID" ]; then kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null; fi; }
+CS_PID=; MS_PID=
+cleanup() {
+  if [ -n "$CS_PID" ]; then kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null; fi
+  if [ -n "$MS_PID" ]; then kill "$MS_PID" 2>/dev/null; wait "$MS_PID" 2>/dev/null; fi
+}
 trap cleanup EXIT
 
 step() { # step NAME CMD... — one pass/fail each; the log is shown on failure
@@ -32,6 +36,29 @@ rm -rf "$RUN"; mkdir -p "$RUN" "$ART"; rm -f "$ART"/vscode-*
 if [ "${SKIP_INSTALL:-0}" != 1 ]; then
   step install bash "$ROOT/scripts/install-vscode-test.sh" || finish
 fi
+
+# ---------------------------------------------------------------- the live agent: pi, a model server, a home
+# The real pi (scripts/install-agents.sh, cached) answers the chat against the tests' loopback model
+# server, in a home folder of its own whose only model is that server; code-server (and so the
+# extension host, the server and the agent) runs with that HOME.
+step agents-install bash -c "bash '$ROOT/scripts/install-agents.sh' > '$RUN/agents-bin.txt'" || finish
+AGENTS_BIN=$(tail -1 "$RUN/agents-bin.txt")
+MODEL_RULES=$RUN/model-rules.json; MODEL_LOG=$RUN/model-requests.jsonl
+echo '[]' > "$MODEL_RULES"
+mkfifo "$RUN/model-in"
+node "$ROOT/scripts/testing/model-server.mjs" --rules "$MODEL_RULES" --log "$MODEL_LOG" <"$RUN/model-in" >"$RUN/model-server.out" 2>&1 &
+MS_PID=$!
+exec 8>"$RUN/model-in"   # the model server ends when this script does (its input closes)
+model_url() {
+  for _ in $(seq 1 200); do
+    [ -s "$RUN/model-server.out" ] && { node -e 'console.log(JSON.parse(require("fs").readFileSync(process.argv[1], "utf8").split("\n")[0]).url)' "$RUN/model-server.out"; return 0; }
+    sleep 0.1
+  done
+  return 1
+}
+MODEL_URL=$(model_url) || { echo "the model server did not start"; cat "$RUN/model-server.out"; fail=$((fail + 1)); finish; }
+AGENT_HOME=$(node "$ROOT/scripts/testing/agent-home.mjs" --home "$RUN/home" --url "$MODEL_URL")
+agent_env=(HOME="$AGENT_HOME" PI_OFFLINE=1 XDG_RUNTIME_DIR="$AGENT_HOME/run")
 
 # ---------------------------------------------------------------- server
 if [ -n "${SESSIONTREE_BIN:-}" ]; then
@@ -65,7 +92,7 @@ enc=$(node -e '
   if (home && cwd === home) console.log("-");
   else if (home && cwd.startsWith(home + "/")) console.log("-" + d(cwd.slice(home.length + 1)));
   else if (cwd.startsWith(tmp + "/")) console.log("-tmp-" + d(cwd.slice(tmp.length + 1)));
-  else console.log("--" + d(cwd.replace(/^\//, "")) + "--");' "$WS" "${HOME:-}" "${TMPDIR:-/tmp}")
+  else console.log("--" + d(cwd.replace(/^\//, "")) + "--");' "$WS" "$AGENT_HOME" "${TMPDIR:-/tmp}")
 SESS_DIR=$AGENT/sessions/$enc; mkdir -p "$SESS_DIR"
 SESSION=$SESS_DIR/2025-12-02T10-06-40-000Z_019ade4f-3c00-7000-8000-000000000002.jsonl
 cp "$ROOT/examples/csv-importer.omp.jsonl" "$SESSION"
@@ -81,6 +108,11 @@ node -e '
   fs.appendFileSync(file, JSON.stringify({ type: "session_info", id: "e2ename1", parentId: leaf,
     timestamp: "2025-12-02T10:20:00.000Z", name: "Quoted\tcommas\u0007 in pi" }) + "\n");' "$PI_SESSION"
 touch -d '1 hour ago' "$PI_DIR"/*.jsonl
+# A session pi writes itself ("first question"), for the live agent: older still, so it opens last.
+(cd "$WS" && env "${agent_env[@]}" "$AGENTS_BIN/pi" --session-dir "$PI_DIR" -p "first question" </dev/null >"$RUN/pi-first.txt" 2>&1) \
+  || { echo "pi could not write the first session:"; cat "$RUN/pi-first.txt"; }
+PI_CHAT_SESSION=$(grep -l '"first question"' "$PI_DIR"/*.jsonl | head -1)
+[ -n "$PI_CHAT_SESSION" ] && touch -d '3 hours ago' "$PI_CHAT_SESSION"
 # A bigger, older session (2000 entries) for the windowed tree: older, so the example opens first.
 "$BIN" generate --entries 2000 --seed 7 --out "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl" >/dev/null
 touch -d '2 hours ago' "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl"
@@ -88,7 +120,7 @@ touch -d '2 hours ago' "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl"
 PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$RUN/config.yaml"
 node -e '
-  const [file, bin, agent] = process.argv.slice(1);
+  const [file, bin, agent, pi, omp] = process.argv.slice(1);
   require("fs").writeFileSync(file, JSON.stringify({
     "workbench.startupEditor": "none", "workbench.tips.enabled": false, "workbench.enableExperiments": false,
     "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false, "extensions.ignoreRecommendations": true,
@@ -96,7 +128,8 @@ node -e '
     "chat.disableAIFeatures": true, "workbench.secondarySideBar.defaultVisibility": "hidden",
     "git.enabled": false, "git.openRepositoryInParentFolders": "never", "terminal.integrated.sendKeybindingsToShell": false,
     "sessiontree.serverPath": bin, "sessiontree.maxRows": 300, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent.replace(/omp-agent$/, "pi-agent"),
-  }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT"
+    "sessiontree.agent.piPath": pi, "sessiontree.agent.ompPath": omp,
+  }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT" "$AGENTS_BIN/pi" "$RUN/no-such-omp"
 export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
 export SESSIONTREE_TEST_STATE=$RUN/state.json RUST_LOG=${RUST_LOG:-info}
 export SESSIONTREE_TEST_HOOK_DELAY_MS=2500   # beforeTree answered like a slow model (cancel test)
@@ -104,7 +137,7 @@ CS=$TOOLS/bin/code-server
 common=(--config "$RUN/config.yaml" --user-data-dir "$UD" --extensions-dir "$RUN/ext")
 step install-vsix "$CS" "${common[@]}" --install-extension "$VSIX" || finish
 start_cs() {
-  "$CS" "${common[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
+  env "${agent_env[@]}" "$CS" "${common[@]}" --disable-telemetry --disable-update-check --disable-workspace-trust \
     --disable-getting-started-override "$WS" >"$RUN/code-server.log" 2>&1 &
   CS_PID=$!
   for _ in $(seq 1 300); do
@@ -117,7 +150,8 @@ start_cs() {
 step code-server-start start_cs || finish
 
 e2e_start=$(date +%s)
-SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS timeout 240 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS MODEL_RULES=$MODEL_RULES MODEL_LOG=$MODEL_LOG \
+  PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
   "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
 ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
 ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")

@@ -1,4 +1,5 @@
-// Bundles the extension (dist/extension.js, vscode-languageclient inlined) or, with --tests,
+// Bundles the extension (dist/extension.js, vscode-languageclient and markdown-it inlined) and the
+// Chat view's page (dist/chat.js), or, with --tests,
 // the unit tests (out/test/unit/*.test.js) so that `node --test` runs them without a TS loader.
 import * as esbuild from 'esbuild';
 import fs from 'node:fs';
@@ -18,6 +19,17 @@ if (process.argv.includes('--tests')) {
     outfile: 'dist/extension.js',
     external: ['vscode'],
     sourcemap: process.argv.includes('--sourcemap'),
+    minify: process.argv.includes('--minify'),
+  });
+  // The Chat view's page, for the webview (a browser, not node).
+  await esbuild.build({
+    bundle: true,
+    platform: 'browser',
+    format: 'iife',
+    target: 'es2022',
+    logLevel: 'warning',
+    entryPoints: ['src/webview/chatPage.ts'],
+    outfile: 'dist/chat.js',
     minify: process.argv.includes('--minify'),
   });
 }

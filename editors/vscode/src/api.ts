@@ -15,10 +15,11 @@ import {
   ServerOptions,
   StaticFeature,
 } from 'vscode-languageclient/node';
+import { agentSettings } from './agentText';
 import { resolveServerPath } from './logic';
 import * as P from './protocol';
 
-/** Declares `experimental.sessionTree` (hooks) in the client capabilities. */
+/** Declares `experimental.sessionTree` (hooks, the agent's dialogs) in the client capabilities. */
 class SessionTreeCapabilities implements StaticFeature {
   constructor(private readonly hooks: boolean) {}
   getState(): FeatureState {
@@ -26,7 +27,7 @@ class SessionTreeCapabilities implements StaticFeature {
   }
   fillClientCapabilities(caps: ClientCapabilities): void {
     const experimental = (caps.experimental ?? {}) as Record<string, unknown>;
-    const mine: P.ClientExperimental = { hooks: this.hooks };
+    const mine: P.ClientExperimental = { hooks: this.hooks, agentDialogs: true };
     experimental[P.EXPERIMENTAL_KEY] = mine;
     caps.experimental = experimental;
   }
@@ -70,6 +71,7 @@ export function initializationOptions(): P.InitializationOptions {
   // merged section still reaches the server through didChangeConfiguration for the other keys.
   const summary = cfg.inspect<unknown>('branchSummary')?.globalValue;
   if (summary !== undefined && summary !== null) opts.branchSummary = summary;
+  opts.agent = agentSettings((key) => cfg.inspect(key)?.globalValue);
   return opts;
 }
 
@@ -103,7 +105,8 @@ export class Api {
       documentSelector: sessionFilePatterns().map((pattern) => ({ scheme: 'file', pattern })),
       // The server reads its settings (summaries, providers) from the `sessiontree` section.
       synchronize: { configurationSection: 'sessiontree' },
-      initializationOptions: initializationOptions(),
+      // Read again at each (re)start, so "Restart the Server" applies changed settings.
+      initializationOptions: () => initializationOptions(),
       outputChannel: output,
     };
     const client = new LanguageClient('sessiontree', 'Session Tree', serverOptions, clientOptions);
@@ -170,6 +173,24 @@ export class Api {
   setName(p: P.SetNameParams): Promise<P.NameResult> {
     return this.req(P.Methods.setName, p);
   }
+  transcript(p: P.TranscriptParams): Promise<P.TranscriptResult> {
+    return this.req(P.Methods.transcript, p);
+  }
+  prompt(p: P.PromptParams): Promise<P.PromptResult> {
+    return this.req(P.Methods.prompt, p);
+  }
+  abort(p: P.AbortParams): Promise<P.AbortResult> {
+    return this.req(P.Methods.abort, p);
+  }
+  agent(p: P.AgentParams): Promise<P.AgentStatus> {
+    return this.req(P.Methods.agent, p);
+  }
+  stopAgent(p: P.AgentParams): Promise<P.AgentStatus> {
+    return this.req(P.Methods.stopAgent, p);
+  }
+  installBridge(p: P.InstallBridgeParams): Promise<P.InstallBridgeResult> {
+    return this.req(P.Methods.installBridge, p);
+  }
 
   onDidChange(h: (p: P.DidChangeParams) => void): vscode.Disposable {
     return this.client.onNotification(P.Methods.didChange, h);
@@ -179,6 +200,12 @@ export class Api {
   }
   onDidBranch(h: (p: P.DidBranchParams) => void): vscode.Disposable {
     return this.client.onNotification(P.Methods.didBranch, h);
+  }
+  onAgentEvent(h: (p: P.AgentEventParams) => void): vscode.Disposable {
+    return this.client.onNotification(P.Methods.agentEvent, h);
+  }
+  onAgentDialog(h: (p: P.AgentDialogParams, token: CancellationToken) => Promise<P.AgentDialogResult>): vscode.Disposable {
+    return this.client.onRequest(P.Methods.agentDialog, h);
   }
   onBeforeTree(h: (p: P.BeforeTreeParams, token: CancellationToken) => Promise<P.BeforeTreeResult>): vscode.Disposable {
     return this.client.onRequest(P.Methods.beforeTree, h);

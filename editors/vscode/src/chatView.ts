@@ -1,45 +1,88 @@
 /**
- * The Chat view: a webview showing the conversation along the active path (from
- * `sessionTree/context`, rebuilt after every move or append) and an input box. Send appends a user
- * message at the leaf; the extension prefills the input when a user or custom message is chosen;
- * Escape twice on an empty input opens the tree. The page only draws what it is given.
+ * The Chat view: the session's conversation as the server renders it (`sessionTree/transcript`),
+ * the live agent's answer streaming in (`sessionTree/agentEvent`), the agent's state, and an
+ * input. Send prompts the session's real agent (`sessionTree/prompt`), or appends without an
+ * answer when the agent cannot run (the state line says so first); Stop aborts the answer. The
+ * extension prefills the input when a user or custom message is chosen; Escape twice on an empty
+ * input opens the tree. The page (src/webview/chatPage.ts) only draws what it is given.
  */
 import * as vscode from 'vscode';
-import { errorMessage } from './errors';
-import { chatMessages, type ChatMessage } from './logic';
+import { showAgentDialog } from './agentDialogs';
+import { agentAvailable, agentErrorText, statusAdvice, statusDetail, statusLine, statusSetting } from './agentText';
+import { Conversation, type Change, type ChatEntry } from './chatModel';
+import { renderEntry } from './chatRender';
+import { errorKind, errorMessage } from './errors';
+import type { AgentEventParams, AgentStatus } from './protocol';
 import type { SessionController } from './session';
 
 type FromPage =
   | { type: 'ready' }
   | { type: 'send'; text: string }
+  | { type: 'stop' }
   | { type: 'openTree' }
+  | { type: 'openSetting'; setting?: string }
   | { type: 'input'; text: string }
   | { type: 'focus'; focused: boolean };
 
+/** How long streamed changes gather before the page redraws them. */
+const FLUSH_MS = 30;
+
+/**
+ * The chat's input text. One place holds it, so that keeping it per session is a change here
+ * only; today it stays when another session opens.
+ */
+export class ChatDraft {
+  text = '';
+  /** Text put in by the extension that the page has not shown yet. */
+  pendingPrefill: string | undefined;
+  /** Another session is on screen. */
+  sessionChanged(_uri: string | undefined): void {}
+}
+
 export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
-  private messages: ChatMessage[] = [];
-  private pendingPrefill: string | undefined;
-  /** The input box's text as the page last reported it (tests read it). */
-  inputText = '';
+  readonly conversation = new Conversation();
+  readonly draft = new ChatDraft();
   /** How often Escape Escape asked for the tree (tests read it). */
   openTreeCount = 0;
+  /** What the chat did last, for the tests (the stream as seen, errors, appends). */
+  readonly testLog: Record<string, unknown> = {};
   private readonly subs: vscode.Disposable[] = [];
   private seq = 0;
+  private dirtyKeys = new Set<string>();
+  private dirtyAll = false;
+  private flushTimer: ReturnType<typeof setTimeout> | undefined;
+  /** The text streamed per message number since the last prompt (tests compare it with the end). */
+  private streamed = new Map<number, string>();
+  /** A prompt is on its way (the agent may be starting). */
+  private sending = false;
   onStateChange: (() => void) | undefined;
 
-  constructor(private readonly ctl: SessionController, private readonly log: vscode.OutputChannel) {
+  constructor(
+    private readonly ctl: SessionController,
+    private readonly log: vscode.OutputChannel,
+    private readonly extensionUri: vscode.Uri,
+  ) {
     this.subs.push(
       ctl.onDidChangeRows((c) => {
         if (c.reason !== 'filter' && c.reason !== 'search') void this.rebuild();
       }),
+      ctl.onDidChangeSession((info) => this.sessionChanged(info?.uri)),
+      ctl.api.onAgentEvent((p) => this.onAgentEvent(p)),
+      ctl.api.onAgentDialog((p, token) => showAgentDialog(p, token, (v) => this.note('dialog', v))),
     );
   }
 
   resolveWebviewView(view: vscode.WebviewView): void {
     this.view = view;
-    view.webview.options = { enableScripts: true };
-    view.webview.html = html(view.webview.cspSource);
+    const dist = vscode.Uri.joinPath(this.extensionUri, 'dist');
+    const media = vscode.Uri.joinPath(this.extensionUri, 'media');
+    view.webview.options = { enableScripts: true, localResourceRoots: [dist, media] };
+    view.webview.html = html(
+      view.webview.cspSource,
+      view.webview.asWebviewUri(vscode.Uri.joinPath(dist, 'chat.js')).toString(),
+      view.webview.asWebviewUri(vscode.Uri.joinPath(media, 'chat.css')).toString(),
+    );
     view.webview.onDidReceiveMessage((m: FromPage) => this.onMessage(m));
     // A hidden or closed page sends no blur: clear the focus key so the keys free up elsewhere.
     const unfocus = () => void vscode.commands.executeCommand('setContext', 'sessiontree.chatFocused', false);
@@ -52,35 +95,66 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     });
   }
 
-  get transcript(): readonly ChatMessage[] {
-    return this.messages;
+  /** What is drawn, oldest first. */
+  get transcript(): readonly ChatEntry[] {
+    return this.conversation.entries();
   }
 
-  /** Rebuilds the conversation from the server's context at the leaf. */
+  /** The input box's text as the page last reported it (tests read it). */
+  get inputText(): string {
+    return this.draft.text;
+  }
+
+  /** The agent's state, as the chat shows it. */
+  get agentStatus(): AgentStatus | undefined {
+    return this.conversation.status;
+  }
+
+  private sessionChanged(uri: string | undefined): void {
+    this.conversation.reset(uri);
+    this.streamed.clear();
+    this.draft.sessionChanged(uri);
+    this.postStatus();
+    if (uri) void this.loadStatus(uri);
+  }
+
+  /** Asks for the agent's state (which also finds an agent running in the user's terminal). */
+  private async loadStatus(uri: string): Promise<void> {
+    try {
+      const status = await this.ctl.api.agent({ uri });
+      if (this.conversation.uri !== uri) return;
+      this.conversation.status = status;
+      this.postStatus();
+      this.onStateChange?.();
+    } catch (e) {
+      this.log.appendLine(`agent: ${errorMessage(e)}`);
+    }
+  }
+
+  /** Reads the conversation again at the leaf. */
   async rebuild(): Promise<void> {
     const uri = this.ctl.uri;
     const mine = ++this.seq;
-    if (!uri) {
-      this.messages = [];
-    } else {
+    if (uri !== this.conversation.uri) this.sessionChanged(uri);
+    if (uri) {
+      const ended = this.conversation.endedKeys();
       try {
-        // The view shows the messages only: the model-facing text stays on the server.
-        const ctx = await this.ctl.api.context({ uri, withText: false });
-        if (mine !== this.seq) return;
-        this.messages = chatMessages(ctx.messages);
+        const t = await this.ctl.api.transcript({ uri });
+        if (mine !== this.seq || uri !== this.conversation.uri) return;
+        this.conversation.setTranscript(t, ended);
       } catch (e) {
-        this.log.appendLine(`context: ${errorMessage(e)}`);
+        this.log.appendLine(`transcript: ${errorMessage(e)}`);
         return;
       }
     }
-    this.post();
+    this.postAll();
     this.onStateChange?.();
   }
 
   /** Puts text into the input box (a chosen user message, a /branch). */
   prefill(text: string): void {
-    this.pendingPrefill = text;
-    this.inputText = text;
+    this.draft.pendingPrefill = text;
+    this.draft.text = text;
     if (this.view) void this.view.webview.postMessage({ type: 'prefill', text });
     this.onStateChange?.();
   }
@@ -89,25 +163,109 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     void vscode.commands.executeCommand('sessiontree.chat.focus');
   }
 
-  private post(): void {
+  private onAgentEvent(p: AgentEventParams): void {
+    const change = this.conversation.apply(p);
+    const e = p.event;
+    if (p.uri === this.conversation.uri) {
+      if (e.kind === 'delta' && e.delta === 'text') this.streamed.set(e.message, (this.streamed.get(e.message) ?? '') + e.text);
+      if (e.kind === 'messageEnd' && e.item.role === 'assistant') {
+        const final = e.item.blocks.map((b) => (b.kind === 'markdown' || b.kind === 'text' ? b.text : '')).join('');
+        this.note('stream', { deltas: this.conversation.deltas, streamed: this.streamed.get(e.message) ?? '', final });
+      }
+      if (e.kind === 'agentEnd') void this.rebuild();
+      if (e.kind === 'exited') {
+        const tail = (e.stderrTail ?? []).slice(-5).join('\n');
+        void vscode.window.showErrorMessage(`The ${this.conversation.status?.agent ?? ''} agent exited${tail ? `: ${tail}` : '.'}`);
+      }
+    }
+    this.applyChange(change);
+  }
+
+  private applyChange(change: Change): void {
+    switch (change.kind) {
+      case 'none':
+        return;
+      case 'status':
+        this.postStatus();
+        this.onStateChange?.();
+        return;
+      case 'entries':
+        this.dirtyAll = true;
+        break;
+      case 'entry':
+        this.dirtyKeys.add(change.key);
+        break;
+    }
+    this.flushTimer ??= setTimeout(() => this.flush(), FLUSH_MS);
+  }
+
+  private flush(): void {
+    this.flushTimer = undefined;
+    if (this.dirtyAll) this.postAll();
+    else {
+      for (const key of this.dirtyKeys) {
+        const e = this.conversation.entry(key);
+        if (e) void this.view?.webview.postMessage({ type: 'entry', key, html: renderEntry(e) });
+      }
+    }
+    this.dirtyAll = false;
+    this.dirtyKeys.clear();
+    this.onStateChange?.();
+  }
+
+  private postAll(): void {
     if (this.view) this.view.title = this.ctl.info?.name ? `Chat — ${this.ctl.info.name}` : 'Chat';
+    const entries = this.conversation.entries().map((e) => ({ key: e.key, html: renderEntry(e) }));
+    const omitted = this.conversation.omitted;
+    if (omitted) entries.unshift({ key: 'omitted', html: `<div class="entry empty" data-key="omitted">${omitted} earlier messages are not shown.</div>` });
     void this.view?.webview.postMessage({
       type: 'render',
-      messages: this.messages,
-      session: this.ctl.info?.name ?? this.ctl.uri?.split('/').pop() ?? '',
+      entries,
       hasSession: !!this.ctl.uri,
+      empty: this.ctl.uri ? 'Empty conversation at this point.' : 'No session open.',
+    });
+    this.postStatus();
+  }
+
+  private postStatus(): void {
+    const s = this.conversation.status;
+    const available = agentAvailable(s);
+    const tone = !s
+      ? 'ok'
+      : s.state === 'unavailable' || s.state === 'exited'
+        ? 'error'
+        : s.state === 'running' || s.state === 'starting'
+          ? 'busy'
+          : s.source === 'terminal' && !s.armed
+            ? 'warn'
+            : 'ok';
+    const agent = s?.agent ?? 'the agent';
+    const line = this.ctl.uri ? statusLine(s) + (this.sending ? ' · sending…' : '') : '';
+    const running = this.conversation.running || s?.state === 'running';
+    void vscode.commands.executeCommand('setContext', 'sessiontree.agentRunning', running);
+    void this.view?.webview.postMessage({
+      type: 'status',
+      line,
+      detail: this.ctl.uri ? statusDetail(s) : '',
+      tone,
+      running,
+      sendLabel: available ? 'Send' : 'Append',
+      placeholder: available
+        ? `Message ${agent} (Enter to send, Shift+Enter for a new line, Esc Esc opens the tree)`
+        : 'Append a message without an answer (Enter; Shift+Enter for a new line)',
+      setting: statusSetting(s) ?? null,
     });
   }
 
   private async onMessage(m: FromPage): Promise<void> {
     switch (m.type) {
       case 'ready':
-        this.post();
-        if (this.pendingPrefill !== undefined) void this.view?.webview.postMessage({ type: 'prefill', text: this.pendingPrefill });
+        this.postAll();
+        if (this.draft.pendingPrefill !== undefined) void this.view?.webview.postMessage({ type: 'prefill', text: this.draft.pendingPrefill });
         return;
       case 'input':
-        this.inputText = m.text;
-        this.pendingPrefill = undefined;
+        this.draft.text = m.text;
+        this.draft.pendingPrefill = undefined;
         this.onStateChange?.();
         return;
       case 'focus':
@@ -119,27 +277,111 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         this.onStateChange?.();
         await vscode.commands.executeCommand('sessiontree.tree.focus');
         return;
+      case 'openSetting':
+        if (m.setting) await vscode.commands.executeCommand('workbench.action.openSettings', m.setting);
+        return;
+      case 'stop':
+        await this.stop();
+        return;
       case 'send':
         await this.send(m.text);
         return;
     }
   }
 
+  private sent(): void {
+    this.draft.pendingPrefill = undefined;
+    this.draft.text = '';
+    void this.view?.webview.postMessage({ type: 'sent' });
+    this.onStateChange?.();
+  }
+
+  /** Send: the agent answers; when it cannot run, the text is appended without an answer. */
   async send(text: string): Promise<void> {
     const uri = this.ctl.uri;
     if (!uri || !text.trim()) return;
+    if (this.sending) return;
+    const status = this.conversation.status;
+    if (!agentAvailable(status)) {
+      const setting = statusSetting(status);
+      const why = `${status?.message ?? 'the agent cannot run'}${status ? ` (${statusAdvice(status)})` : ''}`;
+      if (await this.append(text)) {
+        this.applyChange(this.conversation.notice(`Appended without an answer: ${why}.`, 'warning'));
+        void vscode.window.showWarningMessage(`Appended without an answer: ${why}.`, ...(setting ? ['Open Settings'] : [])).then((pick) => {
+          if (pick && setting) void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+        });
+      }
+      return;
+    }
+    this.conversation.startTurn();
+    this.streamed.clear();
+    this.applyChange({ kind: 'entries' });
+    this.sending = true;
+    this.postStatus();
     try {
-      await this.ctl.api.append({ uri, kind: 'user', text });
-      this.pendingPrefill = undefined;
-      this.inputText = '';
-      void this.view?.webview.postMessage({ type: 'sent' });
-      this.onStateChange?.();
+      const res = await this.ctl.api.prompt({ uri, text }).finally(() => (this.sending = false));
+      if (this.conversation.uri === uri) {
+        this.conversation.status = res.agent;
+        if (res.agent.state === 'running') this.conversation.running = true;
+      }
+      this.note('prompt', { turn: res.turn, text });
+      this.sent();
+      this.postStatus();
     } catch (e) {
-      void vscode.window.showErrorMessage(`Send failed: ${errorMessage(e)}`);
+      await this.promptFailed(e, text);
     }
   }
 
+  private async promptFailed(e: unknown, text: string): Promise<void> {
+    const kind = errorKind(e);
+    const agent = this.conversation.status?.agent;
+    const { text: message, setting } = agentErrorText(kind, (e as { message?: string })?.message ?? errorMessage(e), agent);
+    this.note('error', { kind, message });
+    this.applyChange(this.conversation.notice(message, 'error'));
+    // The state may have changed (not installed after all, exited): show it.
+    if (this.conversation.uri) void this.loadStatus(this.conversation.uri);
+    const actions = [...(setting ? ['Open Settings'] : []), ...(kind === 'agentNotInstalled' || kind === 'agentFailed' ? ['Append Without an Answer'] : [])];
+    const pick = await vscode.window.showErrorMessage(message, ...actions);
+    if (pick === 'Open Settings' && setting) await vscode.commands.executeCommand('workbench.action.openSettings', setting);
+    if (pick === 'Append Without an Answer') await this.append(text);
+  }
+
+  /** Appends the text as a user message at the leaf, without running the agent. */
+  async append(text: string): Promise<boolean> {
+    const uri = this.ctl.uri;
+    if (!uri || !text.trim()) return false;
+    try {
+      const res = await this.ctl.api.append({ uri, kind: 'user', text });
+      this.note('append', { entryId: res.entryId ?? null, text });
+      this.sent();
+      return true;
+    } catch (e) {
+      const { text: message } = agentErrorText(errorKind(e), (e as { message?: string })?.message ?? errorMessage(e), this.conversation.status?.agent);
+      this.note('error', { kind: errorKind(e), message });
+      void vscode.window.showErrorMessage(`Append failed: ${message}`);
+      return false;
+    }
+  }
+
+  /** Stops the agent's answer. */
+  async stop(): Promise<void> {
+    const uri = this.ctl.uri;
+    if (!uri) return;
+    try {
+      const res = await this.ctl.api.abort({ uri });
+      this.note('abort', res);
+    } catch (e) {
+      void vscode.window.showErrorMessage(`Stop failed: ${errorMessage(e)}`);
+    }
+  }
+
+  private note(key: string, value: unknown): void {
+    this.testLog[key] = value;
+    this.onStateChange?.();
+  }
+
   dispose(): void {
+    if (this.flushTimer) clearTimeout(this.flushTimer);
     this.subs.forEach((d) => d.dispose());
   }
 }
@@ -151,67 +393,19 @@ function nonce(): string {
   return s;
 }
 
-function html(csp: string): string {
+function html(csp: string, script: string, style: string): string {
   const n = nonce();
   return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="UTF-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${csp} 'unsafe-inline'; script-src 'nonce-${n}';">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src ${csp}; script-src 'nonce-${n}';">
 <meta name="viewport" content="width=device-width, initial-scale=1.0">
-<style>
-  body { padding: 0; margin: 0; display: flex; flex-direction: column; height: 100vh; font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); }
-  #log { flex: 1; overflow-y: auto; padding: 6px 8px; }
-  .msg { margin: 0 0 8px 0; white-space: pre-wrap; word-break: break-word; }
-  .role { font-weight: 600; opacity: .8; font-size: .9em; text-transform: lowercase; }
-  .msg.user .role { color: var(--vscode-charts-blue); }
-  .msg.assistant .role { color: var(--vscode-charts-green); }
-  .empty { opacity: .7; font-style: italic; }
-  form { display: flex; gap: 4px; padding: 6px; border-top: 1px solid var(--vscode-panel-border); }
-  textarea { flex: 1; resize: vertical; min-height: 2.4em; font-family: inherit; font-size: inherit; color: var(--vscode-input-foreground); background: var(--vscode-input-background); border: 1px solid var(--vscode-input-border, transparent); padding: 4px; }
-  button { color: var(--vscode-button-foreground); background: var(--vscode-button-background); border: none; padding: 4px 10px; cursor: pointer; }
-  button:hover { background: var(--vscode-button-hoverBackground); }
-</style></head>
+<link rel="stylesheet" href="${style}">
+</head>
 <body>
 <div id="log" aria-live="polite"><div class="empty">No session open.</div></div>
+<div id="status"><div id="status-line"></div><button id="setting" class="secondary" type="button" hidden>Open Settings</button><button id="stop" type="button" hidden>Stop</button></div>
+<div id="status-detail" hidden></div>
 <form id="form"><textarea id="input" rows="2" placeholder="Message (Enter to send, Shift+Enter for a new line, Esc Esc opens the tree)" aria-label="Message"></textarea><button id="send" type="submit">Send</button></form>
-<script nonce="${n}">
-  const vscode = acquireVsCodeApi();
-  const log = document.getElementById('log');
-  const input = document.getElementById('input');
-  const form = document.getElementById('form');
-  let lastEsc = 0;
-  function render(m) {
-    log.textContent = '';
-    if (!m.hasSession) { const d = document.createElement('div'); d.className = 'empty'; d.textContent = 'No session open.'; log.appendChild(d); return; }
-    if (!m.messages.length) { const d = document.createElement('div'); d.className = 'empty'; d.textContent = 'Empty conversation at this point.'; log.appendChild(d); }
-    for (const msg of m.messages) {
-      const d = document.createElement('div'); d.className = 'msg ' + msg.role.replace(/[^a-z]/gi, '-');
-      const r = document.createElement('div'); r.className = 'role'; r.textContent = msg.role;
-      const t = document.createElement('div'); t.className = 'text'; t.textContent = msg.text;
-      d.appendChild(r); d.appendChild(t); log.appendChild(d);
-    }
-    requestAnimationFrame(() => { log.scrollTop = log.scrollHeight; });
-  }
-  function send() { const text = input.value; if (!text.trim()) return; vscode.postMessage({ type: 'send', text }); }
-  form.addEventListener('submit', (e) => { e.preventDefault(); send(); });
-  input.addEventListener('input', () => vscode.postMessage({ type: 'input', text: input.value }));
-  input.addEventListener('keydown', (e) => {
-    if (e.key === 'Enter' && !e.shiftKey && !e.altKey && !e.ctrlKey && !e.metaKey) { e.preventDefault(); send(); return; }
-    if (e.key === 'Escape') {
-      if (input.value === '') {
-        const now = Date.now();
-        if (now - lastEsc < 600) { lastEsc = 0; vscode.postMessage({ type: 'openTree' }); } else { lastEsc = now; }
-      } else { lastEsc = 0; }
-    }
-  });
-  window.addEventListener('message', (ev) => {
-    const m = ev.data;
-    if (m.type === 'render') render(m);
-    else if (m.type === 'prefill') { input.value = m.text; input.focus(); input.setSelectionRange(m.text.length, m.text.length); vscode.postMessage({ type: 'input', text: input.value }); }
-    else if (m.type === 'sent') { input.value = ''; vscode.postMessage({ type: 'input', text: '' }); }
-  });
-  window.addEventListener('focus', () => vscode.postMessage({ type: 'focus', focused: true }));
-  window.addEventListener('blur', () => vscode.postMessage({ type: 'focus', focused: false }));
-  vscode.postMessage({ type: 'ready' });
-</script>
+<script nonce="${n}" src="${script}"></script>
 </body></html>`;
 }

@@ -49,7 +49,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   const ctl = new SessionController(a, log);
   const sessions = new SessionsProvider(a);
   const tree = new TreeProvider(ctl);
-  const chat = new ChatProvider(ctl, log);
+  const chat = new ChatProvider(ctl, log, ctx.extensionUri);
   ctx.subscriptions.push(ctl, sessions, tree, chat);
   ctx.subscriptions.push(vscode.window.registerWebviewViewProvider('sessiontree.chat', chat, { webviewOptions: { retainContextWhenHidden: true } }));
   const setContext = () => {
@@ -71,6 +71,8 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     state.set('chatInput', chat.inputText);
     state.set('chatMessages', chat.transcript.length);
     state.set('openTree', chat.openTreeCount);
+    state.set('chatAgent', chat.agentStatus ?? null);
+    state.set('chatLog', chat.testLog);
   };
   tree.onRendered = () => {
     setContext();
@@ -197,6 +199,9 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     }
   });
   reg('sessiontree.send', (text?: string) => chat.send(typeof text === 'string' ? text : chat.inputText));
+  reg('sessiontree.appendWithoutAgent', (text?: string) => chat.append(typeof text === 'string' ? text : chat.inputText));
+  reg('sessiontree.stop', () => chat.stop());
+  reg('sessiontree.installBridge', () => flows.installBridge(f));
 
   ctx.subscriptions.push(
     vscode.workspace.onDidChangeConfiguration((e) => {
@@ -204,6 +209,12 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
         ctl.setFollow(vscode.workspace.getConfiguration('sessiontree').get<boolean>('follow', true));
       }
       if (e.affectsConfiguration('sessiontree.extraRoots')) void sessions.refresh().catch(() => undefined);
+      if (e.affectsConfiguration('sessiontree.agent')) {
+        // The server takes the agent's settings when it starts.
+        void vscode.window
+          .showInformationMessage('Session Tree: the agent settings apply when the server restarts.', 'Restart the Server')
+          .then((pick) => pick && vscode.commands.executeCommand('sessiontree.restartServer'));
+      }
       if (e.affectsConfiguration('sessiontree.branchSummary.prompt')) {
         state.set('summaryPrompt', vscode.workspace.getConfiguration('sessiontree').get('branchSummary.prompt'));
       }

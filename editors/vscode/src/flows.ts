@@ -328,3 +328,32 @@ export function handOff(f: Flows): void {
   term.sendText([command, ...args].map(shellQuote).join(' '));
   f.record('handOff', { command, args });
 }
+
+/**
+ * Installs the sessiontree bridge into pi's or omp's extensions folder, so an agent the user runs
+ * in a terminal can be driven from the editor (after its restart).
+ */
+export async function installBridge(f: Flows): Promise<void> {
+  const dialect = f.ctl.info?.dialect;
+  const items = (['pi', 'omp'] as const).map((agent) => ({
+    label: agent,
+    description: agent === dialect ? 'this session\u2019s agent' : undefined,
+    agent,
+  }));
+  if (dialect === 'omp') items.reverse();
+  const picked = await vscode.window.showQuickPick(items, {
+    title: 'Install the sessiontree bridge for agents run in a terminal',
+    placeHolder: 'Which agent',
+  });
+  if (!picked) return;
+  try {
+    const res = await f.ctl.api.installBridge({ agent: picked.agent });
+    f.record('installBridge', res);
+    const what = res.written ? `Installed the bridge at ${res.path}` : `The bridge is already installed at ${res.path}`;
+    void vscode.window.showInformationMessage(
+      `${what}. Restart ${picked.agent} in your terminal; the chat and the tree then drive it (run /sessiontree there once to let the editor move its leaf).`,
+    );
+  } catch (e) {
+    void vscode.window.showErrorMessage(`Install the bridge failed: ${errorMessage(e)}`);
+  }
+}

@@ -519,15 +519,43 @@ await check('with follow off, an append updates the rows and keeps the selection
   return { selected: after.selected, leaf: after.leaf };
 });
 
-await check('chat Send appends a user message at the leaf', async () => {
+await check('an agent that cannot run is said before Send: the state line names the setting, Send reads Append', async () => {
+  // omp's executable is set to a file that does not exist (test-vscode.sh): this omp session's agent cannot run.
+  const s = await waitState((s) => s.chatAgent?.state === 'unavailable', 'the agent state', 10000);
+  if (s.chatAgent.agent !== 'omp') throw new Error('agent: ' + JSON.stringify(s.chatAgent));
+  const frame = chatFrame();
+  await frame.locator('#status-line', { hasText: 'omp · unavailable' }).waitFor({ timeout: 5000 });
+  const detail = await frame.locator('#status-detail').innerText();
+  if (!detail.includes('does not exist') || !detail.includes('Send appends your message without an answer; set sessiontree.agent.ompPath in your user settings')) {
+    throw new Error('detail: ' + detail);
+  }
+  const label = await frame.locator('#send').innerText();
+  if (label !== 'Append') throw new Error('the button reads ' + label);
+  if (!(await frame.locator('#setting').isVisible())) throw new Error('no Open Settings button');
+  return detail;
+});
+
+await check('Send with an agent that cannot run appends the message at the leaf and says it was not answered', async () => {
   const input = chatFrame().locator('#input');
   await input.fill('Sent from the chat view');
   await input.press('Enter');
   await treeRow('Sent from the chat view').waitFor({ timeout: 10000 });
-  const s = await waitState((s) => s.chatInput === '', 'input cleared', 5000);
+  const s = await waitState((s) => s.chatInput === '' && s.chatLog?.append?.text === 'Sent from the chat view', 'input cleared', 5000);
   const file = new URL(s.session).pathname;
   if (!fs.readFileSync(file, 'utf8').includes('Sent from the chat view')) throw new Error('not in the file');
+  await chatFrame().locator('.entry.notice', { hasText: 'Appended without an answer' }).waitFor({ timeout: 5000 });
+  await chatFrame().locator('.entry.msg.user', { hasText: 'Sent from the chat view' }).waitFor({ timeout: 5000 });
   return { messages: s.chatMessages };
+});
+
+await check('the state line\'s Open Settings button opens the setting it names', async () => {
+  await chatFrame().locator('#setting').click();
+  const search = page.locator('.settings-editor .suggest-input-container .monaco-editor textarea, .settings-editor .search-container textarea').first();
+  await page.locator('.settings-editor').first().waitFor({ timeout: 10000 });
+  await page.locator('.settings-editor .setting-item-contents', { hasText: /Omp Path/i }).first().waitFor({ timeout: 10000 });
+  const query = await search.inputValue().catch(() => '');
+  await palette('View: Close Editor', 'Close Editor');
+  return { query };
 });
 
 await check('filter keys also work while the chat has focus (Ctrl+O, Alt+D)', async () => {
@@ -641,6 +669,129 @@ await check('after "Restart the Server" the session reopens and follows appends 
   await waitState((x) => x.leaf === id, 'the append after the restart', 10000);
   await treeRow('Appended after the restart').waitFor({ timeout: 8000 });
   return { leaf: id };
+});
+
+// ---------------------------------------------------------------- the live agent (pi)
+// test-vscode.sh installed the real pi, started the tests' model server (its rules file is
+// MODEL_RULES) and made the home folder the extension host runs in, whose pi's only model is that
+// server; pi wrote the session below ("first question") itself.
+const modelRules = process.env.MODEL_RULES;
+const modelLog = process.env.MODEL_LOG;
+const piSession = process.env.PI_CHAT_SESSION;
+const LONG = 'The answer streams in small pieces, one after another, until the very last word arrives here.';
+const setRules = (rules) => fs.writeFileSync(modelRules, JSON.stringify(rules));
+const modelRequests = () => (fs.existsSync(modelLog) ? fs.readFileSync(modelLog, 'utf8').trim().split('\n').filter(Boolean).length : 0);
+const entriesOf = (file) => fs.readFileSync(file, 'utf8').split('\n').filter((l) => l.trim().startsWith('{')).map((l) => JSON.parse(l));
+const textOf = (m) => (typeof m?.content === 'string' ? m.content : (m?.content ?? []).filter((p) => p.type === 'text').map((p) => p.text).join(''));
+const chatSend = async (text) => {
+  const input = chatFrame().locator('#input');
+  await input.fill(text);
+  await input.press('Enter');
+};
+
+await check('the live agent: a pi session\'s chat shows its agent, ready to answer', async () => {
+  if (!modelRules || !piSession || !fs.existsSync(piSession)) throw new Error(`the agent set-up is missing: ${modelRules} ${piSession}`);
+  setRules([
+    { when: { lastUser: '^Stream' }, reply: { thinking: 'Counting the words first.', text: LONG, chunk: 6, delayMs: 150 } },
+    { when: { lastUser: '^Hold' }, reply: { text: 'Holding this answer for a while', hold: true, chunk: 4 } },
+    { when: { lastUser: '^Write' }, reply: { text: 'Writing it.', toolCalls: [{ name: 'write', arguments: { path: 'hello.txt', content: 'hello\n' } }] } },
+  ]);
+  await expandSessions();
+  const row = sessionRows().filter({ hasText: 'first question' }).first();
+  await row.waitFor({ timeout: 10000 });
+  await row.click();
+  const s = await waitState((s) => s.session?.endsWith(path.basename(piSession)) && s.chatAgent?.agent === 'pi', 'the pi session and its agent', 20000);
+  await collapseSessions();
+  await chatFrame().locator('.entry.msg.assistant', { hasText: 'echo: first question' }).waitFor({ timeout: 10000 });
+  const line = await chatFrame().locator('#status-line').innerText();
+  if (!line.startsWith('pi · ')) throw new Error('status line: ' + line);
+  if ((await chatFrame().locator('#send').innerText()) !== 'Send') throw new Error('the button does not read Send');
+  return { state: s.chatAgent.state, line };
+});
+
+await check('Send: the real pi answers, streamed into the chat (text before the end), then the whole answer; the new rows are in the tree', async () => {
+  const leafBefore = readState().leaf;
+  const asked = modelRequests();
+  await chatSend('Stream the answer, please');
+  const streaming = chatFrame().locator('.entry.msg.assistant.streaming');
+  await streaming.filter({ hasText: 'The answer' }).first().waitFor({ timeout: 120000 });
+  const partial = await streaming.first().innerText();
+  if (partial.includes('very last word')) throw new Error('the whole answer was there at once: ' + partial);
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'until the very last word arrives here.' }).waitFor({ timeout: 90000 });
+  const s = await waitState((s) => s.chatLog?.stream?.final === LONG && s.chatAgent?.state === 'idle', 'the end of the answer', 30000);
+  if (!(s.chatLog.stream.deltas > 1) || s.chatLog.stream.streamed !== LONG) throw new Error('stream: ' + JSON.stringify(s.chatLog.stream));
+  if (await chatFrame().locator('.entry.msg.streaming').count()) throw new Error('a streaming message is left');
+  if (s.chatInput !== '') throw new Error('the input was not cleared: ' + s.chatInput);
+  // The thinking is folded.
+  const thinking = chatFrame().locator('.entry.msg.assistant details.block.thinking').last();
+  if (await thinking.evaluate((d) => d.open)) throw new Error('the thinking is not folded');
+  if (!(await thinking.locator('summary').innerText()).startsWith('Thinking')) throw new Error('thinking summary');
+  // The file and the tree.
+  const entries = entriesOf(piSession);
+  const user = entries.find((e) => e.type === 'message' && textOf(e.message) === 'Stream the answer, please');
+  const reply = user && entries.find((e) => e.parentId === user.id);
+  if (!user || user.parentId !== leafBefore) throw new Error(`the question does not hang under the leaf ${leafBefore}: ${JSON.stringify(user)}`);
+  if (!reply || textOf(reply.message) !== LONG) throw new Error('the answer is not in the file');
+  await treeRow('user: Stream the answer, please').waitFor({ timeout: 15000 });
+  await treeRow('assistant: The answer streams').waitFor({ timeout: 15000 });
+  await waitState((s) => s.leaf === reply.id, 'the leaf to be the answer', 10000);
+  if (modelRequests() !== asked + 1) throw new Error(`the model was asked ${modelRequests() - asked} times`);
+  await shootPanel('vscode-chat-agent.png');
+  return { partial: partial.replace(/\s+/g, ' ').slice(0, 80), deltas: s.chatLog.stream.deltas };
+});
+
+await check('a tool call and its result are one line each, expandable to the arguments', async () => {
+  await chatSend('Write hello.txt');
+  await waitState((s) => s.chatLog?.prompt?.text === 'Write hello.txt', 'the prompt taken', 60000);
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'done: ' }).waitFor({ timeout: 90000 });
+  const call = chatFrame().locator('details.block.tool-call').last();
+  const summary = await call.locator('summary').innerText();
+  if (!summary.includes('write') || !summary.includes('hello.txt')) throw new Error('the call reads ' + summary);
+  if (await call.evaluate((d) => d.open)) throw new Error('the call is not folded');
+  await call.locator('summary').click();
+  await call.locator('pre', { hasText: '"path": "hello.txt"' }).waitFor({ timeout: 5000 });
+  const result = chatFrame().locator('details.block.tool-result').last();
+  if (await result.evaluate((d) => d.open)) throw new Error('the result is not folded');
+  // A redraw (the transcript again) keeps the call open.
+  await palette('Session Tree: Refresh Tree');
+  await page.waitForTimeout(1000);
+  if (!(await chatFrame().locator('details.block.tool-call').last().evaluate((d) => d.open))) throw new Error('the redraw closed the call');
+  const file = path.join(process.env.E2E_WORKSPACE ?? '', 'hello.txt');
+  if (!fs.existsSync(file)) throw new Error('pi did not run its own write tool: no ' + file);
+  return { summary, result: await result.locator('summary').innerText() };
+});
+
+await check('Stop aborts an answer the model holds; the file keeps the aborted answer', async () => {
+  await chatSend('Hold on to it');
+  await chatFrame().locator('.entry.msg.assistant.streaming', { hasText: 'Hold' }).first().waitFor({ timeout: 90000 });
+  const stop = chatFrame().locator('#stop');
+  if (!(await stop.isVisible())) throw new Error('no Stop button while the agent answers');
+  const line = await chatFrame().locator('#status-line').innerText();
+  if (!line.includes('answering')) throw new Error('the state line reads ' + line);
+  await stop.click();
+  const s = await waitState((s) => s.chatLog?.abort?.aborted === true && s.chatAgent?.state === 'idle', 'the abort', 60000);
+  await chatFrame().locator('.entry.msg.streaming').waitFor({ state: 'detached', timeout: 30000 });
+  await stop.waitFor({ state: 'hidden', timeout: 10000 });
+  const entries = entriesOf(piSession);
+  const held = entries.find((e) => e.type === 'message' && textOf(e.message) === 'Hold on to it');
+  const answer = held && entries.find((e) => e.parentId === held.id);
+  if (answer?.message?.stopReason !== 'aborted') throw new Error('the aborted answer: ' + JSON.stringify(answer?.message));
+  return { abort: s.chatLog.abort };
+});
+
+await check('"Append Without Running the Agent" appends the input without an answer', async () => {
+  const asked = modelRequests();
+  const input = chatFrame().locator('#input');
+  await input.fill('Just a note for later');
+  await waitState((s) => s.chatInput === 'Just a note for later', 'the input', 5000);
+  await palette('Session Tree: Append Without Running the Agent');
+  const s = await waitState((s) => s.chatLog?.append?.text === 'Just a note for later' && s.chatInput === '', 'the append', 20000);
+  await treeRow('user: Just a note for later').waitFor({ timeout: 10000 });
+  await page.waitForTimeout(1500);
+  if (modelRequests() !== asked) throw new Error('the model was asked');
+  const last = entriesOf(piSession).at(-1);
+  if (last.id !== s.chatLog.append.entryId || textOf(last.message) !== 'Just a note for later') throw new Error('the last entry: ' + JSON.stringify(last));
+  return { entryId: s.chatLog.append.entryId };
 });
 
 await check('screenshot of the panel', async () => {
