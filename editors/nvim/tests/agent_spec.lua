@@ -2,13 +2,16 @@
 -- answer through the real server against the tests' loopback model server. For each agent: <CR>
 -- in the chat input sends to the agent; the answer streams into the buffer (drawn before it ends),
 -- then the finished text replaces it; thinking is folded and <CR> opens it; the new messages are
--- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds.
+-- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds; a pi
+-- extension's dialog is answered through vim.ui.select.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 local A = dofile(H.plugin_dir .. '/tests/support/agents.lua')
 
 --- The answer streamed slowly enough to be seen before it ends.
 local LONG = 'The answer streams in small pieces, one after another, until the very last word arrives here.'
 local RULES = {
+  -- After a tool's result, the model closes the turn (the rules below would call the tool again).
+  { when = { lastToolResult = '' }, reply = { text = 'done: the file is written.' } },
   { when = { lastUser = '^Stream' }, reply = { thinking = 'Counting the words first.', text = LONG, chunk = 6, delayMs = 120 } },
   { when = { lastUser = '^Hold' }, reply = { text = 'Holding this answer for a while', hold = true, chunk = 4 } },
   {
@@ -188,6 +191,19 @@ H.run(function()
   local bin = A.bin(H.repo)
   local model = A.model_server(H.repo, dir, RULES)
   local env = A.home(H.repo, dir, model, bin)
+  -- A pi extension of the user's whose command asks something (an agent's dialog).
+  vim.fn.mkdir(env.home .. '/.pi/agent/extensions', 'p')
+  vim.fn.writefile({
+    'export default function (pi: any) {',
+    '  pi.registerCommand("ask", {',
+    '    description: "Ask for a colour",',
+    '    handler: async (_args: string, ctx: any) => {',
+    '      const choice = await ctx.ui.select("Pick a colour", ["red", "green"]);',
+    '      ctx.ui.notify(`picked ${choice}`, "info");',
+    '    },',
+    '  });',
+    '}',
+  }, env.home .. '/.pi/agent/extensions/ask.ts')
   local pi_file = A.first_session(bin, 'pi', env.project, dir .. '/sessions', 'first question')
   local omp_file = A.first_session(bin, 'omp', env.project, dir .. '/sessions', 'first question')
   H.setup(dir, { agent = { pi_path = bin .. '/pi', omp_path = bin .. '/omp' } })
@@ -200,15 +216,39 @@ H.run(function()
   end
 
   chat_with('pi', pi_file, model)
+
+  -- An extension inside pi asks (its /ask command opens a select dialog): the question comes to
+  -- vim.ui.select, the answer goes back to the extension, which says what it got.
+  local chat = require('sessiontree.chat')
+  local st = chat.state
+  local asked
+  vim.ui.select = function(items, opts, on_choice)
+    asked = { items = items, prompt = opts.prompt }
+    vim.schedule(function()
+      on_choice(items[2])
+    end)
+  end
+  type_and_send('/ask')
+  H.check(
+    H.wait(function()
+      return conv_text():find('> picked green', 1, true) ~= nil
+    end, 90000),
+    "pi: an extension's select dialog is answered through vim.ui.select; its notice is shown",
+    { asked = asked, text = conv_text(), last = st.last }
+  )
+  H.check(
+    asked and vim.deep_equal(asked.items, { 'red', 'green' }) and asked.prompt:find('Pick a colour', 1, true),
+    'pi: the dialog showed the extension title and choices',
+    asked
+  )
+
   chat_with('omp', omp_file, model)
 
   -- A tool call and its result: one line each, folded; <CR> shows the arguments.
-  local chat = require('sessiontree.chat')
-  local st = chat.state
   type_and_send('Write hello.txt')
   H.check(
     H.wait(function()
-      return conv_line('⚙ write') and conv_line('↳ ') and not st.conversation.running and conv_text():find('done: ', 1, true)
+      return conv_line('⚙ write') and conv_line('↳ ') and not st.conversation.running and conv_text():find('done: the file is written.', 1, true)
     end, 90000),
     'omp: the tool call and its result are drawn, then the answer',
     conv_text()

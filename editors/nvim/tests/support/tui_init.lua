@@ -11,6 +11,7 @@ require('sessiontree').setup({
   omp_agent_dir = dir .. '/omp-agent',
   pi_agent_dir = dir .. '/pi-agent',
   panel = { width = 64 },
+  agent = { disabled = true }, -- no live agent: an agent installed on the machine must not answer
 })
 -- The test scripts start typing once this is on the screen: the init has run and the UI is up.
 vim.api.nvim_create_autocmd('UIEnter', {

@@ -136,7 +136,7 @@ for _ in 1 2 3 4 5 6; do
 done
 check 'k walked the cursor marker to "user: Paris"' '› .*user: Paris'
 tm send-keys -t "$S" Enter
-wait_for 'message · <CR>'; check 'Enter on a user message opens the chat' 'chat · <CR> sends'
+wait_for 'message · <CR>'; check 'Enter on a user message opens the chat (its winbar: the agent state)' 'chat · omp · unavailable'
 check 'the chat shows the conversation' '## assistant'
 wait_for '│Paris *$'; check 'the chat input holds the message text' '│Paris *$'
 wait_for 'Moved to leaf'; check 'the move is reported' 'Moved to leaf'
