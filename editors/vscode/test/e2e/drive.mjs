@@ -641,7 +641,8 @@ await check('a 2000-entry session shows a window of rows with pagers; paging mov
 
 await check('a pi session (pi\'s own folder) opens with its rows; the hand-off runs pi --session', async () => {
   await expandSessions();
-  const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: /· pi/ }).first();
+  // The csv pi session (named "Quoted commas␇ in pi"), not the one pi writes for the live agent.
+  const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: /in pi.*· pi/ }).first();
   await row.waitFor({ timeout: 8000 });
   await row.click();
   const s = await waitState((s) => s.session?.includes('/pi-agent/'), 'the pi session', 15000);
@@ -692,6 +693,8 @@ const chatSend = async (text) => {
 await check('the live agent: a pi session\'s chat shows its agent, ready to answer', async () => {
   if (!modelRules || !piSession || !fs.existsSync(piSession)) throw new Error(`the agent set-up is missing: ${modelRules} ${piSession}`);
   setRules([
+    // After a tool's result, the model closes the turn (the rules below would call the tool again).
+    { when: { lastToolResult: '' }, reply: { text: 'done: the file is written.' } },
     { when: { lastUser: '^Stream' }, reply: { thinking: 'Counting the words first.', text: LONG, chunk: 6, delayMs: 150 } },
     { when: { lastUser: '^Hold' }, reply: { text: 'Holding this answer for a while', hold: true, chunk: 4 } },
     { when: { lastUser: '^Write' }, reply: { text: 'Writing it.', toolCalls: [{ name: 'write', arguments: { path: 'hello.txt', content: 'hello\n' } }] } },
@@ -743,7 +746,7 @@ await check('Send: the real pi answers, streamed into the chat (text before the 
 await check('a tool call and its result are one line each, expandable to the arguments', async () => {
   await chatSend('Write hello.txt');
   await waitState((s) => s.chatLog?.prompt?.text === 'Write hello.txt', 'the prompt taken', 60000);
-  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'done: ' }).waitFor({ timeout: 90000 });
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'done: the file is written.' }).waitFor({ timeout: 90000 });
   const call = chatFrame().locator('details.block.tool-call').last();
   const summary = await call.locator('summary').innerText();
   if (!summary.includes('write') || !summary.includes('hello.txt')) throw new Error('the call reads ' + summary);
