@@ -278,7 +278,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         await vscode.commands.executeCommand('sessiontree.tree.focus');
         return;
       case 'openSetting':
-        if (m.setting) await vscode.commands.executeCommand('workbench.action.openSettings', m.setting);
+        if (m.setting) await openSetting(m.setting);
         return;
       case 'stop':
         await this.stop();
@@ -308,7 +308,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       if (await this.append(text)) {
         this.applyChange(this.conversation.notice(`Appended without an answer: ${why}.`, 'warning'));
         void vscode.window.showWarningMessage(`Appended without an answer: ${why}.`, ...(setting ? ['Open Settings'] : [])).then((pick) => {
-          if (pick && setting) void vscode.commands.executeCommand('workbench.action.openSettings', setting);
+          if (pick && setting) void openSetting(setting);
         });
       }
       return;
@@ -342,7 +342,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     if (this.conversation.uri) void this.loadStatus(this.conversation.uri);
     const actions = [...(setting ? ['Open Settings'] : []), ...(kind === 'agentNotInstalled' || kind === 'agentFailed' ? ['Append Without an Answer'] : [])];
     const pick = await vscode.window.showErrorMessage(message, ...actions);
-    if (pick === 'Open Settings' && setting) await vscode.commands.executeCommand('workbench.action.openSettings', setting);
+    if (pick === 'Open Settings' && setting) await openSetting(setting);
     if (pick === 'Append Without an Answer') await this.append(text);
   }
 
@@ -384,6 +384,24 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.subs.forEach((d) => d.dispose());
   }
+}
+
+/**
+ * Opens the Settings editor at `setting`. The agent settings are machine settings: in a remote
+ * window (code-server, SSH) they live in the remote machine's settings, which the plain command's
+ * User tab does not show.
+ */
+async function openSetting(setting: string): Promise<void> {
+  if (vscode.env.remoteName) {
+    try {
+      // (Its argument must be an options object: a plain string is dropped.)
+      await vscode.commands.executeCommand('workbench.action.openRemoteSettings', { query: setting });
+      return;
+    } catch {
+      // A VS Code without that command: the user settings at least.
+    }
+  }
+  await vscode.commands.executeCommand('workbench.action.openSettings', setting);
 }
 
 function nonce(): string {
