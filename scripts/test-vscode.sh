@@ -59,6 +59,19 @@ model_url() {
 MODEL_URL=$(model_url) || { echo "the model server did not start"; cat "$RUN/model-server.out"; fail=$((fail + 1)); finish; }
 AGENT_HOME=$(node "$ROOT/scripts/testing/agent-home.mjs" --home "$RUN/home" --url "$MODEL_URL")
 agent_env=(HOME="$AGENT_HOME" PI_OFFLINE=1 XDG_RUNTIME_DIR="$AGENT_HOME/run")
+# A pi extension of the user's whose /ask command asks something (an agent's dialog).
+mkdir -p "$AGENT_HOME/.pi/agent/extensions"
+cat > "$AGENT_HOME/.pi/agent/extensions/ask.ts" <<'TS'
+export default function (pi: any) {
+  pi.registerCommand("ask", {
+    description: "Ask for a colour",
+    handler: async (_args: string, ctx: any) => {
+      const choice = await ctx.ui.select("Pick a colour", ["red", "green"]);
+      ctx.ui.notify(`picked ${choice}`, "info");
+    },
+  });
+}
+TS
 
 # ---------------------------------------------------------------- server
 if [ -n "${SESSIONTREE_BIN:-}" ]; then

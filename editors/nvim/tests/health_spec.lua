@@ -1,4 +1,5 @@
--- :checkhealth sessiontree against the real server: version, binary, protocol, sessions, client.
+-- :checkhealth sessiontree against the real server: version, binary, protocol, sessions, client,
+-- and whether the live agent's pi and omp are found.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
@@ -40,4 +41,41 @@ H.run(function()
     'a missing binary is reported as an error',
     text
   )
+
+  -- The live agent: an agent found through its option, one whose option names nothing.
+  local fake_pi = dir .. '/bin/pi'
+  vim.fn.mkdir(dir .. '/bin', 'p')
+  vim.fn.writefile({ '#!/bin/sh', 'exit 0' }, fake_pi)
+  vim.fn.setfperm(fake_pi, 'rwxr-xr-x')
+  require('sessiontree').setup({ agent = { pi_path = fake_pi, omp_path = dir .. '/no-such-omp' } })
+  got = {}
+  vim.health = setmetatable({}, {
+    __index = function(_, level)
+      return function(msg)
+        table.insert(got, level .. ' ' .. tostring(msg))
+      end
+    end,
+  })
+  ok, err = pcall(require('sessiontree.health').check_agents)
+  vim.health = real
+  text = table.concat(got, '\n')
+  H.check(ok, 'the agent check runs', err)
+  H.check(text:find('ok pi: ' .. fake_pi .. ' (from agent.pi_path)', 1, true), 'pi is reported found, and where from', text)
+  H.check(
+    text:find('error omp: `' .. dir .. '/no-such-omp` (from agent.omp_path) does not exist or cannot be run', 1, true),
+    'an omp option naming nothing is an error',
+    text
+  )
+  require('sessiontree').setup({ agent = { disabled = true } })
+  got = {}
+  vim.health = setmetatable({}, {
+    __index = function(_, level)
+      return function(msg)
+        table.insert(got, level .. ' ' .. tostring(msg))
+      end
+    end,
+  })
+  require('sessiontree.health').check_agents()
+  vim.health = real
+  H.check(table.concat(got, '\n'):find('warn the live agent is turned off', 1, true), 'a disabled agent is a warning', got)
 end)

@@ -271,6 +271,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
       case 'focus':
         // `focusedView` does not follow focus into a webview: keys bound "when the chat has focus" use this.
         await vscode.commands.executeCommand('setContext', 'sessiontree.chatFocused', m.focused);
+        this.note('focused', m.focused);
         return;
       case 'openTree':
         this.openTreeCount++;

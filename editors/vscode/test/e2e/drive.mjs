@@ -557,8 +557,9 @@ await check('the state line\'s Open Settings button opens the setting it names',
   const query = await search.inputValue().catch(() => '');
   await palette('View: Close Editor', 'Close Editor');
   await page.locator('.settings-editor').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
-  // Back into the chat (a click: the page's focus comes back with it).
+  // Back into the chat (a click: the page's focus comes back with it, and the keys bound to it).
   await chatFrame().locator('#input').click();
+  await waitState((s) => s.chatLog?.focused === true, 'the chat to have the focus', 10000);
   return { query };
 });
 
@@ -808,6 +809,18 @@ await check('"Append Without Running the Agent" appends the input without an ans
   const last = entriesOf(piSession).at(-1);
   if (last.id !== s.chatLog.append.entryId || textOf(last.message) !== 'Just a note for later') throw new Error('the last entry: ' + JSON.stringify(last));
   return { entryId: s.chatLog.append.entryId };
+});
+
+await check('an extension inside pi asks (a select dialog): a quick pick answers it', async () => {
+  // test-vscode.sh put a pi extension in the agent's home whose /ask command asks for a colour.
+  await chatSend('/ask');
+  await pickRow('green').waitFor({ timeout: 60000 });
+  const title = await page.locator('.quick-input-widget .quick-input-title').innerText().catch(() => '');
+  await pickRow('green').click();
+  await chatFrame().locator('.entry.notice', { hasText: 'picked green' }).waitFor({ timeout: 30000 });
+  const s = await waitState((s) => s.chatLog?.dialog?.answer?.value === 'green', 'the dialog answer', 10000);
+  if (s.chatLog.dialog.dialog !== 'select' || !s.chatLog.dialog.title.includes('Pick a colour')) throw new Error(JSON.stringify(s.chatLog.dialog));
+  return { title, dialog: s.chatLog.dialog };
 });
 
 await check('screenshot of the panel', async () => {
