@@ -164,7 +164,7 @@ step code-server-start start_cs || finish
 
 e2e_start=$(date +%s)
 SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS MODEL_RULES=$MODEL_RULES MODEL_LOG=$MODEL_LOG \
-  PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+  PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS E2E_PI_AGENT_DIR=$RUN/pi-agent timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
   "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
 ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
 ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")

@@ -168,6 +168,22 @@ H.run(function()
     st.conversation.status
   )
 
+  -- :SessionInstallBridge writes the bridge into the agent's extensions folder and says where.
+  vim.cmd('SessionInstallBridge pi')
+  local bridge = dir .. '/pi-agent/extensions/sessiontree-bridge.ts'
+  H.check(
+    H.wait(function()
+      return vim.fn.filereadable(bridge) == 1 and said('installed the bridge at ' .. bridge)
+    end),
+    ':SessionInstallBridge pi installs the bridge and says where',
+    messages
+  )
+  H.check(
+    st.last.install and st.last.install.path == bridge and st.last.install.written == true,
+    'the server wrote it',
+    st.last.install
+  )
+
   -- The agent's dialogs: declared, and answered through vim.ui in the handler's coroutine.
   local caps = require('sessiontree.client').capabilities()
   H.check(caps.experimental.sessionTree.agentDialogs == true, 'the client declares agentDialogs')

@@ -823,6 +823,17 @@ await check('an extension inside pi asks (a select dialog): a quick pick answers
   return { title, dialog: s.chatLog.dialog };
 });
 
+await check('"Install the Bridge for Terminal Agents" writes the bridge into the chosen agent\'s folder', async () => {
+  await palette('Session Tree: Install the Bridge for Terminal Agents');
+  await pickRow('pi').waitFor({ timeout: 10000 });
+  await pickRow('pi').click();
+  const s = await waitState((s) => s.installBridge?.path, 'the bridge installed', 15000);
+  const want = path.join(process.env.E2E_PI_AGENT_DIR ?? '', 'extensions', 'sessiontree-bridge.ts');
+  if (s.installBridge.path !== want || !fs.existsSync(want)) throw new Error(`installed at ${s.installBridge.path}, expected ${want}`);
+  await page.locator('.notifications-toasts', { hasText: 'Restart pi in your terminal' }).first().waitFor({ timeout: 10000 });
+  return s.installBridge;
+});
+
 await check('screenshot of the panel', async () => {
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
