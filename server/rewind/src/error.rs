@@ -34,6 +34,12 @@ pub enum Error {
         /// The snapshot's tree id.
         tree: String,
     },
+    /// A snapshot named to be bound to an entry is not a tree of the repository.
+    #[error("{tree} is not a snapshot of this repository (take one with `sessiontree rewind-point take`)")]
+    UnknownSnapshot {
+        /// The id given.
+        tree: String,
+    },
     /// `--undo` with no restore recorded in this work tree.
     #[error("nothing to undo: no restore has been made in {workspace}")]
     NothingToUndo {
@@ -105,6 +111,7 @@ impl Error {
             Error::NoPoint { .. } => "noRewindPoint",
             Error::Pruned { .. } => "snapshotPruned",
             Error::NothingToUndo { .. } => "nothingToUndo",
+            Error::UnknownSnapshot { .. } => "unknownSnapshot",
             Error::NoSuchFile { .. } => "noSuchFile",
             Error::GitMissing(_) | Error::Git { .. } => "gitFailed",
             Error::Io { .. } => "io",

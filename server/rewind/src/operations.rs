@@ -170,6 +170,19 @@ impl Rewind {
         Ok(Snapshot { tree, new })
     }
 
+    /// Fails with [`Error::UnknownSnapshot`] unless `tree` names a tree of the repository (a
+    /// snapshot another process took, about to be bound).
+    pub fn require_snapshot(&self, tree: &str) -> Result<()> {
+        let valid = !tree.is_empty() && tree.bytes().all(|b| b.is_ascii_hexdigit());
+        let mut reader = self.workspace.git().objects()?;
+        match reader.read_with_id(&format!("{tree}^{{tree}}"))? {
+            Some((id, _)) if valid && id == tree => Ok(()),
+            _ => Err(Error::UnknownSnapshot {
+                tree: tree.to_owned(),
+            }),
+        }
+    }
+
     /// Records `tree` (a snapshot taken with [`Rewind::snapshot`]) as the point of an entry.
     pub fn bind(
         &self,

@@ -99,6 +99,11 @@ impl Points {
                     if !lineage.contains(&p.session) && !same_entry {
                         continue;
                     }
+                    // A point taken at the agent's own boundary (the bridge) is never replaced by
+                    // an approximate one the server took for the same entry at about the same time.
+                    if !p.exact && by_entry.get(&p.entry).is_some_and(|old| old.exact) {
+                        continue;
+                    }
                     by_entry.insert(
                         p.entry.clone(),
                         Point {

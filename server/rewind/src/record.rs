@@ -89,6 +89,10 @@ pub fn record_live(appended: &Appended) -> Result<Option<Recorded>> {
         return Ok(None);
     }
     let snapshot = rewind.snapshot()?;
+    if rewind.has_point(&appended.boundary.session_id, &appended.boundary.entry_id)? {
+        // The bridge recorded it while the snapshot was taken.
+        return Ok(None);
+    }
     let grew = file_len(&appended.file) != Some(appended.file_len);
     let exact = !grew && !appended.followed;
     rewind.bind_target(
