@@ -1,5 +1,6 @@
 //! The `sessiontree` binary: the language server (`sessiontree lsp`) and the command-line tools
-//! (`inspect`, `check`, `tree`, `migrate`, `continue`, `install-bridge`, `snapshots`, `rewind`).
+//! (`inspect`, `check`, `tree`, `migrate`, `continue`, `install-bridge`, `snapshots`, `rewind`,
+//! `rewind-point`).
 
 mod cli;
 
@@ -35,6 +36,9 @@ enum Command {
     Snapshots(cli::rewind::SnapshotsArgs),
     /// Restore the session's workspace files to an entry's point (`--at`), or undo the last restore.
     Rewind(cli::rewind::RewindArgs),
+    /// Record a rewind point from inside the agent (the bridge runs it): `take` a snapshot now,
+    /// `bind` it to an entry once written.
+    RewindPoint(cli::rewind_point::RewindPointArgs),
     /// Write a realistic synthetic session (for benchmarks), deterministic by seed.
     Generate(cli::generate::GenerateArgs),
     /// Continue a session with its real agent from an entry: prints the answer as it streams.
@@ -67,6 +71,7 @@ fn main() -> ExitCode {
         Command::InstallBridge(args) => cli::install_bridge::run(args),
         Command::Snapshots(args) => cli::rewind::run_snapshots(args),
         Command::Rewind(args) => cli::rewind::run_rewind(args),
+        Command::RewindPoint(args) => cli::rewind_point::run(args),
     };
     match result {
         Ok(code) => code,

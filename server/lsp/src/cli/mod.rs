@@ -8,6 +8,7 @@ pub mod inspect;
 pub mod install_bridge;
 pub mod migrate;
 pub mod rewind;
+pub mod rewind_point;
 pub mod store;
 pub mod tree;
 
