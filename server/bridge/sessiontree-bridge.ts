@@ -19,12 +19,24 @@
  *     agent and the session file, rewritten when the agent moves to another session file.
  *   - `SESSIONTREE_BRIDGE=off` turns the bridge off.
  *
+ * Rewind points (docs/rewind.md): every user message gets the workspace's files as they were
+ * before the agent acted on it, every turn-ending assistant message the files after the turn. The
+ * snapshot of a user message starts when the agent emits the message (before the model is asked)
+ * and every tool call waits for it in the `tool_call` hook (awaited by both agents before a tool
+ * runs), so the point is exact whoever sent the prompt: the editor, `sessiontree continue` or the
+ * user typing here. The store's logic is the `sessiontree` binary's: `sessiontree rewind-point
+ * take` snapshots, `sessiontree rewind-point bind` records the point once the agent has written the
+ * entry. The binary is `SESSIONTREE_BIN` (the server sets it for the agents it starts), else
+ * `sessiontree` on PATH; `SESSIONTREE_REWIND=off` turns the points off. A snapshot that fails is
+ * said once in the agent's UI and never stops the turn.
+ *
  * Moving the leaf and /branch are only possible from a command handler's context in both agents,
  * so the bridge registers `/sessiontree`: running it once (the server does it over RPC; in a
  * terminal, the user types it when the editor asks) arms the bridge with that context, which stays
  * valid until the agent switches to another session.
  */
 
+import * as childProcess from "node:child_process";
 import * as crypto from "node:crypto";
 import * as fs from "node:fs";
 import * as net from "node:net";
@@ -114,6 +126,7 @@ export default function sessiontreeBridge(pi: any): void {
       busy: busy(),
       model: modelName(),
       armed: commandCtx !== undefined && safe(() => commandCtx!.sessionManager) !== undefined,
+      rewindPoints: rewind.recording(),
     };
   }
 
@@ -354,6 +367,22 @@ export default function sessiontreeBridge(pi: any): void {
 
   process.once("exit", stop);
 
+  // ------------------------------------------------------------------ rewind points
+
+  const rewind = rewindPoints({
+    sessionManager: () => safe(() => sessionManager()),
+    cwd: () => safe(() => (commandCtx ?? ctx)?.cwd) ?? process.cwd(),
+    broadcast,
+    notify: (text) => safe(() => ctx?.ui?.notify(text, "warning")),
+    statusChanged: () => broadcast({ event: "status", state: state() }),
+  });
+  // Every tool call waits for the snapshot of the user message it answers (never longer than the
+  // agent lets a hook run), so the point holds the files before the agent acted.
+  pi.on("tool_call", async () => {
+    await rewind.beforeTools();
+    return undefined;
+  });
+
   // ------------------------------------------------------------------ the command
 
   pi.registerCommand(COMMAND, {
@@ -395,7 +424,10 @@ export default function sessiontreeBridge(pi: any): void {
   on("session_start", sessionStarted);
   on("session_switch", sessionStarted);
   on("session_branch", sessionStarted);
-  on("session_shutdown", () => {
+  pi.on("session_shutdown", async (_event: Obj, eventCtx: Obj) => {
+    if (eventCtx) ctx = eventCtx;
+    // The last turn's point is recorded before the agent goes (omp gives this hook 2 s).
+    await rewind.settle(1500);
     broadcast({ event: "shutdown" });
     stop();
     if (shared[ACTIVE] === instance) shared[ACTIVE] = undefined;
@@ -439,6 +471,7 @@ export default function sessiontreeBridge(pi: any): void {
   }
 
   on("message_start", (event) => {
+    if (event.message?.role === "user") rewind.userMessage(event.message);
     if (event.message?.role === "assistant") streaming = { key: keyOf(event.message), sent: [], ended: false };
     broadcast({ event: "messageStart", role: event.message?.role ?? null });
   });
@@ -454,6 +487,7 @@ export default function sessiontreeBridge(pi: any): void {
       flush(event.message);
       streaming.ended = true;
     }
+    if (event.message?.role === "assistant" && event.message.stopReason !== "toolUse") rewind.turnEnded(event.message);
     broadcast({ event: "messageEnd", message: (event.message ?? null) as Json });
   });
   on("tool_execution_start", (event) =>
@@ -471,4 +505,233 @@ export default function sessiontreeBridge(pi: any): void {
       isError: event.isError === true,
     }),
   );
+}
+
+// -------------------------------------------------------------------- rewind points
+
+/** What the rewind points need of the bridge. */
+interface RewindHost {
+  sessionManager(): Obj | undefined;
+  cwd(): string;
+  broadcast(message: Obj): void;
+  notify(text: string): void;
+  statusChanged(): void;
+}
+
+/** A boundary whose snapshot is taken or being taken. */
+interface Boundary {
+  moment: "before" | "after";
+  role: string;
+  timestamp: unknown;
+  sm: Obj;
+  cwd: string;
+  sessionFile: string | null;
+  sessionId: string | null;
+  /** The snapshot is done (or failed). */
+  done: boolean;
+  /** Tools went on before it was done: the point is approximate. */
+  waitedOut: boolean;
+  taken: Promise<unknown>;
+}
+
+/** How long a tool waits for its user message's snapshot (omp cancels a hook after 30 s). */
+const TOOL_WAIT_MS = 20_000;
+/** How long a point waits for the agent to write its entry. */
+const BIND_WAIT_MS = 60_000;
+
+/**
+ * Rewind points at the agent's own boundaries, recorded by the `sessiontree` binary. Snapshots run
+ * one after another (a turn's end before the next message's start); binding waits for the entry.
+ */
+function rewindPoints(host: RewindHost) {
+  const enabled = process.env.SESSIONTREE_REWIND !== "off";
+  const binary = process.env.SESSIONTREE_BIN || "sessiontree";
+  let chain: Promise<unknown> = Promise.resolve();
+  let lastBefore: Boundary | undefined;
+  const work = new Set<Promise<unknown>>();
+  /** Whether the binary could be run at the last attempt. */
+  let runnable = enabled;
+  let lastProblem = "";
+
+  function sessiontree(args: string[]): Promise<Obj> {
+    return new Promise((resolve, reject) => {
+      childProcess.execFile(binary, args, { timeout: 120_000, maxBuffer: 1 << 20 }, (error: any, stdout: any, stderr: any) => {
+        let answer: Obj | undefined;
+        try {
+          answer = JSON.parse(String(stdout ?? "").trim().split("\n").pop() || "null");
+        } catch {
+          answer = undefined;
+        }
+        const started = !error || typeof error.code === "number";
+        setRunnable(started);
+        if (!error && answer && !answer.error) return resolve(answer);
+        if (answer?.error) return reject(new BridgeError(String(answer.error.kind), String(answer.error.message)));
+        const why = error?.code === "ENOENT" ? `${binary} was not found (put sessiontree on PATH or set SESSIONTREE_BIN)` : String(stderr || error?.message || error).trim();
+        reject(new BridgeError(started ? "failed" : "notFound", why));
+      });
+    });
+  }
+
+  function setRunnable(now: boolean): void {
+    if (now === runnable) return;
+    runnable = now;
+    host.statusChanged();
+  }
+
+  function report(error: any): void {
+    if (error instanceof BridgeError && error.kind === "notARepository") return; // only git workspaces have points
+    const problem = `rewind point not recorded: ${String(error?.message ?? error)}`;
+    if (problem === lastProblem) return;
+    lastProblem = problem;
+    host.notify(`sessiontree: ${problem}`);
+    host.broadcast({ event: "rewindProblem", message: problem });
+  }
+
+  function track<T>(promise: Promise<T>): Promise<T> {
+    work.add(promise);
+    void promise.finally(() => work.delete(promise)).catch(() => {});
+    return promise;
+  }
+
+  /** Starts the snapshot of a boundary (after the ones already started). */
+  function start(message: Obj, moment: "before" | "after"): Boundary | undefined {
+    if (!enabled) return undefined;
+    const sm = host.sessionManager();
+    if (!sm) return undefined;
+    const call = <T>(f: () => T): T | null => {
+      try {
+        return f() ?? null;
+      } catch {
+        return null;
+      }
+    };
+    const boundary: Boundary = {
+      moment,
+      role: String(message.role),
+      timestamp: message.timestamp,
+      sm,
+      cwd: call(() => sm.getCwd()) ?? host.cwd(),
+      sessionFile: call(() => sm.getSessionFile()),
+      sessionId: call(() => sm.getSessionId()),
+      done: false,
+      waitedOut: false,
+      taken: Promise.resolve(),
+    };
+    const args = ["rewind-point", "take", "--cwd", boundary.cwd];
+    if (boundary.sessionFile) args.push("--session-file", boundary.sessionFile);
+    const taken = chain.then(() => sessiontree(args));
+    chain = taken.catch(() => undefined);
+    boundary.taken = taken.then(
+      () => undefined,
+      () => undefined,
+    );
+    track(
+      taken
+        .then(
+          (answer) => {
+            boundary.done = true;
+            return bind(boundary, answer, !boundary.waitedOut);
+          },
+          (error) => {
+            boundary.done = true;
+            throw error;
+          },
+        )
+        .catch(report),
+    );
+    return boundary;
+  }
+
+  /** The entry the agent wrote for the boundary's message, once it has. */
+  function entryOf(boundary: Boundary): Obj | undefined {
+    const sm = boundary.sm;
+    let entry: Obj | undefined;
+    try {
+      entry = sm.getLeafEntry();
+    } catch {
+      return undefined;
+    }
+    for (let steps = 0; entry && steps < 2000; steps++) {
+      const m = entry.type === "message" ? entry.message : undefined;
+      if (m && m.role === boundary.role && m.timestamp === boundary.timestamp) return entry;
+      const parent = entry.parentId;
+      try {
+        entry = parent ? sm.getEntry(parent) : undefined;
+      } catch {
+        entry = undefined;
+      }
+    }
+    return undefined;
+  }
+
+  async function bind(boundary: Boundary, taken: Obj, exact: boolean): Promise<void> {
+    const deadline = Date.now() + BIND_WAIT_MS;
+    let entry = entryOf(boundary);
+    for (let pause = 10; !entry; pause = Math.min(pause * 2, 500)) {
+      if (Date.now() > deadline) throw new Error(`the agent did not write the ${boundary.role} message within ${BIND_WAIT_MS / 1000} s`);
+      await new Promise((resolve) => setTimeout(resolve, pause));
+      entry = entryOf(boundary);
+    }
+    if (!boundary.sessionId) throw new Error("the agent's session has no id");
+    const args = ["rewind-point", "bind", "--cwd", boundary.cwd, "--snapshot", String(taken.snapshot)];
+    args.push("--session-id", boundary.sessionId, "--entry", String(entry.id), "--moment", boundary.moment);
+    if (boundary.sessionFile) args.push("--session-file", boundary.sessionFile);
+    if (typeof entry.timestamp === "string") args.push("--entry-time", entry.timestamp);
+    if (!exact) args.push("--approximate");
+    await sessiontree(args);
+    lastProblem = "";
+    host.broadcast({
+      event: "rewindPoint",
+      sessionFile: boundary.sessionFile ? path.resolve(boundary.sessionFile) : null,
+      entryId: entry.id,
+      moment: boundary.moment,
+      snapshot: taken.snapshot,
+      exact,
+      takeMs: typeof taken.ms === "number" ? taken.ms : null,
+    });
+  }
+
+  return {
+    /** Whether this bridge records the points (the server then records none of its own). */
+    recording(): boolean {
+      return enabled && runnable;
+    },
+    /** A user message is about to be processed: its "before" snapshot starts now. */
+    userMessage(message: Obj): void {
+      lastBefore = start(message, "before") ?? lastBefore;
+    },
+    /** A turn-ending assistant message ended: its "after" snapshot. */
+    turnEnded(message: Obj): void {
+      start(message, "after");
+    },
+    /** Resolves once the latest user message's snapshot is done (or after TOOL_WAIT_MS). */
+    async beforeTools(): Promise<void> {
+      const boundary = lastBefore;
+      if (!boundary || boundary.done) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      const late = await Promise.race([
+        boundary.taken.then(() => false),
+        new Promise<boolean>((resolve) => {
+          timer = setTimeout(() => resolve(true), TOOL_WAIT_MS);
+        }),
+      ]);
+      if (timer) clearTimeout(timer);
+      if (late && !boundary.done) {
+        boundary.waitedOut = true;
+        report(new Error(`the snapshot took longer than ${TOOL_WAIT_MS / 1000} s; the agent's tools went on, and that point is approximate`));
+      }
+    },
+    /** Waits (at most `ms`) for the points still being recorded. */
+    async settle(ms: number): Promise<void> {
+      if (work.size === 0) return;
+      let timer: ReturnType<typeof setTimeout> | undefined;
+      await Promise.race([
+        Promise.allSettled([...work]),
+        new Promise((resolve) => {
+          timer = setTimeout(resolve, ms);
+        }),
+      ]);
+      if (timer) clearTimeout(timer);
+    },
+  };
 }

@@ -409,7 +409,9 @@ impl Actor {
         match self.session.follow() {
             Ok(outcome) if !outcome.new_entries.is_empty() => {
                 self.announce(ChangeReason::Follow, before);
-                crate::rewind::record_followed(&self.session, before, &self.uri, &self.shared);
+                if !self.shared.rewind_by_bridge(&self.path) {
+                    crate::rewind::record_followed(&self.session, before, &self.uri, &self.shared);
+                }
             }
             Ok(_) => {}
             Err(CoreError::FileReplaced { .. }) => self.reload(),

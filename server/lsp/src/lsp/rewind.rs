@@ -17,7 +17,9 @@ impl From<rw::Error> for ApiError {
             rw::Error::NoPoint { .. } => ErrorKind::NoRewindPoint,
             rw::Error::Pruned { .. } => ErrorKind::SnapshotPruned,
             rw::Error::NothingToUndo { .. } => ErrorKind::NothingToUndo,
-            rw::Error::NoSuchFile { .. } => ErrorKind::InvalidParams,
+            rw::Error::NoSuchFile { .. } | rw::Error::UnknownSnapshot { .. } => {
+                ErrorKind::InvalidParams
+            }
             rw::Error::GitMissing(_) | rw::Error::Git { .. } => ErrorKind::GitFailed,
             rw::Error::Io { .. } => ErrorKind::Io,
             rw::Error::RestoreRolledBack { .. } => ErrorKind::RestoreRolledBack,

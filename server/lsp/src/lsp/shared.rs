@@ -37,6 +37,8 @@ pub struct Shared {
     progress: AtomicBool,
     progress_tokens: std::sync::atomic::AtomicU64,
     open_documents: DashSet<PathBuf>,
+    /// Sessions whose attached agent's bridge records the rewind points itself.
+    rewind_by_bridge: DashSet<PathBuf>,
     summary: std::sync::RwLock<crate::summary::SummaryConfig>,
 }
 
@@ -50,6 +52,7 @@ impl Shared {
             progress: AtomicBool::new(false),
             progress_tokens: std::sync::atomic::AtomicU64::new(0),
             open_documents: DashSet::new(),
+            rewind_by_bridge: DashSet::new(),
             summary: std::sync::RwLock::default(),
         }
     }
@@ -57,6 +60,21 @@ impl Shared {
     /// The editor connection.
     pub fn client(&self) -> &Client {
         &self.client
+    }
+
+    /// Records whether the agent attached to the session at `path` records its rewind points
+    /// itself (its bridge does, at the agent's own boundaries): the server then records none.
+    pub fn set_rewind_by_bridge(&self, path: &Path, on: bool) {
+        if on {
+            self.rewind_by_bridge.insert(path.to_path_buf());
+        } else {
+            self.rewind_by_bridge.remove(path);
+        }
+    }
+
+    /// Whether the session's rewind points are recorded by its agent's bridge.
+    pub fn rewind_by_bridge(&self, path: &Path) -> bool {
+        self.rewind_by_bridge.contains(path)
     }
 
     /// Records whether the client answers hooks (from `initialize`).

@@ -40,6 +40,8 @@ pub struct Snapshot {
     pub armed: bool,
     /// Its process.
     pub pid: Option<u32>,
+    /// Whether its bridge records the rewind points itself (at the agent's own boundaries).
+    pub rewind_points: bool,
 }
 
 impl Snapshot {
@@ -55,6 +57,7 @@ impl Snapshot {
                 .get("pid")
                 .and_then(Value::as_u64)
                 .and_then(|p| u32::try_from(p).ok()),
+            rewind_points: state.get("rewindPoints") == Some(&Value::Bool(true)),
         }
     }
 }

@@ -6,7 +6,7 @@
 use super::driver::{Driver, DriverEvent, Navigated};
 use super::process::SpawnSpec;
 use super::stream::{self, Translator};
-use super::{live_writer, locate, paths, terminal, AgentKind, AgentSource};
+use super::{live_writer, locate, paths, rewind_points, terminal, AgentKind, AgentSource};
 use crate::actor::SessionHandle;
 use crate::errors::{ApiError, ApiResult};
 use crate::Shared;
@@ -355,6 +355,7 @@ impl Manager {
     }
 
     fn emit_status(&self, slot: &Slot) {
+        rewind_points::note(&self.shared, &slot.path, slot.driver().as_deref());
         slot.emit(
             None,
             AgentEventBody::Status {
@@ -528,6 +529,9 @@ impl Manager {
                             slot.handle.follow();
                         }
                         "messageEnd" => slot.handle.follow(),
+                        "rewindPoint" => {
+                            rewind_points::relay(&self.shared, &slot.uri, &slot.path, &event).await
+                        }
                         "leaf" => {
                             let text = |key: &str| {
                                 event.get(key).and_then(Value::as_str).map(str::to_owned)

@@ -7,8 +7,8 @@
 //! Layout: `paths` (the private runtime folder, discovery files, the bridge file), `locate` (the
 //! executable), `process` (an agent we start), `bridge` (the bridge socket), `terminal` (agents in
 //! a terminal), `install` (the bridge into an agent's extensions folder), `driver` (one live agent, however it runs), `stream` (bridge events → protocol
-//! events), `live_writer` (an agent without the bridge writing the session), `manager` (the
-//! agents of the open sessions).
+//! events), `live_writer` (an agent without the bridge writing the session), `rewind_points` (the points
+//! a bridge records), `manager` (the agents of the open sessions).
 
 pub mod bridge;
 pub mod driver;
@@ -18,6 +18,7 @@ pub mod locate;
 pub mod manager;
 pub mod paths;
 pub mod process;
+pub mod rewind_points;
 pub mod stream;
 pub mod terminal;
 

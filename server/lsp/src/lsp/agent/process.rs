@@ -108,6 +108,10 @@ pub fn spawn(
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .kill_on_drop(true);
+    if let Some(bin) = sessiontree_executable() {
+        // The bridge records rewind points with `sessiontree rewind-point`: this very binary.
+        command.env("SESSIONTREE_BIN", bin);
+    }
     let mut child = command.spawn()?;
     let pid = child.id();
     let stdin = child.stdin.take();
@@ -300,6 +304,17 @@ impl Drop for AgentProcess {
     fn drop(&mut self) {
         self.kill_now();
     }
+}
+
+/// The `sessiontree` executable the bridge runs to record rewind points: `SESSIONTREE_BIN` when
+/// set, else this process's own executable when it is `sessiontree` (a test or bench binary that
+/// embeds the server is not; the bridge then looks for `sessiontree` on `PATH`).
+pub fn sessiontree_executable() -> Option<PathBuf> {
+    if let Some(bin) = std::env::var_os("SESSIONTREE_BIN").filter(|b| !b.is_empty()) {
+        return Some(PathBuf::from(bin));
+    }
+    let own = std::env::current_exe().ok()?;
+    (own.file_stem().and_then(|s| s.to_str()) == Some("sessiontree")).then_some(own)
 }
 
 /// Whether `path` names a file we may run.
