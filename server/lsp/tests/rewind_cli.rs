@@ -406,3 +406,90 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
         "no kill landed while the restore was changing files"
     );
 }
+
+/// `sessiontree rewind-point`, as the bridge runs it inside the agent.
+fn rewind_point(args: &[&str]) -> (Option<i32>, Value) {
+    let out = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .arg("rewind-point")
+        .args(args)
+        .output()
+        .expect("run sessiontree rewind-point");
+    let line = stdout(&out);
+    let answer = serde_json::from_str(line.trim())
+        .unwrap_or_else(|e| panic!("one JSON line ({e}): {line:?} {}", stderr(&out)));
+    (out.status.code(), answer)
+}
+
+/// `take` snapshots now, `bind` records it for an entry once the agent wrote it: the point is
+/// listed (by the bridge, exact), restores the files of the moment `take` ran, and an approximate
+/// point for the same entry never replaces it; the errors are one JSON line with their kind.
+#[test]
+fn rewind_point_take_then_bind_records_the_point_of_that_moment() {
+    let repo = tempfile::tempdir().expect("tmp");
+    let sessions = tempfile::tempdir().expect("tmp");
+    let file = setup(repo.path(), sessions.path());
+    let cwd = repo.path().to_str().expect("utf-8");
+    let session_file = file.to_str().expect("utf-8");
+    let (code, taken) = rewind_point(&["take", "--cwd", cwd, "--session-file", session_file]);
+    assert_eq!(code, Some(0), "{taken}");
+    let snapshot = taken["snapshot"].as_str().expect("snapshot").to_owned();
+    assert_eq!(taken["new"], true);
+    // The agent acts, then writes the entry; only then is the point bound.
+    std::fs::write(repo.path().join("a.txt"), "the agent's\n").expect("w");
+    let bind = |snapshot: &str, extra: &[&str]| {
+        let mut args = vec![
+            "bind",
+            "--cwd",
+            cwd,
+            "--session-file",
+            session_file,
+            "--snapshot",
+            snapshot,
+            "--session-id",
+            SID,
+            "--entry",
+            "u1000001",
+            "--moment",
+            "before",
+        ];
+        args.extend_from_slice(extra);
+        rewind_point(&args)
+    };
+    let (code, bound) = bind(&snapshot, &["--entry-time", "2025-01-01T00:00:01.000Z"]);
+    assert_eq!(code, Some(0), "{bound}");
+    assert_eq!(bound["exact"], true);
+    // A later, approximate snapshot for the same entry is not the one used.
+    let (_, later) = rewind_point(&["take", "--cwd", cwd]);
+    let (code, _) = bind(
+        later["snapshot"].as_str().expect("snapshot"),
+        &["--approximate"],
+    );
+    assert_eq!(code, Some(0));
+    let out = cli(&["snapshots", "--json"], &file);
+    let json: Value = serde_json::from_slice(&out.stdout).expect("json");
+    let points = json["points"].as_array().expect("points");
+    assert_eq!(points.len(), 1, "{json}");
+    assert_eq!(points[0]["entryId"], "u1000001");
+    assert_eq!(points[0]["by"], "bridge");
+    assert_eq!(points[0]["exact"], true);
+    assert_eq!(points[0]["snapshot"], snapshot.as_str());
+    let out = cli(&["rewind", "--at", "u1000001"], &file);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        std::fs::read_to_string(repo.path().join("a.txt")).expect("r"),
+        "one\n"
+    );
+
+    // A snapshot that is not a tree of the repository, and a folder that is not a repository.
+    let (code, err) = bind("0123456789abcdef0123456789abcdef01234567", &[]);
+    assert_eq!(code, Some(2));
+    assert_eq!(err["error"]["kind"], "unknownSnapshot", "{err}");
+    let (code, err) = bind("HEAD", &[]);
+    assert_eq!(code, Some(2));
+    assert_eq!(err["error"]["kind"], "unknownSnapshot", "{err}");
+    let plain = tempfile::tempdir().expect("tmp");
+    let (code, err) = rewind_point(&["take", "--cwd", plain.path().to_str().expect("utf-8")]);
+    assert_eq!(code, Some(2));
+    assert_eq!(err["error"]["kind"], "notARepository", "{err}");
+    assert!(!plain.path().join(".git").exists());
+}

@@ -1,0 +1,290 @@
+//! Rewind points with the real agents: pi and omp, started by the real server with the bridge,
+//! run their own `write` tool (the loopback model answers with tool calls) in a real git
+//! repository. The bridge records a point before the agent acts on the user message and one after
+//! the turn; restoring the point before the turn gives back the exact bytes and modes of that
+//! moment (the files the agent created removed), undo brings back what was there, the user's own
+//! edit made after the turn included, and the index, HEAD, branches, ignored files and the
+//! session file never change.
+#![allow(clippy::print_stdout, clippy::print_stderr)]
+
+mod support;
+
+use serde_json::{json, Value};
+use std::os::unix::fs::PermissionsExt as _;
+use std::path::Path;
+use std::process::Command;
+use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
+use support::uri;
+
+fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
+        .args(args)
+        .output()
+        .expect("git");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// What must never change: HEAD, the branches, the index (its bytes), an ignored file.
+fn untouchables(project: &Path) -> (String, String, Vec<u8>, Vec<u8>) {
+    (
+        git(project, &["rev-parse", "HEAD"]),
+        git(project, &["for-each-ref", "refs/heads"]),
+        std::fs::read(project.join(".git/index")).expect("the index"),
+        std::fs::read(project.join("build.log")).expect("the ignored file"),
+    )
+}
+
+fn read(path: &Path) -> Option<Vec<u8>> {
+    std::fs::read(path).ok()
+}
+
+fn mode(path: &Path) -> u32 {
+    std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+}
+
+/// The agent's model answers "change the files" with two `write` calls (a new file, a committed
+/// file rewritten), then plain text once the tools answered.
+fn tool_rules() -> Value {
+    json!([
+        {"when": {"lastToolResult": "."}, "reply": {"text": "written"}},
+        {"when": {"lastUser": "change the files"}, "reply": {"toolCalls": [
+            {"name": "write", "arguments": {"path": "hello.txt", "content": "hello from the agent\n"}},
+            {"name": "write", "arguments": {"path": "a.txt", "content": "changed by the agent\n"}}
+        ]}}
+    ])
+}
+
+fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &tool_rules());
+    let home = Home::new(&model);
+    let project = home.project.clone();
+    std::fs::write(project.join("a.txt"), "original\n").expect("a.txt");
+    std::fs::write(project.join("run.sh"), "#!/bin/sh\necho run\n").expect("run.sh");
+    std::fs::set_permissions(
+        project.join("run.sh"),
+        std::fs::Permissions::from_mode(0o755),
+    )
+    .expect("chmod");
+    std::fs::write(project.join(".gitignore"), "*.log\n").expect(".gitignore");
+    std::fs::write(project.join("build.log"), "ignored output\n").expect("build.log");
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "start"]);
+    git(&project, &["branch", "keep"]);
+
+    let file = home.first_session(agent, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let turn = server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "change the files"}),
+    );
+    assert_eq!(turn["agent"]["source"], "spawned");
+    let number = turn["turn"].as_u64().expect("turn");
+    server.wait_for("the turn's end", 120, |m| {
+        is_event(m, &session, "agentEnd") && m["params"]["turn"] == number
+    });
+    // The agent ran its own tools.
+    assert_eq!(
+        read(&project.join("hello.txt")).as_deref(),
+        Some(&b"hello from the agent\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"changed by the agent\n"[..])
+    );
+
+    // The entries of the turn: the user message, the tool-calling answer, the turn's last answer.
+    let messages: Vec<Value> = entries(&file)
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .collect();
+    let asked = messages
+        .iter()
+        .find(|m| {
+            m["message"]["role"] == "user"
+                && m["message"]["content"]
+                    .to_string()
+                    .contains("change the files")
+        })
+        .expect("the user message in the file");
+    let last = messages.last().expect("the last message");
+    assert_eq!(last["message"]["role"], "assistant");
+    assert_eq!(last["message"]["stopReason"], "stop");
+    let tool_use = messages
+        .iter()
+        .find(|m| m["message"]["stopReason"] == "toolUse")
+        .expect("the answer that called the tools");
+    let (asked_id, last_id) = (asked["id"].clone(), last["id"].clone());
+
+    // The bridge recorded both points (the editors heard of each) ...
+    for (id, moment) in [(&asked_id, "before"), (&last_id, "after")] {
+        let note = server.wait_for("the point's notification", 60, |m| {
+            m["method"] == "sessionTree/didRecordRewindPoint"
+                && m["params"]["uri"] == session
+                && m["params"]["point"]["entryId"] == *id
+        });
+        assert_eq!(note["params"]["point"]["moment"], moment);
+        assert_eq!(note["params"]["point"]["exact"], true);
+        assert_eq!(note["params"]["point"]["by"], "bridge");
+    }
+    // ... and they are the session's only points: none for the answer that called tools, none
+    // taken by the server while it followed the file.
+    let points = server.ok("sessionTree/rewindPoints", json!({"uri": session}));
+    assert_eq!(points["available"], true, "{points}");
+    let listed: Vec<(Value, Value, Value, Value)> = points["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                p["entryId"].clone(),
+                p["moment"].clone(),
+                p["by"].clone(),
+                p["exact"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        listed,
+        [
+            (
+                asked_id.clone(),
+                json!("before"),
+                json!("bridge"),
+                json!(true)
+            ),
+            (
+                last_id.clone(),
+                json!("after"),
+                json!("bridge"),
+                json!(true)
+            ),
+        ],
+        "{points}"
+    );
+    // The point before holds the files before the first tool ran; the point after, the turn's.
+    let at = |server: &mut Server, entry: &Value, path: &str| {
+        server.ok(
+            "sessionTree/rewindFile",
+            json!({"uri": session, "entryId": entry, "path": path}),
+        )
+    };
+    assert_eq!(at(&mut server, &asked_id, "hello.txt")["exists"], false);
+    assert_eq!(at(&mut server, &asked_id, "a.txt")["text"], "original\n");
+    assert_eq!(
+        at(&mut server, &last_id, "hello.txt")["text"],
+        "hello from the agent\n"
+    );
+    assert_eq!(
+        at(&mut server, &last_id, "a.txt")["text"],
+        "changed by the agent\n"
+    );
+    // The tool-calling answer has no point of its own: the user message's is used, and named.
+    let used = at(&mut server, &tool_use["id"], "a.txt");
+    assert_eq!(used["point"]["point"]["entryId"], asked_id);
+
+    // The user edits by hand after the turn; then goes back to before the turn.
+    std::fs::write(project.join("a.txt"), "the user's own edit\n").expect("hand edit");
+    std::fs::write(project.join("notes.txt"), "mine\n").expect("new file");
+    let kept = untouchables(&project);
+    let session_bytes = std::fs::read(&file).expect("the session");
+    let compare = server.ok(
+        "sessionTree/rewindCompare",
+        json!({"uri": session, "entryId": asked_id}),
+    );
+    assert_eq!(
+        compare["files"],
+        json!([
+            {"path": "a.txt", "status": "modified"},
+            {"path": "hello.txt", "status": "added"},
+            {"path": "notes.txt", "status": "added"}
+        ])
+    );
+    let restored = server.ok(
+        "sessionTree/rewindRestore",
+        json!({"uri": session, "entryId": asked_id}),
+    );
+    let mut actions: Vec<(String, String)> = restored["files"]
+        .as_array()
+        .expect("files")
+        .iter()
+        .map(|f| {
+            (
+                f["path"].as_str().unwrap_or("").to_owned(),
+                f["action"].as_str().unwrap_or("").to_owned(),
+            )
+        })
+        .collect();
+    actions.sort();
+    assert_eq!(
+        actions,
+        [
+            ("a.txt".to_owned(), "changed".to_owned()),
+            ("hello.txt".to_owned(), "deleted".to_owned()),
+            ("notes.txt".to_owned(), "deleted".to_owned()),
+        ]
+    );
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"original\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("hello.txt")),
+        None,
+        "the agent's new file is gone"
+    );
+    assert_eq!(read(&project.join("notes.txt")), None);
+    assert_eq!(
+        read(&project.join("run.sh")).as_deref(),
+        Some(&b"#!/bin/sh\necho run\n"[..])
+    );
+    assert_eq!(mode(&project.join("run.sh")), 0o755);
+    assert_eq!(
+        untouchables(&project),
+        kept,
+        "HEAD, branches, index, ignored file"
+    );
+    assert_eq!(std::fs::read(&file).expect("the session"), session_bytes);
+
+    // Undo: exactly what was there, the user's own edit included.
+    server.ok("sessionTree/rewindUndo", json!({"uri": session}));
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"the user's own edit\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("notes.txt")).as_deref(),
+        Some(&b"mine\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("hello.txt")).as_deref(),
+        Some(&b"hello from the agent\n"[..])
+    );
+    assert_eq!(
+        untouchables(&project),
+        kept,
+        "HEAD, branches, index, ignored file"
+    );
+    assert_eq!(std::fs::read(&file).expect("the session"), session_bytes);
+    server.shutdown();
+}
+
+#[test]
+fn pi_rewinds_a_turn_that_wrote_files_exactly() {
+    a_turn_that_writes_files_is_rewound_exactly(Agent::Pi);
+}
+
+#[test]
+fn omp_rewinds_a_turn_that_wrote_files_exactly() {
+    a_turn_that_writes_files_is_rewound_exactly(Agent::Omp);
+}
