@@ -255,6 +255,18 @@ pub fn upper_first(s: &str) -> String {
     }
 }
 
+/// The order of `Array.prototype.sort()` without a comparator on strings: by UTF-16 code units
+/// (a character outside the Basic Multilingual Plane sorts before U+E000..U+FFFF, unlike Rust's
+/// order by code point).
+pub fn cmp_utf16(a: &str, b: &str) -> std::cmp::Ordering {
+    a.encode_utf16().cmp(b.encode_utf16())
+}
+
+/// `strings.sort()`.
+pub fn sort_strings(strings: &mut [String]) {
+    strings.sort_by(|a, b| cmp_utf16(a, b));
+}
+
 /// `s.length` in UTF-16 code units.
 pub fn utf16_len(s: &str) -> usize {
     s.chars().map(char::len_utf16).sum()

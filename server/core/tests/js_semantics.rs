@@ -1,9 +1,9 @@
 //! The agents' JavaScript rules (`sessiontree_core::js`) against JavaScript itself: `node` answers
 //! the same questions on the edge characters and values — which characters `trim` and `\s` take
 //! (every code point), `trim`, `split(/\s+/)`, `Boolean(v)` and `String(v)` of JSON values, how
-//! numbers print (random doubles among them), `Math.round`, UTF-16 lengths and slices, and
-//! `charAt(0).toUpperCase()`. `node` is a prerequisite of the project (pi runs on it): without
-//! it this test fails.
+//! numbers print (random doubles among them), `Math.round`, UTF-16 lengths and slices,
+//! `charAt(0).toUpperCase()` and the order of `sort()`. `node` is a prerequisite of the project
+//! (pi runs on it): without it this test fails.
 
 use serde_json::{json, Value};
 use sessiontree_core::js;
@@ -33,6 +33,7 @@ out.strings = input.strings.map((s) => ({
   slice1: wf(s.slice(0, 1)),
   upperFirst: wf(s.charAt(0).toUpperCase() + s.slice(1)),
 }));
+out.sorted = input.strings.slice().sort();
 out.values = JSON.parse(input.values).map((v) => ({ string: String(v), truthy: Boolean(v) }));
 out.numbers = JSON.parse(input.numbers).map((n) => String(n));
 out.rounded = JSON.parse(input.rounded).map((n) => {
@@ -224,6 +225,11 @@ fn the_javascript_rules_answer_as_node_does() {
         }
         assert_eq!(got, want, "{s:?}");
     }
+
+    // `sort()` orders by UTF-16 units.
+    let mut sorted = strings.clone();
+    js::sort_strings(&mut sorted);
+    assert_eq!(json!(sorted), node["sorted"], "strings.sort()");
 
     let values: Vec<Value> = serde_json::from_str(VALUES).expect("values");
     for (v, want) in values

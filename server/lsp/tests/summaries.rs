@@ -6,6 +6,7 @@
 mod support;
 
 use serde_json::{json, Value};
+use sessiontree_core::summary::{OMP_PREAMBLE, PI_PREAMBLE};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -23,7 +24,6 @@ const A3: &str = "662d009f";
 // c06 pi ids: a1 b07b5c59, u2 0b579824.
 const PI_A1: &str = "b07b5c59";
 const PI_U2: &str = "0b579824";
-const PREAMBLE: &str = sessiontree_core::summary::PREAMBLE;
 
 fn kind(err: &Value) -> &str {
     err["data"]["kind"].as_str().unwrap_or("")
@@ -391,7 +391,7 @@ async fn openai_streams_a_summary_written_at_the_new_position() {
     assert_eq!(
         line["summary"],
         json!(format!(
-            "{PREAMBLE}## Goal\nPick a city.\n## Next Steps\n1. Book."
+            "{OMP_PREAMBLE}## Goal\nPick a city.\n## Next Steps\n1. Book."
         ))
     );
     assert_eq!(
@@ -683,7 +683,7 @@ async fn the_command_provider_reads_the_prompt_and_writes_the_summary() {
         .await;
     let summary_id = nav["summaryEntryId"].as_str().expect("summary").to_owned();
     let line = check_summary_line(&file, &original, &summary_id, (PI_A1, "fromHook", false));
-    assert_eq!(line["summary"], json!(format!("{PREAMBLE}summary text")));
+    assert_eq!(line["summary"], json!(format!("{PI_PREAMBLE}summary text")));
     assert_eq!(
         line["details"],
         json!({"readFiles": [], "modifiedFiles": []})
@@ -822,7 +822,7 @@ async fn a_command_from_workspace_configuration_is_never_run() {
     assert!(nav["summaryEntryId"].is_string(), "{nav}");
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}From settings."))
+        json!(format!("{OMP_PREAMBLE}From settings."))
     );
 }
 
@@ -943,7 +943,7 @@ async fn the_agents_own_settings_files_are_read() {
     .await;
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}Via omp settings."))
+        json!(format!("{OMP_PREAMBLE}Via omp settings."))
     );
 
     // pi: settings.json is user-level, so a command there runs.
@@ -971,7 +971,7 @@ async fn the_agents_own_settings_files_are_read() {
     .await;
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}from pi settings"))
+        json!(format!("{PI_PREAMBLE}from pi settings"))
     );
     // pi's own `skipPrompt: true` reads as off.
     std::fs::write(
@@ -1020,7 +1020,7 @@ async fn a_reply_that_is_not_streamed_is_accepted() {
     .await;
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}One piece."))
+        json!(format!("{OMP_PREAMBLE}One piece."))
     );
 }
 
@@ -1074,7 +1074,7 @@ async fn https_with_a_ca_file_streams_a_summary_and_an_unknown_certificate_fails
     assert!(nav["summaryEntryId"].is_string(), "{nav}");
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}Over TLS."))
+        json!(format!("{OMP_PREAMBLE}Over TLS."))
     );
     let seen = server.seen();
     assert_eq!(seen.len(), 1);
@@ -1210,7 +1210,7 @@ async fn omp_default_model_from_config_and_models_yml_writes_the_summary() {
     assert!(nav["summaryEntryId"].is_string(), "{nav}");
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}With omp's model."))
+        json!(format!("{OMP_PREAMBLE}With omp's model."))
     );
     let seen = server.seen();
     assert_eq!(seen[0].body["model"], json!("qwen2.5-7b-instruct"));
@@ -1298,7 +1298,7 @@ async fn changed_settings_are_read_again_the_agents_files_included() {
     assert!(nav["summaryEntryId"].is_string(), "{nav}");
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}Now on."))
+        json!(format!("{OMP_PREAMBLE}Now on."))
     );
     // The workspace layer is replaced, not merged: a change that drops a key drops its effect.
     c.notify(
@@ -1444,7 +1444,7 @@ async fn workspace_configuration_cannot_send_the_key_elsewhere() {
     .await;
     assert_eq!(
         last_line(&file)["summary"],
-        json!(format!("{PREAMBLE}Mine."))
+        json!(format!("{OMP_PREAMBLE}Mine."))
     );
     let head = user_server.seen()[0].head.to_ascii_lowercase();
     assert!(

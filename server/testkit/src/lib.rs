@@ -1,9 +1,10 @@
 //! Test support for the Rust tests and benchmarks, written once: where the conformance fixtures
 //! are ([`fixtures`]), prerequisites that fail a test when they are missing instead of letting it
 //! pass without running ([`require`]), a second process writing to a session file as an agent
-//! does ([`writer`]), and LSP message framing ([`lsp`]). It knows nothing of the engine, so the
-//! engine's own unit tests can use it too.
+//! does ([`writer`]), LSP message framing ([`lsp`]) and the real agents installed ([`agents`]).
+//! It knows nothing of the engine, so the engine's own unit tests can use it too.
 
+pub mod agents;
 pub mod fixtures;
 pub mod lsp;
 pub mod writer;

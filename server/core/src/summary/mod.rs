@@ -4,15 +4,22 @@
 //! The structure follows the agents' summarizer (pi and omp `branch-summarization`): entries
 //! become messages, kept newest first within a token budget (earlier summaries squeezed in when
 //! they still fit); the files read and modified are collected from tool calls and from earlier
-//! generated summaries' `details`; the conversation is serialized as plain text inside a
-//! `<conversation>` tag so the model reads it as data instead of continuing it; a system prompt
-//! says the history is untrusted; custom instructions replace the default ones; the stored summary
-//! is a short preamble, the model's text and the file lists, with `details: {readFiles,
-//! modifiedFiles}`. The prompt wording is our own. Pure: no I/O, no async.
+//! generated summaries' `details` ([`files`]); the conversation is serialized as plain text
+//! inside a `<conversation>` tag so the model reads it as data instead of continuing it; a system
+//! prompt says the history is untrusted; custom instructions replace the default ones. The prompt
+//! wording is our own. What is stored is exactly what the session's agent stores ([`stored`]:
+//! its preamble, the model's text and its file lists, with `details: {readFiles,
+//! modifiedFiles}`). Pure: no I/O, no async.
+
+pub mod files;
+mod omp_files;
+pub mod stored;
+
+pub use files::{FileLists, FileOps};
+pub use stored::{finish, preamble, Finished, OMP_PREAMBLE, PI_PREAMBLE};
 
 use crate::dialect::Dialect;
 use serde_json::{json, Value};
-use std::collections::BTreeSet;
 
 /// The context window assumed when the settings name none (tokens).
 pub const DEFAULT_CONTEXT_WINDOW: usize = 128_000;
@@ -55,42 +62,6 @@ What the user wanted from this branch.
 
 Be brief. Keep file paths, function names, commands and error messages exactly as written.";
 
-/// Put before the model's text in the stored summary.
-pub const PREAMBLE: &str =
-    "Summary of a branch the user explored before coming back to this point:\n\n";
-
-/// Files touched in the abandoned branch.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct FileOps {
-    /// Paths given to `read`.
-    pub read: BTreeSet<String>,
-    /// Paths given to `write`.
-    pub written: BTreeSet<String>,
-    /// Paths given to `edit` (and earlier summaries' modified files).
-    pub edited: BTreeSet<String>,
-}
-
-impl FileOps {
-    /// Files only read (not also modified), sorted.
-    pub fn read_files(&self) -> Vec<String> {
-        let modified = self.modified_set();
-        self.read
-            .iter()
-            .filter(|f| !modified.contains(*f))
-            .cloned()
-            .collect()
-    }
-
-    /// Files written or edited, sorted.
-    pub fn modified_files(&self) -> Vec<String> {
-        self.modified_set().into_iter().collect()
-    }
-
-    fn modified_set(&self) -> BTreeSet<String> {
-        self.written.union(&self.edited).cloned().collect()
-    }
-}
-
 /// The abandoned entries, ready for a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Prepared {
@@ -106,6 +77,8 @@ pub struct Prepared {
 /// What to send to a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SummaryRequest {
+    /// The session's agent (how the summary is stored).
+    pub dialect: Dialect,
     /// The system prompt.
     pub system: String,
     /// The user prompt: the serialized conversation and the instructions.
@@ -114,15 +87,6 @@ pub struct SummaryRequest {
     pub file_ops: FileOps,
     /// Estimated tokens of the conversation.
     pub conversation_tokens: usize,
-}
-
-/// A finished summary, ready for `branch_with_summary`.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Finished {
-    /// The stored text: preamble, the model's text, the file lists.
-    pub text: String,
-    /// `{readFiles, modifiedFiles}`.
-    pub details: Value,
 }
 
 /// A rough token estimate: characters / 4, rounded up (as the agents' fallback estimator).
@@ -193,71 +157,6 @@ pub fn message_from_entry(entry: &Value, dialect: Dialect) -> Option<Value> {
     }
 }
 
-/// Whether a path names a URL or an agent-internal resource (`artifact://1`) rather than a file.
-fn is_url(path: &str) -> bool {
-    path.find("://").is_some_and(|i| {
-        let scheme = &path[..i];
-        !scheme.is_empty()
-            && scheme
-                .chars()
-                .all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '.' | '-'))
-    })
-}
-
-/// Drops a trailing read selector (`file.rs:10-20`, `file.rs:raw`) from a `read` path.
-fn strip_read_selector(path: &str) -> &str {
-    let Some(colon) = path.rfind(':') else {
-        return path;
-    };
-    if colon == 0 {
-        return path;
-    }
-    let sel = &path[colon + 1..];
-    let is_range = !sel.is_empty()
-        && sel
-            .chars()
-            .all(|c| c.is_ascii_digit() || matches!(c, '-' | '+' | ',' | '.' | 'L'))
-        && sel.chars().any(|c| c.is_ascii_digit());
-    if is_range || sel.eq_ignore_ascii_case("raw") || sel.eq_ignore_ascii_case("conflicts") {
-        &path[..colon]
-    } else {
-        path
-    }
-}
-
-/// Records the `read`/`write`/`edit` tool calls of an assistant message.
-pub fn collect_file_ops(message: &Value, ops: &mut FileOps) {
-    if str_of(message, "role") != Some("assistant") {
-        return;
-    }
-    let Some(blocks) = message.get("content").and_then(Value::as_array) else {
-        return;
-    };
-    for block in blocks {
-        if str_of(block, "type") != Some("toolCall") {
-            continue;
-        }
-        let Some(path) = block.get("arguments").and_then(|a| str_of(a, "path")) else {
-            continue;
-        };
-        if path.is_empty() || is_url(path) {
-            continue;
-        }
-        match str_of(block, "name") {
-            Some("read") => {
-                ops.read.insert(strip_read_selector(path).to_owned());
-            }
-            Some("write") => {
-                ops.written.insert(path.to_owned());
-            }
-            Some("edit") => {
-                ops.edited.insert(path.to_owned());
-            }
-            _ => {}
-        }
-    }
-}
-
 fn message_tokens(message: &Value) -> usize {
     let role = str_of(message, "role").unwrap_or("");
     let text = match role {
@@ -293,39 +192,14 @@ fn message_tokens(message: &Value) -> usize {
 
 /// Turns the abandoned entries (oldest first, as written) into messages within `token_budget`
 /// (0: no limit), newest kept first; a summary or compaction that no longer fits is still taken
-/// while less than 90% of the budget is used. File operations come from every entry, kept or not,
-/// and from earlier generated summaries' `details` (not those supplied by extensions).
+/// while less than 90% of the budget is used. File operations come from the messages walked (the
+/// one that ends the walk too) and from every earlier summary's `details` the agent counts
+/// ([`files`]).
 pub fn prepare(entries: &[Value], dialect: Dialect, token_budget: usize) -> Prepared {
     let mut file_ops = FileOps::default();
     for entry in entries {
-        if str_of(entry, "type") != Some("branch_summary") {
-            continue;
-        }
-        let supplied = entry.get("fromExtension") == Some(&Value::Bool(true))
-            || entry.get("fromHook") == Some(&Value::Bool(true));
-        if supplied {
-            continue;
-        }
-        let Some(details) = entry.get("details") else {
-            continue;
-        };
-        let list = |key: &str| {
-            details
-                .get(key)
-                .and_then(Value::as_array)
-                .map(|a| {
-                    a.iter()
-                        .filter_map(Value::as_str)
-                        .map(str::to_owned)
-                        .collect::<Vec<_>>()
-                })
-                .unwrap_or_default()
-        };
-        for f in list("readFiles") {
-            file_ops.read.insert(strip_read_selector(&f).to_owned());
-        }
-        for f in list("modifiedFiles") {
-            file_ops.edited.insert(f);
+        if str_of(entry, "type") == Some("branch_summary") {
+            file_ops.add_details(entry, dialect);
         }
     }
     let mut kept = Vec::new();
@@ -334,7 +208,7 @@ pub fn prepare(entries: &[Value], dialect: Dialect, token_budget: usize) -> Prep
         let Some(message) = message_from_entry(entry, dialect) else {
             continue;
         };
-        collect_file_ops(&message, &mut file_ops);
+        file_ops.add_tool_calls(&message, dialect);
         let tokens = message_tokens(&message);
         if token_budget > 0 && total + tokens > token_budget {
             let is_summary = matches!(str_of(entry, "type"), Some("branch_summary" | "compaction"));
@@ -482,43 +356,12 @@ pub fn build_request(
         .filter(|s| !s.is_empty())
         .unwrap_or(DEFAULT_INSTRUCTIONS);
     Some(SummaryRequest {
+        dialect,
         system: SYSTEM_PROMPT.to_owned(),
         prompt: format!("<conversation>\n{conversation}\n</conversation>\n\n{instructions}"),
         file_ops: prepared.file_ops,
         conversation_tokens: prepared.total_tokens,
     })
-}
-
-/// The file lists appended to a summary (`<read-files>` / `<modified-files>`, as the agents).
-pub fn format_file_lists(read: &[String], modified: &[String]) -> String {
-    let mut sections = Vec::new();
-    if !read.is_empty() {
-        sections.push(format!("<read-files>\n{}\n</read-files>", read.join("\n")));
-    }
-    if !modified.is_empty() {
-        sections.push(format!(
-            "<modified-files>\n{}\n</modified-files>",
-            modified.join("\n")
-        ));
-    }
-    sections.join("\n\n")
-}
-
-/// The stored summary for a model's answer: the preamble, the answer, the file lists, and
-/// `details: {readFiles, modifiedFiles}`.
-pub fn finish(request: &SummaryRequest, model_text: &str) -> Finished {
-    let read = request.file_ops.read_files();
-    let modified = request.file_ops.modified_files();
-    let mut text = format!("{PREAMBLE}{}", crate::js::trim(model_text));
-    let files = format_file_lists(&read, &modified);
-    if !files.is_empty() {
-        text.push_str("\n\n");
-        text.push_str(&files);
-    }
-    Finished {
-        text,
-        details: json!({"readFiles": read, "modifiedFiles": modified}),
-    }
 }
 
 #[cfg(test)]
@@ -566,11 +409,9 @@ mod tests {
             ),
         ];
         let p = prepare(&entries, Dialect::Omp, 0);
-        assert_eq!(p.file_ops.read_files(), ["docs/a.md", "src/lib.rs"]);
-        assert_eq!(
-            p.file_ops.modified_files(),
-            ["src/main.rs", "src/new.rs", "src/old.rs"]
-        );
+        let lists = p.file_ops.lists(Dialect::Omp);
+        assert_eq!(lists.read, ["docs/a.md", "src/lib.rs"]);
+        assert_eq!(lists.modified, ["src/main.rs", "src/new.rs", "src/old.rs"]);
         // Both summaries and both messages are kept (no budget).
         assert_eq!(p.messages.len(), 4);
         assert_eq!(p.messages[0]["role"], "branchSummary");
@@ -675,7 +516,7 @@ mod tests {
     }
 
     #[test]
-    fn finish_adds_the_preamble_files_and_details() {
+    fn finish_stores_what_each_agent_stores() {
         let entries = vec![
             user("u", "fix it"),
             assistant(
@@ -683,34 +524,40 @@ mod tests {
                 json!([tool_call("read", "src/a.rs"), tool_call("edit", "src/b.rs")]),
             ),
         ];
-        let Some(req) = build_request(&entries, Dialect::Omp, None, 0) else {
-            panic!("a request")
+        let request = |dialect| {
+            build_request(&entries, dialect, None, 0).unwrap_or_else(|| panic!("a request"))
         };
-        let done = finish(&req, "  ## Goal\nFix it.\n");
+        let pi = finish(&request(Dialect::Pi), "  ## Goal\nFix it.\n");
         assert_eq!(
-            done.text,
-            format!("{PREAMBLE}## Goal\nFix it.\n\n<read-files>\nsrc/a.rs\n</read-files>\n\n<modified-files>\nsrc/b.rs\n</modified-files>")
+            pi.text,
+            format!("{PI_PREAMBLE}  ## Goal\nFix it.\n\n\n<read-files>\nsrc/a.rs\n</read-files>\n\n<modified-files>\nsrc/b.rs\n</modified-files>")
         );
+        let omp = finish(&request(Dialect::Omp), "  ## Goal\nFix it.\n");
         assert_eq!(
-            done.details,
-            json!({"readFiles": ["src/a.rs"], "modifiedFiles": ["src/b.rs"]})
+            omp.text,
+            format!("{OMP_PREAMBLE}  ## Goal\nFix it.\n\n<files>\n# src/\na.rs (Read)\nb.rs (Write)\n</files>")
         );
-        let bare = finish(
-            &build_request(&[user("u", "q")], Dialect::Pi, None, 0).unwrap_or_else(|| panic!()),
-            "S",
+        for done in [&pi, &omp] {
+            assert_eq!(
+                done.details,
+                json!({"readFiles": ["src/a.rs"], "modifiedFiles": ["src/b.rs"]})
+            );
+        }
+        let bare = |dialect| {
+            let request = build_request(&[user("u", "q")], dialect, None, 0);
+            finish(&request.unwrap_or_else(|| panic!("a request")), "S ")
+        };
+        assert_eq!(bare(Dialect::Pi).text, format!("{PI_PREAMBLE}S "));
+        assert_eq!(bare(Dialect::Omp).text, format!("{OMP_PREAMBLE}S"));
+        assert_eq!(
+            bare(Dialect::Pi).details,
+            json!({"readFiles": [], "modifiedFiles": []})
         );
-        assert_eq!(bare.text, format!("{PREAMBLE}S"));
-        assert_eq!(bare.details, json!({"readFiles": [], "modifiedFiles": []}));
     }
 
     #[test]
-    fn estimates_and_selectors() {
+    fn token_estimates() {
         assert_eq!(estimate_tokens(""), 0);
         assert_eq!(estimate_tokens("abcde"), 2);
-        assert_eq!(strip_read_selector("a.rs:10-20"), "a.rs");
-        assert_eq!(strip_read_selector("a.rs:raw"), "a.rs");
-        assert_eq!(strip_read_selector("C:"), "C:");
-        assert_eq!(strip_read_selector("a:b"), "a:b");
-        assert!(is_url("https://x") && is_url("artifact://3") && !is_url("src/a.rs"));
     }
 }

@@ -11,26 +11,11 @@ use std::process::{Child, Command, Stdio};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
-/// The repository's root.
-pub fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
+pub use sessiontree_testkit::agents::repo;
 
 /// The folder with the `pi`, `omp` and `bun` launchers (installed on first use).
 pub fn agent_bin() -> PathBuf {
-    let out = Command::new("bash")
-        .arg(repo().join("scripts/install-agents.sh"))
-        .output()
-        .expect("run scripts/install-agents.sh");
-    assert!(
-        out.status.success(),
-        "the real agents could not be installed: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let stdout = String::from_utf8_lossy(&out.stdout);
-    let bin = PathBuf::from(stdout.lines().last().expect("the launchers' folder").trim());
-    assert!(bin.join("pi").exists() && bin.join("omp").exists());
-    bin
+    sessiontree_testkit::agents::agents_bin().to_path_buf()
 }
 
 /// The tests' model server: answers depend on the prompt (rules), every request is logged.
