@@ -2,7 +2,7 @@
 # Tests the VS Code extension: type check, lint, unit tests, bundle + .vsix, then an end-to-end
 # run in a real VS Code (code-server 4.100.3 = VS Code 1.100.3, driven by Debian's Chromium through
 # playwright-core) against the real `sessiontree lsp` and a real omp session file laid out where
-# omp keeps sessions for the test workspace; the chat prompts the real pi (scripts/install-agents.sh)
+# omp keeps sessions for the test workspace; the chat prompts the real pi and omp (scripts/install-agents.sh)
 # against the tests' loopback model server (scripts/testing/model-server.mjs).
 # Installs what it needs first (scripts/install-vscode-test.sh; SKIP_INSTALL=1 skips that).
 # env: SESSIONTREE_BIN = server binary to use (default: cargo build -p sessiontree → target/debug).
@@ -126,6 +126,11 @@ touch -d '1 hour ago' "$PI_DIR"/*.jsonl
   || { echo "pi could not write the first session:"; cat "$RUN/pi-first.txt"; }
 PI_CHAT_SESSION=$(grep -l '"first question"' "$PI_DIR"/*.jsonl | head -1)
 [ -n "$PI_CHAT_SESSION" ] && touch -d '3 hours ago' "$PI_CHAT_SESSION"
+# A session omp writes itself ("first omp question"), for the live agent in an omp session: the oldest.
+(cd "$WS" && env "${agent_env[@]}" "$AGENTS_BIN/omp" --session-dir "$SESS_DIR" -p "first omp question" </dev/null >"$RUN/omp-first.txt" 2>&1) \
+  || { echo "omp could not write the first session:"; cat "$RUN/omp-first.txt"; }
+OMP_CHAT_SESSION=$(grep -l '"first omp question"' "$SESS_DIR"/*.jsonl | head -1)
+[ -n "$OMP_CHAT_SESSION" ] && touch -d '4 hours ago' "$OMP_CHAT_SESSION"
 # A bigger, older session (2000 entries) for the windowed tree: older, so the example opens first.
 "$BIN" generate --entries 2000 --seed 7 --out "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl" >/dev/null
 touch -d '2 hours ago' "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl"
@@ -164,7 +169,8 @@ step code-server-start start_cs || finish
 
 e2e_start=$(date +%s)
 SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS MODEL_RULES=$MODEL_RULES MODEL_LOG=$MODEL_LOG \
-  PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS E2E_PI_AGENT_DIR=$RUN/pi-agent timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+  PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS E2E_PI_AGENT_DIR=$RUN/pi-agent \
+  OMP_CHAT_SESSION=$OMP_CHAT_SESSION E2E_OMP_PATH=$AGENTS_BIN/omp timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
   "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
 ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
 ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")

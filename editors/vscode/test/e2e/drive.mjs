@@ -834,6 +834,69 @@ await check('"Install the Bridge for Terminal Agents" writes the bridge into the
   return s.installBridge;
 });
 
+// ---------------------------------------------------------------- the live agent (omp)
+// Until here omp's executable was a file that does not exist; the real omp (OMP_CHAT_SESSION is a
+// session it wrote itself, "first omp question") answers once the user set the setting the chat
+// names and restarted the server, as the settings change offers.
+const ompSession = process.env.OMP_CHAT_SESSION;
+
+await check('an omp session whose agent cannot run: Open Settings, set agent.ompPath there, "Restart the Server" as offered; then the chat shows omp ready', async () => {
+  const ompPath = process.env.E2E_OMP_PATH;
+  if (!ompPath || !ompSession || !fs.existsSync(ompSession)) throw new Error(`the omp set-up is missing: ${ompPath} ${ompSession}`);
+  await expandSessions();
+  const row = sessionRows().filter({ hasText: 'first omp question' }).first();
+  await row.waitFor({ timeout: 10000 });
+  await row.click();
+  await waitState((s) => s.session?.endsWith(path.basename(ompSession)) && s.chatAgent?.agent === 'omp', 'the omp session and its agent', 20000);
+  await collapseSessions();
+  await chatFrame().locator('#setting').waitFor({ timeout: 10000 });
+  await chatFrame().locator('#setting').click();
+  const item = page.locator('.settings-editor .setting-item-contents', { hasText: /Omp Path/i }).first();
+  await item.waitFor({ timeout: 10000 });
+  const before = readState().restarted ?? 0;
+  const input = item.locator('input').first();
+  await input.fill(ompPath);
+  await input.press('Tab');
+  const toast = page.locator('.notifications-toasts .notification-toast', { hasText: 'the agent settings apply when the server restarts' }).first();
+  await toast.waitFor({ timeout: 20000 });
+  await toast.locator('.monaco-button', { hasText: 'Restart the Server' }).first().click();
+  await waitState((s) => (s.restarted ?? 0) > before, 'the restart', 30000);
+  await palette('View: Close Editor', 'Close Editor');
+  await page.locator('.settings-editor').first().waitFor({ state: 'detached', timeout: 5000 }).catch(() => {});
+  const s = await waitState((s) => s.session?.endsWith(path.basename(ompSession)) && s.chatAgent?.agent === 'omp' && s.chatAgent?.state !== 'unavailable', 'omp ready', 30000);
+  await chatFrame().locator('.entry.msg.assistant', { hasText: 'first omp question' }).first().waitFor({ timeout: 10000 });
+  await chatFrame().locator('#status-line', { hasText: /^omp · / }).waitFor({ timeout: 10000 });
+  const line = await chatFrame().locator('#status-line').innerText();
+  if (line.includes('does not exist')) throw new Error('status line: ' + line);
+  if ((await chatFrame().locator('#send').innerText()) !== 'Send') throw new Error('the button does not read Send');
+  await chatFrame().locator('#input').click();
+  await waitState((s) => s.chatLog?.focused === true, 'the chat to have the focus', 10000);
+  return { state: s.chatAgent.state, line };
+});
+
+await check('Send: the real omp answers, streamed into the chat, then the whole answer; the question hangs under the leaf; the new rows are in the tree', async () => {
+  const leafBefore = readState().leaf;
+  const asked = modelRequests();
+  await chatSend('Stream the answer from omp');
+  const streaming = chatFrame().locator('.entry.msg.assistant.streaming');
+  await streaming.filter({ hasText: 'The answer' }).first().waitFor({ timeout: 120000 });
+  const partial = await streaming.first().innerText();
+  if (partial.includes('very last word')) throw new Error('the whole answer was there at once: ' + partial);
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'until the very last word arrives here.' }).waitFor({ timeout: 90000 });
+  const s = await waitState((s) => s.chatLog?.stream?.final === LONG && s.chatAgent?.state === 'idle', 'the end of the answer', 30000);
+  if (!(s.chatLog.stream.deltas > 1) || s.chatLog.stream.streamed !== LONG) throw new Error('stream: ' + JSON.stringify(s.chatLog.stream));
+  if (await chatFrame().locator('.entry.msg.streaming').count()) throw new Error('a streaming message is left');
+  const entries = entriesOf(ompSession);
+  const user = entries.find((e) => e.type === 'message' && textOf(e.message) === 'Stream the answer from omp');
+  const reply = user && entries.find((e) => e.parentId === user.id && e.type === 'message');
+  if (!user || user.parentId !== leafBefore) throw new Error(`the question does not hang under the leaf ${leafBefore}: ${JSON.stringify(user)}`);
+  if (!reply || textOf(reply.message) !== LONG) throw new Error('the answer is not in the file: ' + JSON.stringify(reply));
+  await treeRow('user: Stream the answer from omp').waitFor({ timeout: 15000 });
+  await treeRow('assistant: The answer streams').waitFor({ timeout: 15000 });
+  if (modelRequests() <= asked) throw new Error('the model was not asked');
+  return { partial: partial.replace(/\s+/g, ' ').slice(0, 80), deltas: s.chatLog.stream.deltas };
+});
+
 await check('screenshot of the panel', async () => {
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
