@@ -1,7 +1,7 @@
 //! Rewind points with the real agents: pi and omp, started by the real server with the bridge,
 //! run their own `write` tool (the loopback model answers with tool calls) in a real git
-//! repository. The bridge records a point before the agent acts on the user message and one after
-//! the turn; restoring the point before the turn gives back the exact bytes and modes of that
+//! repository. The bridge records a point before the agent acts on the user message (the tools
+//! wait for it, however slow the snapshot) and one after the turn; restoring the point before the turn gives back the exact bytes and modes of that
 //! moment (the files the agent created removed), undo brings back what was there, the user's own
 //! edit made after the turn included, and the index, HEAD, branches, ignored files and the
 //! session file never change.
@@ -65,7 +65,21 @@ fn tool_rules() -> Value {
 fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     let dir = tempfile::tempdir().expect("tempdir");
     let model = ModelServer::start(dir.path(), &tool_rules());
-    let home = Home::new(&model);
+    let mut home = Home::new(&model);
+    // Each snapshot the bridge takes is 2 s late (a slow disk, a huge repository): the agent's
+    // tools must still wait for the one before the turn, or the point would hold their writes.
+    let slow = dir.path().join("slow-sessiontree");
+    std::fs::write(
+        &slow,
+        format!(
+            "#!/bin/sh\nif [ \"$2\" = take ]; then sleep 2; fi\nexec '{}' \"$@\"\n",
+            env!("CARGO_BIN_EXE_sessiontree")
+        ),
+    )
+    .expect("the slow wrapper");
+    std::fs::set_permissions(&slow, std::fs::Permissions::from_mode(0o755)).expect("chmod");
+    home.extra_env
+        .push(("SESSIONTREE_BIN".into(), slow.display().to_string()));
     let project = home.project.clone();
     std::fs::write(project.join("a.txt"), "original\n").expect("a.txt");
     std::fs::write(project.join("run.sh"), "#!/bin/sh\necho run\n").expect("run.sh");

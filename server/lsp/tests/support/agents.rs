@@ -111,6 +111,8 @@ pub struct Home {
     pub project: PathBuf,
     /// The launchers.
     pub bin: PathBuf,
+    /// More environment for the agents and the server (after the rest).
+    pub extra_env: Vec<(String, String)>,
 }
 
 impl Home {
@@ -145,6 +147,7 @@ impl Home {
             home,
             project,
             bin: agent_bin(),
+            extra_env: Vec::new(),
         }
     }
 
@@ -155,7 +158,7 @@ impl Home {
             self.bin.display(),
             std::env::var("PATH").unwrap_or_default()
         );
-        vec![
+        let mut env: Vec<(String, String)> = vec![
             ("HOME".into(), self.home.display().to_string()),
             ("PI_OFFLINE".into(), "1".into()),
             ("PATH".into(), path),
@@ -175,7 +178,9 @@ impl Home {
                 "XDG_CACHE_HOME".into(),
                 self.home.join(".cache").display().to_string(),
             ),
-        ]
+        ];
+        env.extend(self.extra_env.iter().cloned());
+        env
     }
 
     /// The private folder the bridge and the server share.
