@@ -56,6 +56,18 @@ fn all(value: &Value) -> Vec<&'static str> {
         request::<proto::NameFromPlanTitle>(value),
         request::<proto::BeforeTree>(value),
         request::<proto::BeforeBranch>(value),
+        request::<proto::RewindPoints>(value),
+        request::<proto::RewindCompare>(value),
+        request::<proto::RewindFile>(value),
+        request::<proto::RewindRestore>(value),
+        request::<proto::RewindUndo>(value),
+        request::<proto::Transcript>(value),
+        request::<proto::GetAgent>(value),
+        request::<proto::StopAgent>(value),
+        request::<proto::Prompt>(value),
+        request::<proto::Abort>(value),
+        request::<proto::AgentDialog>(value),
+        request::<proto::InstallBridge>(value),
     ]
 }
 
