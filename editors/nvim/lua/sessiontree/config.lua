@@ -107,6 +107,10 @@ M.defaults = {
     truncate = true,
     follow_leaf = true,
     close_on_select = false,
+    -- Rows fetched around the cursor (a window, as VS Code asks; the panel asks for the next one
+    -- as the cursor nears an edge): a filter change or a search on a 100k session answers with
+    -- these, not with every row. 0 = every row.
+    max_rows = 1000,
   },
   chat = {
     open_on_select = true,

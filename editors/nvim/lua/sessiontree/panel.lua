@@ -23,7 +23,8 @@ local M = {}
 ---@field revision integer|nil
 ---@field rows table[] The protocol `Row`s drawn.
 ---@field lines string[] The server's text lines drawn.
----@field total integer|nil
+---@field total integer|nil Visible rows in all (the window holds `rows`).
+---@field window_start integer 0-based number of the first row drawn (rows are fetched in windows).
 ---@field buf integer|nil
 ---@field win integer|nil
 ---@field seq integer Request counter; answers to older requests are dropped.
@@ -41,6 +42,7 @@ M.state = {
   searching = false,
   rows = {},
   lines = {},
+  window_start = 0,
   seq = 0,
   draws = 0,
   pending = 0,
@@ -170,6 +172,28 @@ end
 ---@type integer|nil
 local placed_line = nil
 
+--- Whether rows lie beyond the window drawn, above (`-1`) or below (`1`).
+---@param dir integer
+---@return boolean
+local function more_rows(dir)
+  local st = M.state
+  if dir < 0 then
+    return (st.window_start or 0) > 0
+  end
+  return st.total ~= nil and (st.window_start or 0) + #st.rows < st.total
+end
+
+--- A user move near an edge of the window (a quarter of it) with rows beyond asks for the window
+--- around the row the cursor is on (the selection), so j/k and paging never run out of rows.
+---@param lnum integer
+local function follow_window(lnum)
+  local n = #M.state.rows
+  local margin = math.max(5, math.floor(n / 4))
+  if (lnum <= margin and more_rows(-1)) or (lnum > n - margin and more_rows(1)) then
+    M.schedule_refresh()
+  end
+end
+
 --- Puts the cursor on row `i`. A user move (`select` true) also makes that entry the selection the
 --- panel asks for from now on; a redraw only shows the server's nearest visible row, so the chosen
 --- entry comes back when a filter or search that hid it is lifted.
@@ -188,6 +212,9 @@ local function set_cursor_row(i, select)
     placed_line = i
     vim.api.nvim_win_set_cursor(st.win, { i, 0 })
     M.mark_cursor(i - 1)
+  end
+  if select then
+    follow_window(i)
   end
 end
 
@@ -215,9 +242,19 @@ local function apply_rows(result, asked)
     and result.leaf ~= st.leaf
     and st.selection ~= nil
     and M.is_following()
+  -- The row under the cursor and its place on the screen: a new window keeps it where it was.
+  local kept = nil
+  if M.is_open() and st.buf and vim.api.nvim_win_get_buf(st.win) == st.buf then
+    local lnum = vim.api.nvim_win_get_cursor(st.win)[1]
+    local row = st.rows[lnum]
+    if row then
+      kept = { id = row.id, above = lnum - vim.fn.line('w0', st.win) }
+    end
+  end
   st.rows = result.rows or {}
   st.lines = result.lines or {}
   st.total = result.totalRows
+  st.window_start = result.windowStart or 0
   st.leaf = result.leaf
   st.revision = result.revision
   st.error = nil
@@ -259,6 +296,11 @@ local function apply_rows(result, asked)
   i = i or index_of(st.selection) or index_of(result.selection) or (#st.rows > 0 and #st.rows or nil)
   if i then
     set_cursor_row(i, false)
+    if kept and st.rows[i] and st.rows[i].id == kept.id and kept.above >= 0 then
+      vim.api.nvim_win_call(st.win, function()
+        vim.fn.winrestview({ topline = math.max(1, i - kept.above) })
+      end)
+    end
   elseif st.buf and vim.api.nvim_buf_is_valid(st.buf) then
     render.cursor(st.buf, nil)
   end
@@ -283,6 +325,14 @@ function M.row_width()
   return math.max(20, vim.api.nvim_win_get_width(st.win) - vim.fn.strdisplaywidth(render.LEAF_MARK) - 1)
 end
 
+--- The `height` to ask rows for: the agents show about half their terminal height around the
+--- selection, so twice `panel.max_rows` (0 = every row).
+---@return integer
+function M.window_height()
+  local max = config.options.panel.max_rows or 0
+  return max > 0 and math.max(10, math.floor(max)) * 2 or 0
+end
+
 --- Asks the server for the rows of the current state and draws them. Answers to an older request
 --- than the latest are dropped, so fast typing never draws a stale search.
 ---@param done fun(err: table|nil)|nil
@@ -303,7 +353,7 @@ function M.refresh(done)
     search = st.search,
     selection = st.selection,
     width = M.row_width(),
-    height = 0,
+    height = M.window_height(),
   }, function(err, result)
     st.pending = st.pending - 1
     st.last_ms = (vim.uv.hrtime() - started) / 1e6
@@ -345,6 +395,12 @@ function M.schedule_refresh()
   end, 30)
 end
 
+--- Whether no rows are scheduled or on their way (tests and benchmarks wait for it).
+---@return boolean
+function M.idle()
+  return refresh_timer == nil and M.state.pending == 0
+end
+
 --- Creates the scratch buffer (once).
 ---@return integer buf
 local function ensure_buf()
@@ -372,6 +428,7 @@ local function ensure_buf()
       local row = st.rows[lnum]
       if row and lnum ~= placed_line then
         st.selection = row.id
+        follow_window(lnum)
       end
       placed_line = nil
       M.mark_cursor(lnum - 1)
@@ -449,7 +506,7 @@ function M.open(uri, done)
     st.seq = st.seq + 1
     st.uri = uri
     st.selection = nil
-    st.rows, st.lines, st.total = {}, {}, nil
+    st.rows, st.lines, st.total, st.window_start = {}, {}, nil, 0
     st.name = M.file_title(uri)
     st.problems = nil
   end
@@ -528,7 +585,13 @@ function M.move(delta)
     return
   end
   local cur = vim.api.nvim_win_get_cursor(st.win)[1]
-  set_cursor_row(((cur - 1 + delta) % n) + 1, true)
+  local to = cur + delta
+  if (to < 1 or to > n) and (more_rows(-1) or more_rows(1)) then
+    -- A window of a longer list: stop at its edge (the next window is on its way); wrapping
+    -- around is for a list held whole.
+    to = math.max(1, math.min(n, to))
+  end
+  set_cursor_row(((to - 1) % n) + 1, true)
 end
 
 --- Moves the cursor by a page (the window height), stopping at the ends.

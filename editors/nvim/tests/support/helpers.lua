@@ -223,8 +223,8 @@ function H.ask(method, params)
   return result
 end
 
---- The server's lines for the panel's session with the panel's width and the cursor's entry as
---- the selection (what the panel must show), for `filter` and `search`.
+--- The server's lines for the panel's session with the panel's width, window height and the
+--- cursor's entry as the selection (what the panel must show), for `filter` and `search`.
 ---@param filter string|nil
 ---@param search string|nil
 ---@return string[] lines
@@ -237,7 +237,7 @@ function H.server_lines(filter, search)
     search = search or st.search,
     selection = H.cursor_id(),
     width = require('sessiontree.panel').row_width(),
-    height = 0,
+    height = require('sessiontree.panel').window_height(),
   })
   return result.lines, result
 end
