@@ -11,6 +11,8 @@
 //                              and prints {sessionFile, branchedFile, refs} (JSON)
 //   append <path> <count>      opens <path> and appends <count> user messages, one at a time
 //   list <dir>                 prints the session paths the storage lists in <dir> (JSON)
+//   batch <json>               runs a JSON array of [command, ...args] in this one process and
+//                              prints a JSON array of what each printed
 //
 // OMP_PACKAGE_DIR names the installed @oh-my-pi/pi-coding-agent (default: .tools/agents).
 import { RedisClient } from "bun";
@@ -147,25 +149,24 @@ async function write(scenarioFile: string, sessionDir: string, cwd: string) {
 	return { sessionFile: manager.getSessionFile(), branchedFile: branchedFile ?? null, refs };
 }
 
-try {
+/** Runs one command; returns what it prints. */
+async function run(command: string, args: string[]): Promise<string> {
 	switch (command) {
 		case "put": {
 			const [file, source] = args;
 			await storage.writeText(file, await Bun.file(source).text());
-			break;
+			return "";
 		}
 		case "read":
-			process.stdout.write(await storage.readText(args[0]));
-			break;
+			return await storage.readText(args[0]);
 		case "reload": {
 			const manager = await SessionManager.open(args[0], undefined, storage);
-			process.stdout.write(JSON.stringify(snapshot(manager)));
+			const text = JSON.stringify(snapshot(manager));
 			await manager.close();
-			break;
+			return text;
 		}
 		case "write":
-			process.stdout.write(JSON.stringify(await write(args[0], args[1], args[2])));
-			break;
+			return JSON.stringify(await write(args[0], args[1], args[2]));
 		case "append": {
 			const manager = await SessionManager.open(args[0], undefined, storage);
 			const ids: string[] = [];
@@ -175,15 +176,24 @@ try {
 			}
 			await manager.close();
 			await storage.drain();
-			process.stdout.write(JSON.stringify(ids));
-			break;
+			return JSON.stringify(ids);
 		}
 		case "list":
-			process.stdout.write(JSON.stringify(storage.listFilesSync(args[0], "*.jsonl")));
-			break;
+			return JSON.stringify(storage.listFilesSync(args[0], "*.jsonl"));
+		case "batch": {
+			// Many commands in one process (Bun and omp start once): a JSON array of
+			// [command, ...args]; prints a JSON array of what each printed.
+			const out: string[] = [];
+			for (const [sub, ...subArgs] of JSON.parse(args[0]) as string[][]) out.push(await run(sub, subArgs));
+			return JSON.stringify(out);
+		}
 		default:
 			throw new Error(`unknown command ${command}`);
 	}
+}
+
+try {
+	process.stdout.write(await run(command, args));
 } finally {
 	await storage.drain().catch(() => {});
 	client.close();

@@ -1,7 +1,9 @@
 //! A store's address: `redis://HOST:PORT[/DB][?prefix=PREFIX]` (`rediss://` for TLS), with the
-//! credentials kept apart so that no address shown or logged ever carries them.
+//! credentials kept apart so that no address shown or logged ever carries them; and the URI a
+//! session of a store is known by (`redis://HOST:PORT/DB/PATH[?prefix=PREFIX]`).
 
 use std::fmt;
+use std::path::{Path, PathBuf};
 
 /// omp's default key prefix.
 pub const DEFAULT_PREFIX: &str = "omp:sessions:";
@@ -148,6 +150,82 @@ impl StoreAddress {
     }
 }
 
+impl StoreAddress {
+    /// The URI a session of this store is known by in the language server:
+    /// `redis://HOST:PORT/DB/PATH[?prefix=PREFIX]` (`rediss://` for TLS), where `PATH` is the
+    /// session's absolute path as omp names it, percent-encoded as a `file://` URI's path is. The
+    /// prefix is given only when it is not omp's default; credentials are never part of it.
+    /// `None` for a path that is not absolute (it has no place after the database).
+    pub fn session_uri(&self, path: &Path) -> Option<String> {
+        let text = path.to_str()?;
+        if !text.starts_with('/') {
+            return None;
+        }
+        let scheme = if self.tls { "rediss" } else { "redis" };
+        let host = if self.host.contains(':') {
+            format!("[{}]", self.host)
+        } else {
+            self.host.clone()
+        };
+        let mut uri = format!("{scheme}://{host}:{}/{}", self.port, self.db);
+        for segment in text.split('/').skip(1) {
+            uri.push('/');
+            uri.push_str(&percent_encode(segment));
+        }
+        if self.prefix != DEFAULT_PREFIX {
+            uri.push_str("?prefix=");
+            uri.push_str(&percent_encode(&self.prefix));
+        }
+        Some(uri)
+    }
+
+    /// Reads a session URI ([`StoreAddress::session_uri`]): the store's address (without
+    /// credentials) and the session's path.
+    pub fn parse_session_uri(text: &str) -> Result<(StoreAddress, PathBuf), String> {
+        let bad = |why: &str| {
+            format!(
+                "bad session URI {text:?}: {why} (expected redis://HOST:PORT/DB/PATH[?prefix=PREFIX])"
+            )
+        };
+        let (rest, query) = match text.split_once('?') {
+            Some((rest, query)) => (rest, Some(query)),
+            None => (text, None),
+        };
+        let after_scheme = rest
+            .strip_prefix("redis://")
+            .or_else(|| rest.strip_prefix("rediss://"))
+            .ok_or_else(|| bad("it does not start with redis:// or rediss://"))?;
+        let (authority, path) = after_scheme
+            .split_once('/')
+            .ok_or_else(|| bad("no database and path"))?;
+        let (db, path) = path
+            .split_once('/')
+            .ok_or_else(|| bad("no session path after the database"))?;
+        let path = percent_decode(path)
+            .ok_or_else(|| bad("the path is not valid percent-encoded UTF-8"))?;
+        if path.is_empty() {
+            return Err(bad("no session path after the database"));
+        }
+        let scheme_len = rest.len() - after_scheme.len();
+        let mut address_text = format!("{}{authority}/{db}", &rest[..scheme_len]);
+        if let Some(query) = query {
+            address_text.push('?');
+            address_text.push_str(query);
+        }
+        let address = StoreAddress::parse(&address_text).map_err(|e| bad(&e))?;
+        Ok((address, PathBuf::from(format!("/{path}"))))
+    }
+
+    /// Whether `other` names the same store and prefix (credentials aside).
+    pub fn same_store(&self, other: &StoreAddress) -> bool {
+        self.tls == other.tls
+            && self.host.eq_ignore_ascii_case(&other.host)
+            && self.port == other.port
+            && self.db == other.db
+            && self.prefix == other.prefix
+    }
+}
+
 /// Percent-encodes everything but unreserved characters.
 pub fn percent_encode(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
@@ -203,6 +281,43 @@ mod tests {
             b.connection_url(),
             "rediss://alice:s3cret%20p%40ss@cache.example:7000/3"
         );
+    }
+
+    #[test]
+    fn session_uris_carry_the_store_and_the_path_and_read_back() {
+        let a = StoreAddress::parse("redis://127.0.0.1:6390/2").unwrap_or_else(|e| panic!("{e}"));
+        let path = Path::new("/home/me/.omp/agent/sessions/-proj/2026-01-01T00-00_a b%.jsonl");
+        let uri = a.session_uri(path).unwrap_or_default();
+        assert_eq!(
+            uri,
+            "redis://127.0.0.1:6390/2/home/me/.omp/agent/sessions/-proj/2026-01-01T00-00_a%20b%25.jsonl"
+        );
+        let (back, back_path) =
+            StoreAddress::parse_session_uri(&uri).unwrap_or_else(|e| panic!("{e}"));
+        assert!(back.same_store(&a));
+        assert_eq!(back_path, path);
+        let b = StoreAddress::parse("rediss://cache:7000/0?prefix=team%3Aa%3A")
+            .unwrap_or_else(|e| panic!("{e}"))
+            .with_credentials(Some("alice".into()), Some("secret".into()));
+        let uri = b.session_uri(Path::new("/s/x.jsonl")).unwrap_or_default();
+        assert_eq!(uri, "rediss://cache:7000/0/s/x.jsonl?prefix=team%3Aa%3A");
+        let (back, _) = StoreAddress::parse_session_uri(&uri).unwrap_or_else(|e| panic!("{e}"));
+        assert!(back.same_store(&b) && !back.same_store(&a));
+        assert_eq!(a.session_uri(Path::new("relative/x.jsonl")), None);
+        for (text, why) in [
+            ("file:///x.jsonl", "does not start"),
+            ("redis://h:1", "no database"),
+            ("redis://h:1/0", "no session path"),
+            ("redis://h:1/0/", "no session path"),
+            ("redis://u:p@h:1/0/x.jsonl", "credentials"),
+            ("redis://h:1/x/y.jsonl", "database"),
+            ("redis://h:1/0/%ZZ.jsonl", "percent"),
+        ] {
+            let err = StoreAddress::parse_session_uri(text)
+                .err()
+                .unwrap_or_default();
+            assert!(err.contains(why), "{text}: {err}");
+        }
     }
 
     #[test]

@@ -156,10 +156,10 @@ fn poll_once(link: &Link, watched: &Mutex<HashMap<PathBuf, Option<u64>>>, wake: 
         for (path, len) in paths.into_iter().zip(lens) {
             if let Some(known) = watched.get_mut(&path) {
                 if *known != len {
-                    // The first look only records the length (the session read it at open).
-                    if known.is_some() || len.is_none() {
-                        changed.push(path.clone());
-                    }
+                    // The first look wakes the session too: it may have changed between the
+                    // session's read and this look (the session's follow then reads nothing
+                    // when it did not).
+                    changed.push(path.clone());
                     *known = len;
                 }
             }
@@ -181,7 +181,7 @@ fn subscribe(
     let mut conn = link.connect()?;
     let mut pubsub = conn.as_pubsub();
     pubsub
-        .psubscribe(format!("{channel_prefix}*"))
+        .psubscribe(format!("{}*", crate::listing::escape_glob(&channel_prefix)))
         .map_err(|e| link.error(&e))?;
     pubsub
         .set_read_timeout(Some(Duration::from_millis(500)))

@@ -86,8 +86,47 @@ pub fn list(link: &Link) -> std::io::Result<Vec<Listed>> {
     Ok(out)
 }
 
+/// Bytes fetched by one pipeline of [`read_values`] (a value longer than this is fetched alone).
+const BATCH_BYTES: u64 = 32 << 20;
+
+/// The text of each listed session as omp reads it (its title laid over the slot), fetched by
+/// pipelined `GET`s in batches; `None` for a session whose key vanished meanwhile. Each value is
+/// read whole, as a file is line-scanned whole when folders are listed.
+pub fn read_values(link: &Link, listed: &[Listed]) -> std::io::Result<Vec<Option<Vec<u8>>>> {
+    let prefix = link.address().prefix.clone();
+    let mut out = Vec::with_capacity(listed.len());
+    let mut start = 0;
+    while start < listed.len() {
+        let mut end = start;
+        let mut bytes = 0;
+        while end < listed.len() && (end == start || bytes + listed[end].size <= BATCH_BYTES) {
+            bytes += listed[end].size;
+            end += 1;
+        }
+        let batch = &listed[start..end];
+        let values: Vec<Option<Vec<u8>>> = link.run(Retry::Once, |conn| {
+            let mut pipe = redis::pipe();
+            for item in batch {
+                pipe.cmd("GET")
+                    .arg(format!("{prefix}file:{}", item.path.to_string_lossy()));
+            }
+            pipe.query(conn)
+        })?;
+        for (item, value) in batch.iter().zip(values) {
+            out.push(value.map(|mut bytes| {
+                if let Some(slot) = &item.title {
+                    crate::title::overlay(&mut bytes, slot);
+                }
+                bytes
+            }));
+        }
+        start = end;
+    }
+    Ok(out)
+}
+
 /// `text` with the glob characters of `SCAN MATCH` escaped.
-fn escape_glob(text: &str) -> String {
+pub(crate) fn escape_glob(text: &str) -> String {
     let mut out = String::with_capacity(text.len());
     for c in text.chars() {
         if matches!(c, '*' | '?' | '[' | ']' | '\\') {

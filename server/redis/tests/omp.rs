@@ -6,7 +6,6 @@
 //! tests fail.
 
 use serde_json::Value;
-use sessiontree_core::session::SessionStore;
 use sessiontree_core::{Error, OpenOptions, Session};
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
@@ -69,6 +68,21 @@ fn omp(server: &RedisServer, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).into_owned()
 }
 
+/// Runs several commands in one Bun process (omp starts once); what each printed.
+fn omp_batch(server: &RedisServer, commands: &[Vec<String>]) -> Vec<String> {
+    let list = serde_json::to_string(commands).unwrap_or_default();
+    let text = omp(server, &["batch", &list]);
+    serde_json::from_str(&text).unwrap_or_else(|e| panic!("batch printed no list ({e}): {text}"))
+}
+
+fn json_of(text: &str) -> Value {
+    serde_json::from_str(text).unwrap_or_else(|e| panic!("omp printed no JSON ({e}): {text}"))
+}
+
+fn cmd(parts: &[&str]) -> Vec<String> {
+    parts.iter().map(|p| (*p).to_owned()).collect()
+}
+
 fn omp_json(server: &RedisServer, args: &[&str]) -> Value {
     let text = omp(server, args);
     serde_json::from_str(&text)
@@ -123,29 +137,38 @@ fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
         "c28-labels-carried-into-branched",
         "c29-name-then-branched-session",
     ];
-    let mut checked = 0;
-    for name in scenarios {
-        let scenario = conformance_dir().join(name).join("scenario.json");
-        let written = omp_json(
-            &server,
-            &[
+    // Every scenario written in one omp process, every session reloaded in another.
+    let writes: Vec<Vec<String>> = scenarios
+        .iter()
+        .map(|name| {
+            let scenario = conformance_dir().join(name).join("scenario.json");
+            cmd(&[
                 "write",
                 &scenario.to_string_lossy(),
                 SESSIONS,
                 "/home/me/proj",
-            ],
-        );
+            ])
+        })
+        .collect();
+    let mut sessions = Vec::new();
+    for (name, written) in scenarios.iter().zip(omp_batch(&server, &writes)) {
+        let written = json_of(&written);
         for key in ["sessionFile", "branchedFile"] {
-            let Some(path) = written[key].as_str() else {
-                continue;
-            };
-            let reloaded = omp_json(&server, &["reload", path]);
-            let session = open(&server, path);
-            assert_eq!(ours(&session), reloaded, "{name} {key}");
-            checked += 1;
+            if let Some(path) = written[key].as_str() {
+                sessions.push((format!("{name} {key}"), path.to_owned()));
+            }
         }
     }
-    assert!(checked >= scenarios.len() + 3, "{checked} sessions checked");
+    let reloads: Vec<Vec<String>> = sessions.iter().map(|(_, p)| cmd(&["reload", p])).collect();
+    let reloaded = omp_batch(&server, &reloads);
+    for ((what, path), reloaded) in sessions.iter().zip(&reloaded) {
+        assert_eq!(ours(&open(&server, path)), json_of(reloaded), "{what}");
+    }
+    assert!(
+        sessions.len() >= scenarios.len() + 3,
+        "{} sessions checked",
+        sessions.len()
+    );
 }
 
 #[test]
@@ -180,16 +203,6 @@ fn omp_reloads_what_we_write_into_redis() {
     session
         .branch_with_summary(Some(&first), "The branch left tried Paris.", None, None)
         .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(
-        omp_json(&server, &["reload", &path]),
-        ours(&session),
-        "omp reloads our writes"
-    );
-    assert_eq!(
-        omp_json(&server, &["reload", &path])["sessionName"],
-        "Named by sessiontree"
-    );
-
     // /branch: a fork into a new key, which omp reloads as we hold it.
     let leaf = session.leaf_id().unwrap_or_default().to_owned();
     let fork = session
@@ -201,9 +214,20 @@ fn omp_reloads_what_we_write_into_redis() {
         .to_string_lossy()
         .into_owned();
     assert_ne!(fork_path, path);
-    assert_eq!(omp_json(&server, &["reload", &fork_path]), ours(&fork));
-    let listed: Vec<String> =
-        serde_json::from_value(omp_json(&server, &["list", SESSIONS])).unwrap_or_default();
+    let answers = omp_batch(
+        &server,
+        &[
+            cmd(&["reload", &path]),
+            cmd(&["reload", &fork_path]),
+            cmd(&["list", SESSIONS]),
+            cmd(&["read", &path]),
+        ],
+    );
+    let reloaded = json_of(&answers[0]);
+    assert_eq!(reloaded, ours(&session), "omp reloads our writes");
+    assert_eq!(reloaded["sessionName"], "Named by sessiontree");
+    assert_eq!(json_of(&answers[1]), ours(&fork));
+    let listed: Vec<String> = serde_json::from_value(json_of(&answers[2])).unwrap_or_default();
     assert!(
         listed.contains(&fork_path) && listed.contains(&path),
         "{listed:?}"
@@ -213,7 +237,7 @@ fn omp_reloads_what_we_write_into_redis() {
     session
         .for_each_raw(|_, raw| text.push(raw.to_owned()))
         .unwrap_or_else(|e| panic!("{e}"));
-    let omp_text = omp(&server, &["read", &path]);
+    let omp_text = &answers[3];
     assert_eq!(
         omp_text.lines().skip(2).collect::<Vec<_>>(),
         text,
@@ -301,32 +325,4 @@ fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
         );
     }
     assert!(fresh.diagnostics().is_empty(), "{:?}", fresh.diagnostics());
-}
-
-#[test]
-fn a_session_of_100k_entries_opens_from_redis_as_from_its_file() {
-    let server = RedisServer::start();
-    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
-    let file = dir.path().join("big.jsonl");
-    let options = sessiontree_core::synth::SynthOptions {
-        dialect: sessiontree_core::Dialect::Omp,
-        entries: 100_000,
-        seed: 7,
-    };
-    let stats =
-        sessiontree_core::synth::generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
-    let path = format!("{SESSIONS}/big.jsonl");
-    // omp's own full write puts it into Redis.
-    omp(&server, &["put", &path, &file.to_string_lossy()]);
-    let from_redis = open(&server, &path);
-    assert_eq!(from_redis.entries().len(), stats.entries);
-    assert_eq!(from_redis.leaf_id(), Some(stats.leaf_id.as_str()));
-    assert_eq!(from_redis.session_id(), stats.session_id);
-    assert!(
-        from_redis.diagnostics().is_empty(),
-        "{:?}",
-        &from_redis.diagnostics()[..1]
-    );
-    let store: &Arc<dyn SessionStore> = from_redis.store().unwrap_or_else(|| panic!("no store"));
-    assert_eq!(store.path(), Path::new(&path));
 }

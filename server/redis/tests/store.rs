@@ -328,3 +328,32 @@ fn a_store_that_goes_away_gives_clear_errors_and_is_used_again_once_back() {
         "written once"
     );
 }
+
+#[test]
+fn a_session_of_100k_entries_opens_from_redis_whole() {
+    let server = RedisServer::start();
+    let options = sessiontree_core::synth::SynthOptions {
+        dialect: sessiontree_core::Dialect::Omp,
+        entries: 100_000,
+        seed: 7,
+    };
+    // Generated straight into memory and put as omp's full write leaves it (no file to write).
+    let mut bytes = Vec::new();
+    let stats =
+        sessiontree_core::synth::generate(options, &mut bytes).unwrap_or_else(|e| panic!("{e}"));
+    let path = "/home/me/.omp/agent/sessions/-proj/big.jsonl";
+    put(&mut server.connection(), path, &bytes);
+    drop(bytes);
+    let from_redis = Session::open_store(store(&server, path), OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(from_redis.entries().len(), stats.entries);
+    assert_eq!(from_redis.leaf_id(), Some(stats.leaf_id.as_str()));
+    assert_eq!(from_redis.session_id(), stats.session_id);
+    assert!(
+        from_redis.diagnostics().is_empty(),
+        "{:?}",
+        &from_redis.diagnostics()[..1]
+    );
+    let store: &Arc<dyn SessionStore> = from_redis.store().unwrap_or_else(|| panic!("no store"));
+    assert_eq!(store.path(), Path::new(path));
+}
