@@ -94,6 +94,44 @@ pub struct InitializationOptions {
     /// The live agent (see `docs/agents.md`).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub agent: Option<AgentSettings>,
+    /// Session stores (omp's Redis storage; see `docs/redis.md`) whose sessions are listed and
+    /// opened besides files. Taken only from here (the user's settings), never from workspace
+    /// configuration.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub stores: Vec<StoreSettings>,
+}
+
+/// One entry of `initializationOptions.stores`.
+#[derive(Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct StoreSettings {
+    /// `redis://HOST:PORT[/DB][?prefix=PREFIX]` (`rediss://` for TLS), without credentials.
+    pub url: String,
+    /// The ACL user.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub user: Option<String>,
+    /// The environment variable (of the server's process) holding the password.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password_env: Option<String>,
+    /// The password itself (from the user's settings; `passwordEnv` keeps it out of them).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub password: Option<String>,
+    /// List every session of the store, not only those in the workspace folders' omp folders.
+    #[serde(default)]
+    pub list_all: bool,
+}
+
+/// Never shows the password.
+impl std::fmt::Debug for StoreSettings {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("StoreSettings")
+            .field("url", &self.url)
+            .field("user", &self.user)
+            .field("password_env", &self.password_env)
+            .field("password", &self.password.as_ref().map(|_| "<hidden>"))
+            .field("list_all", &self.list_all)
+            .finish()
+    }
 }
 
 /// `initializationOptions.agent` (also taken from `workspace/didChangeConfiguration` under

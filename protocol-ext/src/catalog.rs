@@ -137,6 +137,10 @@ pub fn catalog() -> Vec<MethodDoc> {
                     modified_ms: 1735689606000,
                     live_writer: false,
                 }],
+                unavailable: vec![UnavailableStore {
+                    store: s("redis://cache.internal:6379/0"),
+                    message: s("store redis://cache.internal:6379/0 is unreachable; trying again in 1000 ms"),
+                }],
             },
         ),
         req::<Open>(

@@ -55,6 +55,20 @@ pub struct ListSessionsParams {
 pub struct ListSessionsResult {
     /// Newest first.
     pub sessions: Vec<SessionInfo>,
+    /// Configured session stores that could not be listed, with why (their sessions are missing
+    /// from `sessions`; the files' are there).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub unavailable: Vec<UnavailableStore>,
+}
+
+/// A session store that could not be listed.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct UnavailableStore {
+    /// The store's address (never with credentials).
+    pub store: String,
+    /// Why, for people.
+    pub message: String,
 }
 
 // ---------------------------------------------------------------- open / close

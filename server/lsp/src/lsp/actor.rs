@@ -4,6 +4,7 @@
 //! The actor never talks to the editor except through the notifications it queues.
 
 use crate::errors::{ApiError, ApiResult};
+use crate::stores::Located;
 use crate::to_proto;
 use crate::Shared;
 use sessiontree_core::view;
@@ -57,8 +58,10 @@ pub enum Command {
 pub struct SessionHandle {
     /// The session's URI.
     pub uri: String,
-    /// The session's file.
+    /// The session's file (a store's session: its URI, the key it is registered under).
     pub path: PathBuf,
+    /// The store the session is kept in, when it is not a file.
+    pub store: Option<Located>,
     tx: mpsc::UnboundedSender<Command>,
     /// Why the session could not be loaded (then every queued request gets this error).
     failed: Arc<OnceLock<ApiError>>,
@@ -179,8 +182,10 @@ pub struct Actor {
     pub session: Session,
     /// Its URI.
     pub uri: String,
-    /// Its file.
+    /// Its file (a store's session: its URI, the key it is registered under).
     pub path: PathBuf,
+    /// The store it is kept in, when it is not a file.
+    pub store: Option<Located>,
     /// Added to the engine's revision so revisions keep growing across reloads.
     rev_base: u64,
     outbox: Vec<Outgoing>,
@@ -211,6 +216,19 @@ const PROGRESS_BYTES: u64 = 16 << 20;
 /// How often a mutation refused as `writerBusy` is tried again.
 const WRITER_RETRIES: u64 = 4;
 
+/// Runs `f`, which may wait on a store's network round trips, letting the runtime move its other
+/// tasks off this thread meanwhile (on a multi-threaded runtime; a file session's work is run
+/// as it is).
+fn off_async<R>(store: bool, f: impl FnOnce() -> R) -> R {
+    let multi = tokio::runtime::Handle::try_current()
+        .is_ok_and(|h| h.runtime_flavor() == tokio::runtime::RuntimeFlavor::MultiThread);
+    if store && multi {
+        tokio::task::block_in_place(f)
+    } else {
+        f()
+    }
+}
+
 /// Starts the actor of a session: `load` runs off the async threads, and requests queue up
 /// meanwhile, so a request sent right behind `open` is answered in order. When loading fails,
 /// queued and later requests get the load error and `on_fail` runs (it forgets the session).
@@ -218,6 +236,7 @@ pub fn spawn(
     load: impl FnOnce() -> Result<Session, CoreError> + Send + 'static,
     uri: String,
     path: PathBuf,
+    store: Option<Located>,
     shared: Arc<Shared>,
     on_fail: impl FnOnce() + Send + 'static,
 ) -> SessionHandle {
@@ -226,12 +245,16 @@ pub fn spawn(
     let handle = SessionHandle {
         uri: uri.clone(),
         path: path.clone(),
+        store: store.clone(),
         tx,
         failed: Arc::clone(&failed),
     };
     tokio::spawn(async move {
         // A big file takes a moment: say so in clients that show progress.
-        let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let size = match &store {
+            Some(_) => 0,
+            None => std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0),
+        };
         let progress = if size >= PROGRESS_BYTES {
             let message = format!("{} ({} MB)", path.display(), size >> 20);
             shared.begin_progress("Opening session", message).await
@@ -248,6 +271,7 @@ pub fn spawn(
                     session,
                     uri,
                     path,
+                    store,
                     rev_base: 0,
                     outbox: Vec::new(),
                     diagnostics_dirty: false,
@@ -369,8 +393,13 @@ impl Actor {
         // Another writer may append a whole line between the engine's catch-up and our write;
         // the engine then refuses (it never writes after bytes it has not read). Those lines are
         // complete, so read them and try again; a line still being written stays `writerBusy`.
+        // A store refuses a write when another writer grew the value first (nothing written);
+        // the next try reads those lines first, as for a file.
         for attempt in 1..=WRITER_RETRIES {
-            if !matches!(result, Err(CoreError::WriterBusy { .. })) {
+            if !matches!(
+                result,
+                Err(CoreError::WriterBusy { .. } | CoreError::StoreConflict { .. })
+            ) {
                 break;
             }
             std::thread::sleep(Duration::from_millis(2 * attempt));
@@ -419,9 +448,13 @@ impl Actor {
         }
     }
 
-    /// Reopens a file that was rewritten, truncated or replaced.
+    /// Reopens a file that was rewritten, truncated or replaced (a store's value: read again).
     fn reload(&mut self) {
-        match Session::open(&self.path, OpenOptions::default()) {
+        let reopened = match self.session.store() {
+            Some(store) => Session::open_store(Arc::clone(store), OpenOptions::default()),
+            None => Session::open(&self.path, OpenOptions::default()),
+        };
+        match reopened {
             Ok(session) => {
                 self.rev_base = self.revision() + 1;
                 self.session = session;
@@ -457,9 +490,10 @@ impl Actor {
                     // Notifications go out before the answer that caused them: a client then
                     // sees `didChange` first, and Emacs 28's jsonrpc, which can drop a message
                     // arriving right behind a reply it is waiting for, keeps them.
+                    let store = self.store.is_some();
                     let deliver: Option<Deliver> = match command {
-                        Command::Run(job) => Some(job(&mut self)),
-                        Command::Read(job) => Some(job(&self)),
+                        Command::Run(job) => Some(off_async(store, || job(&mut self))),
+                        Command::Read(job) => Some(off_async(store, || job(&self))),
                         Command::Navigate(params, mut reply) => {
                             let result = self.navigate(params, &mut inbox, &mut reply).await;
                             Some(Box::new(move || {
@@ -473,7 +507,7 @@ impl Actor {
                             }))
                         }
                         Command::Follow => {
-                            self.follow();
+                            off_async(store, || self.follow());
                             None
                         }
                         Command::Close => break,
@@ -484,7 +518,7 @@ impl Actor {
                     }
                 }
                 _ = poll.tick() => {
-                    self.follow();
+                    off_async(self.store.is_some(), || self.follow());
                     self.flush().await;
                 }
             }
@@ -505,7 +539,7 @@ impl Actor {
         if std::mem::take(&mut self.diagnostics_dirty) && self.shared.is_document_open(&self.path) {
             let diagnostics = crate::plain::diagnostics(&self.session);
             self.shared
-                .publish_diagnostics(&self.path, diagnostics, self.revision())
+                .publish_diagnostics(&self.uri, diagnostics, self.revision())
                 .await;
         }
     }

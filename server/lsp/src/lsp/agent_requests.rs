@@ -14,6 +14,30 @@ use std::path::PathBuf;
 /// The default number of messages `transcript` gives.
 const TRANSCRIPT_LIMIT: u32 = 500;
 
+/// Why no agent runs on a session kept in a store.
+fn no_agent_on_stores(uri: &str) -> String {
+    format!(
+        "{uri} is kept in a session store: the live agent (omp in RPC mode) keeps its sessions in files, \
+         so it cannot drive this session; a program built on omp's SDK with RedisSessionStorage can"
+    )
+}
+
+/// The agent status of a session kept in a store: none can run.
+fn store_agent_status(uri: &str) -> proto::AgentStatus {
+    proto::AgentStatus {
+        uri: uri.to_owned(),
+        agent: proto::AgentKind::Omp,
+        state: proto::AgentState::Unavailable,
+        source: None,
+        pid: None,
+        model: None,
+        armed: false,
+        executable: None,
+        message: Some(no_agent_on_stores(uri)),
+        stderr_tail: Vec::new(),
+    }
+}
+
 impl Backend {
     /// The session's key path and its actor.
     fn session_of(&self, uri: &str) -> ApiResult<(PathBuf, crate::actor::SessionHandle)> {
@@ -64,22 +88,43 @@ impl Backend {
             return Err(ApiError::invalid_params("a prompt needs some text"));
         }
         crate::custom::check_size("text", Some(&p.text), crate::custom::MAX_TEXT_CHARS)?;
-        self.session_of(&p.uri)?;
+        let (_, handle) = self.session_of(&p.uri)?;
+        if handle.store.is_some() {
+            return Err(ApiError::new(
+                ErrorKind::Unsupported,
+                no_agent_on_stores(&handle.uri),
+            ));
+        }
         self.agents.prompt(p).await
     }
 
     pub(crate) async fn abort(&self, p: proto::AbortParams) -> ApiResult<proto::AbortResult> {
-        let (path, _) = self.session_of(&p.uri)?;
+        let (path, handle) = self.session_of(&p.uri)?;
+        if handle.store.is_some() {
+            return Ok(proto::AbortResult { aborted: false });
+        }
         self.agents.abort(&path).await
     }
 
     pub(crate) async fn agent(&self, p: proto::AgentParams) -> ApiResult<proto::AgentStatus> {
-        let (path, _) = self.session_of(&p.uri)?;
+        let (path, handle) = self.session_of(&p.uri)?;
+        if handle.store.is_some() {
+            if p.start {
+                return Err(ApiError::new(
+                    ErrorKind::Unsupported,
+                    no_agent_on_stores(&handle.uri),
+                ));
+            }
+            return Ok(store_agent_status(&handle.uri));
+        }
         self.agents.status(&path, p.start).await
     }
 
     pub(crate) async fn stop_agent(&self, p: proto::AgentParams) -> ApiResult<proto::AgentStatus> {
-        let (path, _) = self.session_of(&p.uri)?;
+        let (path, handle) = self.session_of(&p.uri)?;
+        if handle.store.is_some() {
+            return Ok(store_agent_status(&handle.uri));
+        }
         self.agents.stop(&path).await
     }
 

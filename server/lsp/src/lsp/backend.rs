@@ -4,7 +4,7 @@
 
 use crate::discovery::Locations;
 use crate::errors::{ApiError, ApiResult};
-use crate::registry::Registry;
+use crate::registry::{Location, Registry};
 use crate::symbols::SymbolIndex;
 use crate::{plain, Shared};
 use serde_json::Value;
@@ -97,6 +97,27 @@ impl Backend {
             .unwrap_or_default()
     }
 
+    /// Where a text document's session is: a `*.jsonl` file, or a session of a configured store;
+    /// `None` for anything else.
+    fn document_location(&self, uri: &Uri) -> Option<Location> {
+        let location = if crate::stores::is_store_uri(uri.as_str()) {
+            match self.registry.locate(uri.as_str()) {
+                Ok(location) => location,
+                Err(err) => {
+                    tracing::debug!("{}: {}", uri.as_str(), err.message);
+                    return None;
+                }
+            }
+        } else {
+            Location::File(uri.to_file_path()?.into_owned())
+        };
+        let path = match &location {
+            Location::File(path) => path.as_path(),
+            Location::Store(located) => located.path.as_path(),
+        };
+        (path.extension().and_then(|e| e.to_str()) == Some("jsonl")).then_some(location)
+    }
+
     /// Reads a session document (opening it when needed); `None` for files that are not
     /// sessions, so plain LSP requests on them answer nothing rather than fail.
     async fn with_document<R: Send + 'static>(
@@ -104,11 +125,13 @@ impl Backend {
         uri: &Uri,
         f: impl FnOnce(&crate::actor::Actor) -> R + Send + 'static,
     ) -> Option<R> {
-        let path = uri.to_file_path()?.into_owned();
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            return None;
-        }
-        match self.registry.open(&path).read(move |a| Ok(f(a))).await {
+        let location = self.document_location(uri)?;
+        match self
+            .registry
+            .open_at(&location)
+            .read(move |a| Ok(f(a)))
+            .await
+        {
             Ok(r) => Some(r),
             Err(err) => {
                 tracing::debug!("{}: {}", uri.as_str(), err.message);
@@ -117,13 +140,10 @@ impl Backend {
         }
     }
 
-    async fn publish_for(&self, uri: &Uri) {
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else {
-            return;
-        };
+    async fn publish_for(&self, uri: &Uri, location: &Location) {
         let got = self
             .registry
-            .open(&path)
+            .open_at(location)
             .read(|a| Ok((plain::diagnostics(&a.session), a.revision())))
             .await;
         match got {
@@ -273,6 +293,15 @@ impl LanguageServer for Backend {
             }
         }
         let locations = Locations::resolve(&options);
+        // Stores come from here only (the user's settings), never from workspace configuration.
+        let (stores, problems) = crate::stores::Stores::configure(&options.stores);
+        for problem in &problems {
+            tracing::warn!("stores: {problem}");
+        }
+        for store in stores.all() {
+            tracing::info!(store = %store.address(), "session store");
+        }
+        self.registry.set_stores(stores);
         self.agents.configure(
             options.agent.clone().unwrap_or_default(),
             locations
@@ -375,15 +404,11 @@ impl LanguageServer for Backend {
 
     async fn did_open(&self, params: DidOpenTextDocumentParams) {
         let uri = params.text_document.uri;
-        let Some(path) = uri.to_file_path().map(|p| p.into_owned()) else {
+        let Some(location) = self.document_location(&uri) else {
             return;
         };
-        if path.extension().and_then(|e| e.to_str()) != Some("jsonl") {
-            return;
-        }
-        self.shared
-            .set_document_open(&crate::registry::key_of(&path), true);
-        self.publish_for(&uri).await;
+        self.shared.set_document_open(&location.key(), true);
+        self.publish_for(&uri, &location).await;
     }
 
     async fn did_change_configuration(&self, params: DidChangeConfigurationParams) {
@@ -449,8 +474,8 @@ impl LanguageServer for Backend {
     }
 
     async fn did_save(&self, params: DidSaveTextDocumentParams) {
-        if let Some(path) = params.text_document.uri.to_file_path() {
-            if let Some(handle) = self.registry.get_path(&path) {
+        if let Some(location) = self.document_location(&params.text_document.uri) {
+            if let Some(handle) = self.registry.get_path(&location.key()) {
                 handle.follow();
             }
         }
@@ -458,8 +483,8 @@ impl LanguageServer for Backend {
 
     async fn did_close(&self, params: DidCloseTextDocumentParams) {
         let uri = params.text_document.uri;
-        if let Some(path) = uri.to_file_path().map(|p| p.into_owned()) {
-            let key = crate::registry::key_of(&path);
+        if let Some(location) = self.document_location(&uri) {
+            let key = location.key();
             self.shared.set_document_open(&key, false);
             if !self.protocol_open.contains(&key) {
                 self.registry.close(&key);

@@ -136,21 +136,46 @@ impl Backend {
                 .collect::<ApiResult<Vec<_>>>()?
         };
         let locations = self.locations();
-        let sessions = tokio::task::spawn_blocking(move || discovery::list(&locations, &folders))
-            .await
-            .map_err(|e| ApiError::new(ErrorKind::Internal, format!("listing failed: {e}")))?;
-        Ok(proto::ListSessionsResult { sessions })
+        let stores = self.registry.stores();
+        let (sessions, unavailable) = tokio::task::spawn_blocking(move || {
+            let mut sessions = discovery::list(&locations, &folders);
+            if stores.all().is_empty() {
+                return (sessions, Vec::new());
+            }
+            // A store's sessions are omp's: those in the folders omp names after the workspace
+            // folders, whatever the home they were written under.
+            let names: Vec<String> = folders
+                .iter()
+                .map(|f| discovery::omp_dir_name(f, locations.home.as_deref(), &locations.tmp))
+                .collect();
+            let (found, unavailable) =
+                crate::stores::list_all(&stores, &names, locations.live_writer);
+            sessions.extend(found);
+            discovery::sort_newest_first(&mut sessions);
+            (sessions, unavailable)
+        })
+        .await
+        .map_err(|e| ApiError::new(ErrorKind::Internal, format!("listing failed: {e}")))?;
+        Ok(proto::ListSessionsResult {
+            sessions,
+            unavailable,
+        })
     }
 
     pub(crate) async fn open(&self, p: proto::OpenParams) -> ApiResult<proto::OpenResult> {
-        let path = to_proto::path_of(&p.uri)?;
-        self.check_inside_roots(&path)?;
-        let handle = self.registry.open(&path);
+        let location = self.registry.locate(&p.uri)?;
+        if let registry::Location::File(path) = &location {
+            self.check_inside_roots(path)?;
+        }
+        let handle = self.registry.open_at(&location);
         self.protocol_open.insert(handle.path.clone());
         let result = handle
             .read(|a| Ok(to_proto::open_result(&a.uri, &a.session, a.revision())))
             .await?;
-        self.follow_agent(handle).await;
+        // The live agent keeps its sessions in files (see docs/redis.md).
+        if handle.store.is_none() {
+            self.follow_agent(handle).await;
+        }
         Ok(result)
     }
 
@@ -191,8 +216,13 @@ impl Backend {
     }
 
     pub(crate) async fn close(&self, p: proto::OpenParams) -> ApiResult<proto::CloseResult> {
-        let path = to_proto::path_of(&p.uri)?;
-        let key = registry::key_of(&path);
+        let (path, key) = match self.registry.locate(&p.uri)? {
+            registry::Location::File(path) => {
+                let key = registry::key_of(&path);
+                (path, key)
+            }
+            registry::Location::Store(located) => (located.key(), located.key()),
+        };
         self.protocol_open.remove(&key);
         self.protocol_open.remove(&path);
         self.agents.forget(&key).await;
@@ -313,13 +343,19 @@ impl Backend {
     }
 
     pub(crate) async fn branch(&self, p: proto::BranchParams) -> ApiResult<proto::BranchResult> {
-        let (result, fork) = self.registry.get(&p.uri)?.branch(p).await?;
+        let source = self.registry.get(&p.uri)?;
+        let (result, fork) = source.branch(p).await?;
         if let (Some(fork), Some(path)) = (fork, result.new_path.as_deref()) {
-            let handle = self
-                .registry
-                .adopt(fork, registry::key_of(std::path::Path::new(path)));
+            let path = std::path::Path::new(path);
+            let location = match source.store.as_ref().and_then(|l| l.store.locate(path)) {
+                Some(located) => registry::Location::Store(located),
+                None => registry::Location::File(path.to_path_buf()),
+            };
+            let handle = self.registry.adopt(fork, &location);
             self.protocol_open.insert(handle.path.clone());
-            self.follow_agent(handle).await;
+            if handle.store.is_none() {
+                self.follow_agent(handle).await;
+            }
         }
         Ok(result)
     }

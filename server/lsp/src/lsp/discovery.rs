@@ -147,12 +147,17 @@ pub fn list(locations: &Locations, folders: &[PathBuf]) -> Vec<SessionInfo> {
         .into_iter()
         .filter_map(|(path, agent)| summarize(&path, agent, locations.live_writer))
         .collect();
-    out.sort_by(|a, b| {
+    sort_newest_first(&mut out);
+    out
+}
+
+/// Newest first; equal times by path.
+pub fn sort_newest_first(sessions: &mut [SessionInfo]) {
+    sessions.sort_by(|a, b| {
         b.modified_ms
             .cmp(&a.modified_ms)
             .then_with(|| a.path.cmp(&b.path))
     });
-    out
 }
 
 /// A session file's summary from a line scan; `None` when it is not a session file.
@@ -175,7 +180,26 @@ pub fn summarize(
         .duration_since(modified)
         .map(|age| age <= live_writer)
         .unwrap_or(true);
-    let mut reader = BufReader::new(file);
+    summarize_lines(
+        BufReader::new(file),
+        to_proto::uri_of(path),
+        path,
+        agent,
+        modified_ms,
+        live,
+    )
+}
+
+/// A session's summary from a line scan of its text (a file's, or a store's value); `None` when
+/// it is not a session.
+pub fn summarize_lines(
+    mut reader: impl BufRead,
+    uri: String,
+    path: &Path,
+    agent: Option<Dialect>,
+    modified_ms: u64,
+    live: bool,
+) -> Option<SessionInfo> {
     let mut line = Vec::new();
     let mut dialect = Dialect::Pi;
     let mut header: Option<Value> = None;
@@ -255,7 +279,7 @@ pub fn summarize(
             .to_owned()
     };
     Some(SessionInfo {
-        uri: to_proto::uri_of(path),
+        uri,
         path: path.to_string_lossy().into_owned(),
         agent,
         dialect,

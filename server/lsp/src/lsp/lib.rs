@@ -3,8 +3,8 @@
 //! diagnostics, go-to-parent, workspace symbols) for any editor that opens a session `.jsonl`.
 //!
 //! Layout: `backend` (the `LanguageServer` impl), `custom` (the `sessionTree/*` requests),
-//! `actor` (one task per open session, its only writer), `registry` (open sessions), `watcher`
-//! (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
+//! `actor` (one task per open session, its only writer), `registry` (open sessions), `stores`
+//! (sessions kept in omp's Redis storage), `watcher` (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
 //! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
 //! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output),
 //! `output_thread` (standard output written by a thread of its own), `checked_input` (the
@@ -31,6 +31,7 @@ mod render;
 mod rewind;
 mod rows;
 mod shared;
+mod stores;
 mod summary;
 mod symbols;
 #[cfg(test)]

@@ -203,14 +203,14 @@ impl Shared {
         }
     }
 
-    /// Publishes diagnostics for a session file.
+    /// Publishes diagnostics for a session (by its URI).
     pub async fn publish_diagnostics(
         &self,
-        path: &Path,
+        uri: &str,
         diagnostics: Vec<lsp::Diagnostic>,
         revision: u64,
     ) {
-        if let Some(uri) = crate::to_proto::lsp_uri(path) {
+        if let Ok(uri) = uri.parse::<lsp::Uri>() {
             let version = i32::try_from(revision).ok();
             self.client
                 .publish_diagnostics(uri, diagnostics, version)

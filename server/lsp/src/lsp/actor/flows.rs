@@ -255,7 +255,10 @@ impl Actor {
             }
         }
         let before_len = self.session.entries().len();
-        let written = nav::apply(&mut self.session, &plan, summary.as_ref());
+        let store = self.store.is_some();
+        let written = super::off_async(store, || {
+            nav::apply(&mut self.session, &plan, summary.as_ref())
+        });
         if self.session.entries().len() != before_len || self.revision() != rev {
             self.announce(ChangeReason::Navigate, before_len);
         }
@@ -350,14 +353,21 @@ impl Actor {
             }
         }
         let ids = Box::new(sessiontree_core::ids::RandomIds);
-        let fork = branch_pick::apply_branch(&mut self.session, &decision, ids)
-            .map_err(|e| ApiError::from(e).at(rev))?;
+        let store = self.store.is_some();
+        let fork = super::off_async(store, || {
+            branch_pick::apply_branch(&mut self.session, &decision, ids)
+        })
+        .map_err(|e| ApiError::from(e).at(rev))?;
         let new_path = fork.path().map(std::path::Path::to_path_buf);
         let written = matches!(
             fork.file_state(),
             sessiontree_core::session::FileState::Written { .. }
         );
-        let new_uri = new_path.as_deref().map(to_proto::uri_of);
+        // A store's fork is a new key of the same store.
+        let new_uri = new_path.as_deref().and_then(|path| match &self.store {
+            Some(located) => located.store.locate(path).map(|l| l.uri),
+            None => Some(to_proto::uri_of(path)),
+        });
         if let Some(new_uri) = &new_uri {
             self.outbox.push(Outgoing::Branch(proto::DidBranchParams {
                 uri: self.uri.clone(),
