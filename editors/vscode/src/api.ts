@@ -72,6 +72,9 @@ export function initializationOptions(): P.InitializationOptions {
   const summary = cfg.inspect<unknown>('branchSummary')?.globalValue;
   if (summary !== undefined && summary !== null) opts.branchSummary = summary;
   opts.agent = agentSettings((key) => cfg.inspect(key)?.globalValue);
+  // Session stores and their credentials from the user settings only, likewise.
+  const stores = cfg.inspect<P.StoreSettings[]>('stores')?.globalValue;
+  if (Array.isArray(stores) && stores.length) opts.stores = stores;
   return opts;
 }
 

@@ -215,6 +215,8 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
           .showInformationMessage('Session Tree: the agent settings apply when the server restarts.', 'Restart the Server')
           .then((pick) => pick && vscode.commands.executeCommand('sessiontree.restartServer'));
       }
+      // The server takes its stores at start only.
+      if (e.affectsConfiguration('sessiontree.stores')) void vscode.commands.executeCommand('sessiontree.restartServer');
       if (e.affectsConfiguration('sessiontree.branchSummary.prompt')) {
         state.set('summaryPrompt', vscode.workspace.getConfiguration('sessiontree').get('branchSummary.prompt'));
       }

@@ -314,6 +314,10 @@ export function handOff(f: Flows): void {
     void vscode.window.showWarningMessage('Open a session first.');
     return;
   }
+  if (!uri.startsWith('file:')) {
+    void vscode.window.showWarningMessage("The agent's CLI keeps its sessions in files; this session is kept in a session store.");
+    return;
+  }
   const cfg = vscode.workspace.getConfiguration('sessiontree');
   const file = vscode.Uri.parse(uri).fsPath;
   const { command, args } = agentCommand(

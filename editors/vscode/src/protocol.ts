@@ -169,6 +169,17 @@ export interface InitializationOptions {
   branchSummary?: unknown;
   /** The live agent (docs/agents.md). */
   agent?: AgentSettings;
+  /** Session stores (omp's Redis storage, docs/redis.md); from the user settings only. */
+  stores?: StoreSettings[];
+}
+
+/** One entry of `initializationOptions.stores`. */
+export interface StoreSettings {
+  url: string;
+  user?: string;
+  passwordEnv?: string;
+  password?: string;
+  listAll?: boolean;
 }
 
 /** `initializationOptions.agent`. */
@@ -189,6 +200,8 @@ export interface ListSessionsParams {
 }
 export interface ListSessionsResult {
   sessions: SessionInfo[];
+  /** Configured stores that could not be listed. */
+  unavailable?: { store: string; message: string }[];
 }
 
 export interface OpenParams {

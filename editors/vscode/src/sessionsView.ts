@@ -33,7 +33,12 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
       );
     const changed = key(res.sessions) !== key(this.sessions);
     this.sessions = res.sessions;
-    this.view.message = this.sessions.length ? undefined : 'No omp/pi sessions for this workspace.';
+    const down = (res.unavailable ?? []).map((u) => `${u.store}: ${u.message}`);
+    this.view.message = down.length
+      ? `Not listed: ${down.join('; ')}`
+      : this.sessions.length
+        ? undefined
+        : 'No omp/pi sessions for this workspace.';
     if (changed) this.emitter.fire(undefined);
     return this.sessions;
   }

@@ -130,6 +130,26 @@ function M.agent_settings()
   }
 end
 
+--- `initializationOptions.stores` from the `stores` option (camelCase keys).
+---@param stores sessiontree.Store[]|nil
+---@return table[]|nil
+local function stores_option(stores)
+  if not stores or #stores == 0 then
+    return nil
+  end
+  local out = {}
+  for _, s in ipairs(stores) do
+    table.insert(out, {
+      url = s.url,
+      user = s.user,
+      passwordEnv = s.password_env,
+      password = s.password,
+      listAll = s.list_all or false,
+    })
+  end
+  return out
+end
+
 --- The `initializationOptions` from the options (camelCase, as protocol-ext's InitializationOptions).
 ---@return table
 function M.init_options()
@@ -140,6 +160,7 @@ function M.init_options()
     piAgentDir = o.pi_agent_dir,
     liveWriterSeconds = o.live_writer_seconds,
     agent = M.agent_settings(),
+    stores = stores_option(o.stores),
   }, o.init_options or {})
 end
 

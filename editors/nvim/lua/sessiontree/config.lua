@@ -54,12 +54,20 @@
 ---@field cancel string|string[]
 ---@field close string|string[]
 
+---@class sessiontree.Store
+---@field url string `redis://HOST:PORT[/DB][?prefix=PREFIX]` (`rediss://` for TLS), without credentials.
+---@field user string|nil The ACL user.
+---@field password_env string|nil The environment variable holding the password.
+---@field password string|nil The password itself (prefer password_env).
+---@field list_all boolean|nil List every session of the store, not only this workspace's.
+
 ---@class sessiontree.Options
 ---@field cmd string[]|nil The server command; nil = `sessiontree lsp` from PATH, else the repository's target/.
 ---@field extra_roots string[] More folders holding session files.
 ---@field omp_agent_dir string|nil Override omp's agent folder (default `$PI_CODING_AGENT_DIR` or `~/.omp/agent`).
 ---@field pi_agent_dir string|nil Override pi's agent folder (default `~/.pi/agent`).
 ---@field live_writer_seconds integer|nil "Live writer" = modified within this many seconds.
+---@field stores sessiontree.Store[] Session stores (omp's Redis storage) listed and opened besides files.
 ---@field summaries boolean|'auto' Ask "Summarize branch?" on navigation; 'auto' = when the server says so.
 ---@field rewind { on_navigate: 'ask'|'keep'|'restore' } After a navigation to an entry with a rewind point whose files differ: ask, keep the files, or restore them.
 ---@field init_options table More `initializationOptions` for the server (merged over the ones above).
@@ -91,6 +99,7 @@ M.FILTER_ALIASES = {
 M.defaults = {
   cmd = nil,
   extra_roots = {},
+  stores = {},
   omp_agent_dir = nil,
   pi_agent_dir = nil,
   live_writer_seconds = nil,
@@ -161,7 +170,7 @@ M.defaults = {
 ---@type sessiontree.Options
 M.options = vim.deepcopy(M.defaults)
 
---- Merges `opts` over the defaults. Lists (keys, filters, extra_roots, cmd, agent args) replace, not merge.
+--- Merges `opts` over the defaults. Lists (keys, filters, extra_roots, stores, cmd, agent args) replace, not merge.
 ---@param opts sessiontree.Options|table|nil
 function M.setup(opts)
   opts = opts or {}
@@ -170,7 +179,7 @@ function M.setup(opts)
   end
   M.options = vim.tbl_deep_extend('force', vim.deepcopy(M.defaults), opts)
   -- tbl_deep_extend merges lists index by index; a user list must replace ours whole.
-  for _, key in ipairs({ 'cmd', 'extra_roots', 'filters' }) do
+  for _, key in ipairs({ 'cmd', 'extra_roots', 'filters', 'stores' }) do
     if opts[key] ~= nil then
       M.options[key] = opts[key]
     end

@@ -100,6 +100,10 @@ function M.tree(opts)
     return M.pick()
   end
   if opts.file and opts.file ~= '' then
+    -- A session of a configured store is named by its URI (redis://HOST:PORT/DB/PATH).
+    if opts.file:match('^rediss?://') then
+      return panel.open(opts.file)
+    end
     return panel.open(vim.uri_from_fname(vim.fn.fnamemodify(opts.file, ':p')))
   end
   local here = current_buffer_session()

@@ -1,0 +1,114 @@
+-- A session omp keeps in Redis, in Neovim: a real redis-server of the spec's own (Debian's, as
+-- scripts/install-test-deps.sh installs it) named in setup({ stores = … }); :SessionOpen offers
+-- the store's session beside the files, the panel shows it as the server draws it, a label set
+-- with L lands in the store, and a line another writer appends reaches the panel live.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
+
+local PATH = '/home/me/.omp/agent/sessions/-proj/2025-01-01T00-00-00-000Z_c06.jsonl'
+local KEY = 'omp:sessions:file:' .. PATH
+
+--- A free loopback port.
+local function free_port()
+  local tcp = vim.uv.new_tcp()
+  tcp:bind('127.0.0.1', 0)
+  local port = tcp:getsockname().port
+  tcp:close()
+  return port
+end
+
+local server
+local function body()
+  H.check(vim.fn.executable('redis-server') == 1, 'redis-server is installed (scripts/install-test-deps.sh)')
+  H.check(vim.fn.executable('redis-cli') == 1, 'redis-cli is installed (with redis-server)')
+  local port = tostring(free_port())
+  local dir = H.workspace({})
+  server = vim.system({ 'redis-server', '--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir })
+  local function cli(args, stdin)
+    local cmd = { 'redis-cli', '-p', port }
+    vim.list_extend(cmd, args)
+    return vim.system(cmd, { stdin = stdin, text = true }):wait()
+  end
+  H.check(
+    H.wait(function()
+      return cli({ 'PING' }).stdout == 'PONG\n'
+    end, 10000),
+    'the redis-server answers'
+  )
+  local text = table.concat(vim.fn.readfile(H.conformance_dir() .. '/c06-branch-basic/omp/session.jsonl', 'b'), '\n') .. '\n'
+  cli({ '-x', 'SET', KEY }, text)
+  cli({ 'HSET', 'omp:sessions:meta', PATH, tostring(os.time() * 1000) })
+
+  H.setup(dir, { stores = { { url = 'redis://127.0.0.1:' .. port, list_all = true } } })
+  vim.cmd('runtime plugin/sessiontree.lua')
+  local offered
+  vim.ui.select = function(items, _, on_choice)
+    offered = items
+    for _, s in ipairs(items) do
+      if s.uri:match('^redis://') then
+        return on_choice(s)
+      end
+    end
+    on_choice(nil)
+  end
+  local uri = 'redis://127.0.0.1:' .. port .. '/0' .. PATH
+  local panel = require('sessiontree.panel')
+  H.check(
+    H.redraw_after(function()
+      vim.cmd('SessionOpen')
+    end, 15000),
+    ':SessionOpen opens the chosen session'
+  )
+  H.check(offered and #offered == 1 and offered[1].uri == uri, 'the store session is offered by its URI', offered)
+  H.check(
+    offered and require('sessiontree').describe_session(offered[1]):find('Plan a trip', 1, true) ~= nil,
+    'named by its first message',
+    offered and require('sessiontree').describe_session(offered[1])
+  )
+  H.check(panel.state.uri == uri, 'the panel shows the store session', panel.state.uri)
+  H.check(panel.header():find('session of 2025-01-01', 1, true) ~= nil, 'titled by its time', panel.header())
+  local _, drawn = H.server_lines('default', '')
+  H.check(vim.deep_equal(H.panel_lines(), drawn.lines), 'the panel lines are the server lines', H.panel_lines())
+
+  -- L labels the row under the cursor: the label line lands in the store.
+  vim.ui.input = function(_, on_confirm)
+    on_confirm('from neovim')
+  end
+  for i, row in ipairs(panel.state.rows) do
+    if row.id == '2ececf0f' then
+      vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
+    end
+  end
+  H.redraw_after(function()
+    H.feed('L')
+  end)
+  H.check(
+    H.wait(function()
+      return (cli({ 'GET', KEY }).stdout or ''):find('"label":"from neovim"', 1, true) ~= nil
+    end),
+    'the label is written into the store'
+  )
+
+  -- Another writer (an agent on omp's SDK) appends: the panel shows the new entry.
+  local line = '{"type":"message","id":"feedbeef","parentId":"662d009f","timestamp":"2025-01-01T00:00:09.000Z",'
+    .. '"message":{"role":"user","content":"appended in redis","timestamp":1735689609000}}\n'
+  cli({ 'APPEND', KEY, line })
+  H.check(
+    H.wait(function()
+      return table.concat(H.panel_lines(), '\n'):find('appended in redis', 1, true) ~= nil
+    end, 15000),
+    'a line appended in the store reaches the panel',
+    H.panel_lines()
+  )
+end
+
+H.run(function()
+  local ok, err = pcall(body)
+  -- The spec's redis-server goes with it, whatever happened.
+  if server then
+    server:kill(9)
+    server:wait(5000)
+  end
+  if not ok then
+    error(err, 0)
+  end
+end)
