@@ -438,7 +438,9 @@ impl Actor {
         match self.session.follow() {
             Ok(outcome) if !outcome.new_entries.is_empty() => {
                 self.announce(ChangeReason::Follow, before);
-                if !self.shared.rewind_by_bridge(&self.path) {
+                // A store's session may be written on another machine, whose work tree this
+                // machine's folder of the same name is not: no snapshot of it is taken here.
+                if self.store.is_none() && !self.shared.rewind_by_bridge(&self.path) {
                     crate::rewind::record_followed(&self.session, before, &self.uri, &self.shared);
                 }
             }
