@@ -257,7 +257,8 @@ pub fn catalog() -> Vec<MethodDoc> {
                 revision: 8,
                 decision: NavigateDecision::Parent,
                 old_leaf: Some(s("7af3bc6f")),
-                new_leaf: Some(s("42864a3e")),
+                // The summary entry is the new leaf (it hangs at the parent, 42864a3e).
+                new_leaf: Some(s("5e6f7a8b")),
                 editor_text: Some(s("Paris")),
                 already_at_this_point: false,
                 cancelled: false,
@@ -324,7 +325,7 @@ pub fn catalog() -> Vec<MethodDoc> {
         note::<DidNavigate>(DidNavigateParams {
             uri: s(URI),
             revision: 8,
-            new_leaf: Some(s("42864a3e")),
+            new_leaf: Some(s("5e6f7a8b")),
             old_leaf: Some(s("7af3bc6f")),
             summary_entry_id: Some(s("5e6f7a8b")),
             from_client: true,

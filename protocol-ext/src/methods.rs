@@ -367,7 +367,8 @@ pub struct NavigateResult {
     /// The leaf before.
     #[serde(default)]
     pub old_leaf: Option<String>,
-    /// The leaf after.
+    /// The leaf after: the summary entry when one was written (it hangs at the position moved
+    /// to).
     #[serde(default)]
     pub new_leaf: Option<String>,
     /// Text to put back into the editor (the chosen user or custom message).
@@ -628,7 +629,8 @@ pub struct DidNavigateParams {
     pub uri: String,
     /// The revision after.
     pub revision: u64,
-    /// The leaf after.
+    /// The leaf after: the summary entry when one was written (it hangs at the position moved
+    /// to).
     #[serde(default)]
     pub new_leaf: Option<String>,
     /// The leaf before.

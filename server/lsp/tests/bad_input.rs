@@ -267,19 +267,40 @@ async fn oversized_values_are_refused_and_nothing_is_written() {
     let huge = "L".repeat(100 << 20);
     // Names and plan titles are refused at the same check; 1 MB keeps the test quick.
     let big = "N".repeat(1 << 20);
+    let over_label = "l".repeat(10_001);
     let cases = [
         (
             "sessionTree/setLabel",
             json!({"uri": u, "targetId": U1, "label": huge}),
+            "the label has 104857600 characters, more than the 10000 allowed",
         ),
-        ("sessionTree/append", json!({"uri": u, "text": huge})),
-        ("sessionTree/setName", json!({"uri": u, "name": big})),
+        (
+            "sessionTree/setLabel",
+            json!({"uri": u, "targetId": U1, "label": over_label}),
+            "the label has 10001 characters, more than the 10000 allowed",
+        ),
+        (
+            "sessionTree/append",
+            json!({"uri": u, "text": huge}),
+            "the text has 104857600 characters, more than the 500000 allowed",
+        ),
+        (
+            "sessionTree/append",
+            json!({"uri": u, "kind": "custom", "text": "t", "customType": over_label}),
+            "the custom type has 10001 characters, more than the 10000 allowed",
+        ),
+        (
+            "sessionTree/setName",
+            json!({"uri": u, "name": big}),
+            "the name has 1048576 characters, more than the 10000 allowed",
+        ),
         (
             "sessionTree/nameFromPlanTitle",
             json!({"uri": u, "planTitle": big}),
+            "the plan title has 1048576 characters, more than the 10000 allowed",
         ),
     ];
-    for (method, params) in cases {
+    for (method, params, names) in cases {
         let msg = c.request(method, params).await;
         assert_eq!(
             kind(&msg),
@@ -289,6 +310,10 @@ async fn oversized_values_are_refused_and_nothing_is_written() {
         );
         let message = msg["error"]["message"].as_str().unwrap_or("");
         assert!(message.len() < 1000, "the error does not echo the value");
+        assert!(
+            message.starts_with(names),
+            "{method}: the error names the field and the limit: {message}"
+        );
         assert_eq!(
             std::fs::read(&file).expect("read"),
             before,
@@ -296,6 +321,17 @@ async fn oversized_values_are_refused_and_nothing_is_written() {
         );
         alive(&c, &u).await;
     }
+    // At the limits, the values are taken (counted in characters, not bytes).
+    let label = "é".repeat(10_000);
+    c.ok(
+        "sessionTree/setLabel",
+        json!({"uri": u, "targetId": U1, "label": label}),
+    )
+    .await;
+    let text = "é".repeat(500_000);
+    c.ok("sessionTree/append", json!({"uri": u, "text": text}))
+        .await;
+    assert_ne!(std::fs::read(&file).expect("read"), before, "written");
 }
 
 fn write_session(dir: &Path, name: &str, extra: &[u8]) -> std::path::PathBuf {

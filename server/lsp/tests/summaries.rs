@@ -442,6 +442,11 @@ async fn openai_streams_a_summary_written_at_the_new_position() {
         .map(|n| n["params"].clone())
         .expect("didNavigate");
     assert_eq!(ev["summaryEntryId"], json!(summary_id));
+    assert_eq!(
+        ev["newLeaf"],
+        json!(summary_id),
+        "the summary entry is the new leaf"
+    );
     assert_eq!(ev["fromClient"], json!(false));
     let mut kinds = Vec::new();
     let mut messages = Vec::new();
@@ -561,6 +566,87 @@ async fn cancelling_mid_stream_aborts_the_model_call_and_writes_nothing() {
         })
         .collect();
     assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn cancelling_the_progress_report_stops_the_summary_and_moves_nothing() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let server = ModelServer::start(Reply::Hang).await;
+    let (c, _) = client(
+        isolated(openai_options(&server.base_url, None), dir.path()),
+        None,
+    )
+    .await;
+    let (u, file) = open_copy(&c, dir.path(), OMP).await;
+    let original = std::fs::read(&file).expect("read");
+    let (_, nav) = c
+        .send_id(
+            "sessionTree/navigate",
+            json!({"uri": u, "targetId": U2, "summarize": "summarize"}),
+        )
+        .await;
+    // The report begins with a cancel button.
+    let begin = loop {
+        let note = c.notification("$/progress", 10).await.expect("$/progress");
+        if note["value"]["kind"] == "begin" {
+            break note;
+        }
+    };
+    assert_eq!(begin["value"]["title"], json!("Summarizing branch"));
+    assert_eq!(begin["value"]["cancellable"], json!(true), "{begin}");
+    tokio::time::timeout(Duration::from_secs(10), server.got_request.notified())
+        .await
+        .expect("the model was asked");
+    // A cancel for a token that is not the report's changes nothing.
+    c.notify(
+        "window/workDoneProgress/cancel",
+        json!({"token": "sessiontree/unknown"}),
+    )
+    .await;
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3));
+    c.notify(
+        "window/workDoneProgress/cancel",
+        json!({"token": begin["token"]}),
+    )
+    .await;
+    let nav = tokio::time::timeout(Duration::from_secs(10), nav)
+        .await
+        .expect("answer in time")
+        .expect("answer");
+    assert_eq!(nav["result"]["cancelled"], json!(true), "{nav}");
+    assert_eq!(nav["result"]["decision"], json!("stay"), "{nav}");
+    assert_eq!(nav["result"]["newLeaf"], json!(A3), "{nav}");
+    assert_eq!(nav["result"]["summaryEntryId"], Value::Null, "{nav}");
+    let tree = c.ok("sessionTree/tree", json!({"uri": u})).await;
+    assert_eq!(tree["leaf"], json!(A3), "the leaf stays");
+    assert_eq!(std::fs::read(&file).ok(), Some(original), "byte-identical");
+    // The model call was dropped (the deadline only ends a hang).
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
+    while std::time::Instant::now() < deadline
+        && !server
+            .closed_early
+            .load(std::sync::atomic::Ordering::SeqCst)
+    {
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    assert!(
+        server
+            .closed_early
+            .load(std::sync::atomic::Ordering::SeqCst),
+        "the connection to the model was closed"
+    );
+    // The report ended; the session still answers.
+    let end = loop {
+        let note = c
+            .notification("$/progress", 10)
+            .await
+            .expect("$/progress end");
+        if note["value"]["kind"] == "end" {
+            break note;
+        }
+    };
+    assert_eq!(end["token"], begin["token"]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -34,6 +34,7 @@ macro_rules! handlers {
                 $(.custom_method(<$marker>::METHOD, Backend::$handler))*
                 .custom_method(proto::Context::METHOD, Backend::h_context)
                 .custom_method(proto::Rows::METHOD, Backend::h_rows)
+                .custom_method("window/workDoneProgress/cancel", Backend::h_progress_cancel)
         }
     };
 }
@@ -61,6 +62,17 @@ handlers! {
     h_rewind_file => proto::RewindFile, rewind_file;
     h_rewind_restore => proto::RewindRestore, rewind_restore;
     h_rewind_undo => proto::RewindUndo, rewind_undo;
+}
+
+impl Backend {
+    /// `window/workDoneProgress/cancel` (the LSP library does not route it): the user cancelled
+    /// one of the server's progress reports.
+    async fn h_progress_cancel(
+        &self,
+        params: tower_lsp_server::ls_types::WorkDoneProgressCancelParams,
+    ) {
+        self.shared.cancel_progress(&params.token);
+    }
 }
 
 /// The longest label a request may set (labels are short tags drawn in every row).

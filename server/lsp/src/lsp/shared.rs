@@ -2,12 +2,14 @@
 //! session files are open as text documents. Sending to the editor goes through here so that the
 //! protocol marker types are bridged to `tower-lsp-server` in one place.
 
-use dashmap::DashSet;
+use dashmap::{DashMap, DashSet};
 use sessiontree_protocol as proto;
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
+use tokio::sync::Notify;
 use tower_lsp_server::ls_types as lsp;
 use tower_lsp_server::Client;
 
@@ -36,6 +38,8 @@ pub struct Shared {
     agent_dialogs: AtomicBool,
     progress: AtomicBool,
     progress_tokens: std::sync::atomic::AtomicU64,
+    /// The cancellable progress reports under way, by token.
+    progress_cancels: Arc<DashMap<String, Arc<Notify>>>,
     open_documents: DashSet<PathBuf>,
     /// Sessions whose attached agent's bridge records the rewind points itself.
     rewind_by_bridge: DashSet<PathBuf>,
@@ -51,6 +55,7 @@ impl Shared {
             agent_dialogs: AtomicBool::new(false),
             progress: AtomicBool::new(false),
             progress_tokens: std::sync::atomic::AtomicU64::new(0),
+            progress_cancels: Arc::default(),
             open_documents: DashSet::new(),
             rewind_by_bridge: DashSet::new(),
             summary: std::sync::RwLock::default(),
@@ -113,17 +118,7 @@ impl Shared {
             tower_lsp_server::NotCancellable,
         >,
     > {
-        if !self.progress.load(Ordering::Relaxed) {
-            return None;
-        }
-        let n = self.progress_tokens.fetch_add(1, Ordering::Relaxed);
-        let token = lsp::NumberOrString::String(format!("sessiontree/{n}"));
-        // A client that never answers must not hold up the load.
-        let created = self.client.create_work_done_progress(token.clone());
-        tokio::time::timeout(Duration::from_secs(2), created)
-            .await
-            .ok()?
-            .ok()?;
+        let token = self.create_progress_token().await?;
         Some(
             self.client
                 .progress(token, title.to_owned())
@@ -131,6 +126,61 @@ impl Shared {
                 .begin()
                 .await,
         )
+    }
+
+    /// Starts a `$/progress` report with a cancel button (`cancellable: true`), when the client
+    /// shows them and accepts the token: the client's `window/workDoneProgress/cancel` for it
+    /// wakes [`CancellableProgress::cancelled`].
+    pub async fn begin_cancellable_progress(
+        &self,
+        title: &str,
+        message: String,
+    ) -> Option<CancellableProgress> {
+        let token = self.create_progress_token().await?;
+        let lsp::NumberOrString::String(key) = &token else {
+            return None;
+        };
+        let cancel = Arc::new(Notify::new());
+        self.progress_cancels.insert(key.clone(), cancel.clone());
+        let progress = self
+            .client
+            .progress(token.clone(), title.to_owned())
+            .with_message(message)
+            .with_cancel_button()
+            .begin()
+            .await;
+        Some(CancellableProgress {
+            progress,
+            key: key.clone(),
+            cancels: self.progress_cancels.clone(),
+            cancel,
+        })
+    }
+
+    /// The client's `window/workDoneProgress/cancel`: wakes the report's waiter (an unknown or
+    /// finished token is ignored).
+    pub fn cancel_progress(&self, token: &lsp::NumberOrString) {
+        if let lsp::NumberOrString::String(key) = token {
+            if let Some(cancel) = self.progress_cancels.get(key) {
+                cancel.notify_one();
+            }
+        }
+    }
+
+    /// A new progress token the client accepted (`window/workDoneProgress/create`).
+    async fn create_progress_token(&self) -> Option<lsp::NumberOrString> {
+        if !self.progress.load(Ordering::Relaxed) {
+            return None;
+        }
+        let n = self.progress_tokens.fetch_add(1, Ordering::Relaxed);
+        let token = lsp::NumberOrString::String(format!("sessiontree/{n}"));
+        // A client that never answers must not hold up the work.
+        let created = self.client.create_work_done_progress(token.clone());
+        tokio::time::timeout(Duration::from_secs(2), created)
+            .await
+            .ok()?
+            .ok()?;
+        Some(token)
     }
 
     /// Changes the branch summary settings.
@@ -216,5 +266,34 @@ impl Shared {
                 .publish_diagnostics(uri, diagnostics, version)
                 .await;
         }
+    }
+}
+
+/// A `$/progress` report the user may cancel.
+pub struct CancellableProgress {
+    progress: tower_lsp_server::OngoingProgress<
+        tower_lsp_server::Unbounded,
+        tower_lsp_server::Cancellable,
+    >,
+    key: String,
+    cancels: Arc<DashMap<String, Arc<Notify>>>,
+    cancel: Arc<Notify>,
+}
+
+impl CancellableProgress {
+    /// Updates the report's message.
+    pub async fn report(&self, message: String) {
+        self.progress.report_with_message(message, None).await;
+    }
+
+    /// Resolves once the client cancelled the report (a cancel that came earlier counts).
+    pub async fn cancelled(&self) {
+        self.cancel.notified().await;
+    }
+
+    /// Ends the report.
+    pub async fn finish(self) {
+        self.cancels.remove(&self.key);
+        self.progress.finish().await;
     }
 }

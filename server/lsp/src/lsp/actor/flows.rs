@@ -21,6 +21,16 @@ fn cancelled() -> ApiError {
     )
 }
 
+/// How running a summary provider ended.
+enum SummaryOutcome {
+    /// The provider finished: its text or how it failed.
+    Written(Result<String, Failure>),
+    /// The client cancelled the request (`$/cancelRequest`).
+    RequestCancelled,
+    /// The client cancelled the progress report (`window/workDoneProgress/cancel`).
+    ProgressCancelled,
+}
+
 impl Actor {
     /// Waits for a client's hook answer. Reads are answered meanwhile (a client may look at the
     /// session before it answers); everything else waits its turn. `None` when the request was
@@ -49,9 +59,10 @@ impl Actor {
         }
     }
 
-    /// Runs a summary provider while reporting `$/progress` (begin, streamed tokens, end).
-    /// Reads are answered meanwhile; `None` when the client cancelled the request (the provider
-    /// is dropped at once: its connection closed, its child process killed).
+    /// Runs a summary provider while reporting `$/progress` (begin, streamed tokens, end; the
+    /// report is cancellable). Reads are answered meanwhile. When the client cancels the request
+    /// or the report, the provider is dropped at once (its connection closed, its child process
+    /// killed).
     async fn write_summary(
         &mut self,
         provider: &Provider,
@@ -59,12 +70,12 @@ impl Actor {
         entries: usize,
         inbox: &mut Inbox,
         reply: &mut oneshot::Sender<ApiResult<proto::NavigateResult>>,
-    ) -> Option<Result<String, Failure>> {
+    ) -> SummaryOutcome {
         let (tx, mut rx) = tokio::sync::mpsc::unbounded_channel();
         let tokens = Tokens(tx);
         let progress = self
             .shared
-            .begin_progress(
+            .begin_cancellable_progress(
                 "Summarizing branch",
                 format!("{entries} abandoned entries ({} provider)", provider.name()),
             )
@@ -74,11 +85,19 @@ impl Actor {
             tokio::pin!(run);
             let closed = reply.closed();
             tokio::pin!(closed);
+            let progress_cancelled = async {
+                match &progress {
+                    Some(progress) => progress.cancelled().await,
+                    None => std::future::pending().await,
+                }
+            };
+            tokio::pin!(progress_cancelled);
             loop {
                 tokio::select! {
                     biased;
-                    out = &mut run => break Some(out),
-                    () = &mut closed => break None,
+                    out = &mut run => break SummaryOutcome::Written(out),
+                    () = &mut closed => break SummaryOutcome::RequestCancelled,
+                    () = &mut progress_cancelled => break SummaryOutcome::ProgressCancelled,
                     Some(mut n) = rx.recv() => {
                         while let Ok(more) = rx.try_recv() {
                             n = more;
@@ -240,11 +259,20 @@ impl Actor {
                     plan.summary_skipped = true;
                 }
                 Some(request) => {
-                    let text = self
+                    let written = self
                         .write_summary(&provider, &request, entries.len(), inbox, reply)
-                        .await
-                        .ok_or_else(cancelled)?
-                        .map_err(|f| f.into_api(provider.name(), rev))?;
+                        .await;
+                    let text = match written {
+                        SummaryOutcome::Written(text) => {
+                            text.map_err(|f| f.into_api(provider.name(), rev))?
+                        }
+                        SummaryOutcome::RequestCancelled => return Err(cancelled()),
+                        // The user pressed the report's cancel button: the navigation is
+                        // answered as cancelled, as a hook's cancel is.
+                        SummaryOutcome::ProgressCancelled => {
+                            return Ok(stay(proto::NavigateDecision::Stay, false, true, None))
+                        }
+                    };
                     let done = sessiontree_core::summary::finish(&request, &text);
                     summary = Some(nav::Summary {
                         text: done.text,
