@@ -293,6 +293,110 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     server.shutdown();
 }
 
+/// `sessiontree continue` sends the prompt: the bridge of the agent it starts records the same
+/// points, bound before the agent is gone, and `sessiontree rewind` restores the point before.
+fn a_turn_from_the_command_line_has_its_points(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &tool_rules());
+    let home = Home::new(&model);
+    let project = home.project.clone();
+    std::fs::write(project.join("a.txt"), "original\n").expect("a.txt");
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "start"]);
+    let file = home.first_session(agent, "first question");
+    let answer = entries(&file)
+        .into_iter()
+        .rfind(|e| e["type"] == "message")
+        .expect("the first answer");
+    let run = |args: &[&str]| {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+        command.args(args);
+        for (k, v) in home.env() {
+            command.env(k, v);
+        }
+        let out = command.output().expect("run sessiontree");
+        assert!(
+            out.status.success(),
+            "{args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let path = file.to_str().expect("utf-8");
+    let at = answer["id"].as_str().expect("id");
+    run(&[
+        "continue",
+        path,
+        "--at",
+        at,
+        "--message",
+        "change the files",
+    ]);
+    assert_eq!(
+        read(&project.join("hello.txt")).as_deref(),
+        Some(&b"hello from the agent\n"[..])
+    );
+    let messages: Vec<Value> = entries(&file)
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .collect();
+    let asked = messages
+        .iter()
+        .find(|m| m["parentId"] == answer["id"])
+        .expect("the prompt under --at");
+    let last = messages.last().expect("the turn's last answer");
+    assert_eq!(last["message"]["stopReason"], "stop");
+    let listed: Value = serde_json::from_str(&run(&["snapshots", path, "--json"])).expect("json");
+    let points: Vec<(Value, Value, Value, Value)> = listed["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                p["entryId"].clone(),
+                p["moment"].clone(),
+                p["by"].clone(),
+                p["exact"].clone(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        points,
+        [
+            (
+                asked["id"].clone(),
+                json!("before"),
+                json!("bridge"),
+                json!(true)
+            ),
+            (
+                last["id"].clone(),
+                json!("after"),
+                json!("bridge"),
+                json!(true)
+            ),
+        ],
+        "{listed}"
+    );
+    let asked_id = asked["id"].as_str().expect("id");
+    run(&["rewind", path, "--at", asked_id]);
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"original\n"[..])
+    );
+    assert_eq!(read(&project.join("hello.txt")), None);
+}
+
+#[test]
+fn pi_rewind_points_of_a_turn_sent_by_sessiontree_continue() {
+    a_turn_from_the_command_line_has_its_points(Agent::Pi);
+}
+
+#[test]
+fn omp_rewind_points_of_a_turn_sent_by_sessiontree_continue() {
+    a_turn_from_the_command_line_has_its_points(Agent::Omp);
+}
+
 #[test]
 fn pi_rewinds_a_turn_that_wrote_files_exactly() {
     a_turn_that_writes_files_is_rewound_exactly(Agent::Pi);
