@@ -2,7 +2,9 @@
 -- answer through the real server against the tests' loopback model server. For each agent: <CR>
 -- in the chat input sends to the agent; the answer streams into the buffer (drawn before it ends),
 -- then the finished text replaces it; thinking is folded and <CR> opens it; the new messages are
--- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds; a pi
+-- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds; <CR> on
+-- an old question in the panel, the text edited and sent: the agent answers from exactly there
+-- (the question under the old one's parent, the model given only the context up to it); a pi
 -- extension's dialog is answered through vim.ui.select.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 local A = dofile(H.plugin_dir .. '/tests/support/agents.lua')
@@ -38,6 +40,22 @@ local function conv_line(prefix)
     end
   end
   return found
+end
+
+--- Puts the panel's cursor on the row of entry `id`.
+---@param id string|nil
+---@return boolean
+local function goto_row(id)
+  local panel = require('sessiontree.panel')
+  for i, row in ipairs(panel.state.rows) do
+    if id and row.id == id then
+      vim.api.nvim_set_current_win(panel.state.win)
+      vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
+      panel.state.selection = id
+      return true
+    end
+  end
+  return false
 end
 
 ---@param text string
@@ -181,6 +199,88 @@ local function chat_with(agent, file, model)
     end, 30000),
     agent .. ': the winbar says idle',
     vim.wo[st.conv_win].winbar
+  )
+
+  -- From an old message: <CR> on the first question's row in the panel moves the leaf to its parent
+  -- (through the agent) and fills the input with its text; the edited text sent from there hangs
+  -- under that parent, and the model is given exactly the context up to it.
+  local again = 'Stream it once more, from there'
+  -- (First the panel has the aborted answer as its leaf and the server's revision: a move asked
+  -- for an older revision of the session is refused as "changed meanwhile".)
+  H.check(
+    H.wait(function()
+      local held = A.message(file, '^Hold on to it')
+      local answer = held
+        and vim.iter(A.entries(file)):find(function(e)
+          return e.parentId == held.id
+        end)
+      local _, now = H.server_lines()
+      return answer and panel.state.leaf == answer.id and panel.state.pending == 0 and panel.state.revision == now.revision
+    end, 30000),
+    agent .. ": the aborted answer is the leaf of the tree, drawn at the server's revision",
+    panel.state.leaf
+  )
+  H.check(goto_row(user and user.id), agent .. ": the cursor is on the old question's row")
+  H.feed('<CR>')
+  H.check(
+    H.wait(function()
+      return panel.state.leaf == leaf_before and chat.input_text() == 'Stream the answer, please'
+    end, 30000),
+    agent .. ': <CR> on an old question moves the leaf to its parent and fills the input with its text',
+    { leaf = panel.state.leaf, want = leaf_before, input = chat.input_text() }
+  )
+  local requests_before = #A.requests(model)
+  type_and_send(again)
+  H.check(
+    H.wait(function()
+      local text = conv_text()
+      return text:find(LONG, 1, true)
+        and not text:find('streaming…', 1, true)
+        and not st.conversation.running
+        and A.message(file, '^Stream it once more') ~= nil
+    end, 120000),
+    agent .. ': the agent answers the edited question',
+    conv_text()
+  )
+  local retry = A.message(file, '^Stream it once more')
+  H.check(
+    retry and retry.parentId == leaf_before,
+    agent .. ": the edited question hangs under the old question's parent",
+    { retry = retry, want = leaf_before }
+  )
+  local requests = A.requests(model)
+  local said_to_model = {}
+  for _, m in ipairs(requests[#requests] and requests[#requests].messages or {}) do
+    local c = m.content
+    if type(c) == 'table' then
+      c = table.concat(
+        vim.tbl_map(function(p)
+          return type(p) == 'table' and p.text or ''
+        end, c),
+        ''
+      )
+    end
+    if m.role == 'user' or m.role == 'assistant' then
+      -- (omp puts the date and the working directory before the first user message's text.)
+      c = tostring(c or ''):gsub('^<system%-reminder>.-</system%-reminder>', '')
+      table.insert(said_to_model, m.role .. ': ' .. c)
+    end
+  end
+  H.check(
+    #requests > requests_before
+      and vim.deep_equal(said_to_model, { 'user: first question', 'assistant: echo: first question', 'user: ' .. again }),
+    agent .. ': the model was given exactly the context up to that point (the later branch left out)',
+    said_to_model
+  )
+  H.check(
+    H.wait(function()
+      local reply2 = retry
+        and vim.iter(A.entries(file)):find(function(e)
+          return e.parentId == retry.id
+        end)
+      return reply2 and panel.state.leaf == reply2.id
+    end, 20000),
+    agent .. ': the new answer is the leaf of the tree'
   )
   local asked = #A.requests(model)
   return asked
