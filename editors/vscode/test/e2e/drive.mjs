@@ -897,6 +897,52 @@ await check('Send: the real omp answers, streamed into the chat, then the whole 
   return { partial: partial.replace(/\s+/g, ' ').slice(0, 80), deltas: s.chatLog.stream.deltas };
 });
 
+await check('an old question selected in the tree, edited and sent: omp answers from exactly there (under its parent, the model given only the context up to it)', async () => {
+  const entries = entriesOf(ompSession);
+  const old = entries.find((e) => e.type === 'message' && textOf(e.message) === 'Stream the answer from omp');
+  const oldReply = old && entries.find((e) => e.parentId === old.id && e.type === 'message');
+  if (!oldReply) throw new Error('the earlier answer is not in the file');
+  // The tree shows the earlier answer as the leaf, its revision settled (a move asked for an older
+  // revision is refused as "changed meanwhile").
+  await waitState((s) => s.leaf === oldReply.id, 'the earlier answer as the leaf', 20000);
+  let revision = readState().revision;
+  for (let stable = 0; stable < 4; ) {
+    await page.waitForTimeout(500);
+    const now = readState().revision;
+    stable = now === revision ? stable + 1 : 0;
+    revision = now;
+  }
+  const before = readState().navigate;
+  await treeRow('user: Stream the answer from omp').click();
+  const nav = await waitState((s) => s.navigate && JSON.stringify(s.navigate) !== JSON.stringify(before), 'the move', 20000);
+  if (nav.navigate.error) throw new Error('navigate: ' + nav.navigate.error);
+  await waitState((s) => s.leaf === old.parentId && s.chatInput === 'Stream the answer from omp', 'the leaf at its parent and the input filled', 20000);
+  const again = 'Stream it once more, from there';
+  const asked = modelRequests();
+  await chatSend(again);
+  await waitState((s) => s.chatLog?.prompt?.text === again, 'the prompt taken', 60000);
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'until the very last word arrives here.' }).waitFor({ timeout: 90000 });
+  const s = await waitState((s) => s.chatAgent?.state === 'idle' && s.chatLog?.stream?.final === LONG, 'the end of the answer', 60000);
+  let retry;
+  for (let i = 0; i < 60; i++) {
+    const now = entriesOf(ompSession);
+    retry = now.find((e) => e.type === 'message' && textOf(e.message) === again);
+    if (retry && now.some((e) => e.parentId === retry.id && e.type === 'message' && textOf(e.message) === LONG)) break;
+    await page.waitForTimeout(500);
+  }
+  if (!retry || retry.parentId !== old.parentId) throw new Error(`the edited question does not hang under ${old.parentId}: ${JSON.stringify(retry)}`);
+  const requests = fs.readFileSync(modelLog, 'utf8').trim().split('\n').filter(Boolean).map((l) => JSON.parse(l));
+  if (requests.length <= asked) throw new Error('the model was not asked');
+  const last = requests.at(-1).body;
+  const said = (last.messages ?? [])
+    .filter((m) => m.role === 'user' || m.role === 'assistant')
+    .map((m) => `${m.role}: ${textOf(m).replace(/^<system-reminder>[\s\S]*?<\/system-reminder>/, '')}`);
+  const want = ['user: first omp question', 'assistant: echo: first omp question', `user: ${again}`];
+  if (JSON.stringify(said) !== JSON.stringify(want)) throw new Error('the model was given ' + JSON.stringify(said));
+  await treeRow(`user: ${again}`).waitFor({ timeout: 15000 });
+  return { parent: old.parentId, context: said.length, deltas: s.chatLog.stream.deltas };
+});
+
 await check('screenshot of the panel', async () => {
   await page.keyboard.press('Escape');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
