@@ -11,9 +11,10 @@ export LC_ALL=C.UTF-8
 NVIM=$1 BIN=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 S=sessiontree-race-$$
-# A private tmux server: the default one may belong to another process, and a new session gets
-# the environment of whoever started that server, not ours.
-tm() { tmux -L "$S" -f /dev/null "$@"; }
+# A private tmux server, its socket in this run's folder (removed with it; tmux leaves its socket
+# behind): the default one may belong to another process, and a new session gets the environment
+# of whoever started that server, not ours.
+tm() { tmux -S "$ST_DIR/tmux.sock" -f /dev/null "$@"; }
 ST_DIR=$(mktemp -d)
 mkdir -p "$ST_DIR/sessions" "$ST_DIR/big"
 # The server as a cold start gives it: up by 0.3 s later. Requests made meanwhile wait for

@@ -13,9 +13,10 @@ NVIM=$1 BIN=$2 CONF=$3 ARTIFACT=$4
 HERE=$(cd "$(dirname "$0")" && pwd)
 REPO=$(cd "$HERE/../../../.." && pwd)
 S=sessiontree-tui-$$
-# A private tmux server: the default one may belong to another process, and a new session gets
-# the environment of whoever started that server, not ours.
-tm() { tmux -L "$S" -f /dev/null "$@"; }
+# A private tmux server, its socket in this run's folder (removed with it; tmux leaves its socket
+# behind): the default one may belong to another process, and a new session gets the environment
+# of whoever started that server, not ours.
+tm() { tmux -S "$ST_DIR/tmux.sock" -f /dev/null "$@"; }
 ST_DIR=$(mktemp -d)
 mkdir -p "$ST_DIR/sessions" "$(dirname "$ARTIFACT")"
 cp "$CONF/c06-branch-basic/omp/session.jsonl" "$ST_DIR/sessions/c06.jsonl"
