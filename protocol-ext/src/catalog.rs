@@ -171,6 +171,7 @@ pub fn catalog() -> Vec<MethodDoc> {
                 selection: Some(s("c498f61c")),
                 width: 80,
                 height: 20,
+                folded: vec![],
             },
             RowsResult {
                 revision: 7,
@@ -186,6 +187,8 @@ pub fn catalog() -> Vec<MethodDoc> {
                     on_active_path: true,
                     is_leaf: false,
                     has_children: true,
+                    foldable: false,
+                    folded: false,
                     selected: true,
                     matches: vec![CharRange { start: 6, end: 11 }],
                 }],

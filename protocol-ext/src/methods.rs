@@ -155,6 +155,10 @@ pub struct RowsParams {
     /// rows; omp also leaves room for its chrome). 0 = every row.
     #[serde(default)]
     pub height: u32,
+    /// Folded entries (pi's `/tree` folding, Ctrl+← / Alt+←): their descendants are hidden and
+    /// their rows show `⊞`. The client keeps the set. omp has no folding: ignored there.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub folded: Vec<String>,
 }
 
 /// Result of [`Rows`].

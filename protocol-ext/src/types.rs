@@ -72,6 +72,13 @@ pub struct Row {
     /// Whether the row has visible children.
     #[serde(default)]
     pub has_children: bool,
+    /// pi: the row can be folded (it has visible children and is a root or starts a branch;
+    /// drawn `⊟`). Always false for omp.
+    #[serde(default)]
+    pub foldable: bool,
+    /// pi: the row is folded (`folded` in the params; drawn `⊞`, its descendants hidden).
+    #[serde(default)]
+    pub folded: bool,
     /// Whether the row is the selection.
     #[serde(default)]
     pub selected: bool,

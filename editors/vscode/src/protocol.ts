@@ -90,6 +90,10 @@ export interface Row {
   onActivePath?: boolean;
   isLeaf?: boolean;
   hasChildren?: boolean;
+  /** pi: the row can be folded (drawn `⊟`); always false for omp. */
+  foldable?: boolean;
+  /** pi: the row is folded (named in the request's `folded`; drawn `⊞`, its descendants hidden). */
+  folded?: boolean;
   selected?: boolean;
   matches?: CharRange[];
 }

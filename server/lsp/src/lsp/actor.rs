@@ -306,7 +306,13 @@ impl Actor {
     /// The `/tree` window for `state`: from this revision's tree model when one is built; else,
     /// as the selector opens (on the leaf, no search), found without building it (see
     /// [`view::first_window`]); else from a model built now.
-    pub fn window(&self, home: Option<&Path>, state: &view::ViewState) -> view::RowsView {
+    /// `folded`: pi's folded entries (none: the selector as it opens).
+    pub fn window(
+        &self,
+        home: Option<&Path>,
+        state: &view::ViewState,
+        folded: &[String],
+    ) -> view::RowsView {
         self.search_warm_up.call_once(|| {
             // What a first search does before it matches, done ahead on a blocking thread,
             // once this answer is out: the first search then only matches.
@@ -319,7 +325,10 @@ impl Actor {
             }
         });
         if let Some(model) = self.built_tree_model(home) {
-            return model.window(state);
+            return model.window_folded(state, folded);
+        }
+        if !folded.is_empty() {
+            return self.tree_model(home).window_folded(state, folded);
         }
         match view::first_window(&self.session, home, state) {
             Some(quick) => quick,

@@ -248,7 +248,8 @@ impl Backend {
         let home = self.locations().home;
         handle
             .read(move |a| {
-                let window = |state: &_| a.window(home.as_deref(), state);
+                let window =
+                    |state: &_, folded: &[String]| a.window(home.as_deref(), state, folded);
                 Ok(rows::compute_rows(&a.session, window, &p, a.revision()))
             })
             .await

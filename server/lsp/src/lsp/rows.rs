@@ -67,7 +67,7 @@ fn filter(f: FilterMode) -> view::FilterMode {
 /// them, from `window` (the session's tree model, or the first window found without one).
 pub fn compute_rows(
     session: &Session,
-    window: impl FnOnce(&ViewState) -> view::RowsView,
+    window: impl FnOnce(&ViewState, &[String]) -> view::RowsView,
     p: &proto::RowsParams,
     revision: u64,
 ) -> proto::RowsResult {
@@ -84,7 +84,7 @@ pub fn compute_rows(
         width: if p.width == 0 { 120 } else { p.width as usize },
         height,
     };
-    let v = window(&state);
+    let v = window(&state, &p.folded);
     let window = v.window.start..v.window.end;
     let rows = v
         .rows
@@ -103,6 +103,8 @@ pub fn compute_rows(
             on_active_path: r.on_active_path,
             is_leaf: r.is_leaf,
             has_children: r.has_children,
+            foldable: r.foldable,
+            folded: r.folded,
             selected: r.selected,
             matches: r
                 .matched
@@ -203,8 +205,14 @@ mod tests {
             selection: None,
             width,
             height: 0,
+            folded: Vec::new(),
         };
-        let result = compute_rows(&session, |state| model.window(state), &params, 1);
+        let result = compute_rows(
+            &session,
+            |state, folded| model.window_folded(state, folded),
+            &params,
+            1,
+        );
         let state = ViewState {
             filter: view::FilterMode::All,
             search: String::new(),
@@ -259,8 +267,14 @@ mod tests {
                         selection: None,
                         width: 100,
                         height: 30,
+                        folded: Vec::new(),
                     };
-                    let result = compute_rows(&session, |state| model.window(state), &params, 3);
+                    let result = compute_rows(
+                        &session,
+                        |state, folded| model.window_folded(state, folded),
+                        &params,
+                        3,
+                    );
                     let value = serde_json::to_value(&result).unwrap_or_else(|e| panic!("{e}"));
                     let expected = serde_json::to_vec(&value).unwrap_or_default();
                     let written = serde_json::to_vec(&result).unwrap_or_default();
@@ -270,5 +284,83 @@ mod tests {
             }
         }
         assert!(checked >= 12, "{checked}");
+    }
+
+    /// pi's folding reaches the wire: a foldable row named in `folded` is drawn folded (`⊞`) and
+    /// its descendants leave the rows; omp has no folding, so nothing is foldable and `folded`
+    /// changes nothing.
+    #[test]
+    fn folded_entries_hide_their_descendants_in_pi_only() {
+        let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+        let rows_of = |session: &Session, folded: Vec<String>| {
+            let model = view::TreeModel::new(session, None);
+            let params = proto::RowsParams {
+                uri: String::new(),
+                filter: FilterMode::All,
+                search: String::new(),
+                selection: None,
+                width: 100,
+                height: 0,
+                folded,
+            };
+            compute_rows(
+                session,
+                |state, folded| model.window_folded(state, folded),
+                &params,
+                1,
+            )
+        };
+        let pi = generated(dir.path(), Dialect::Pi, 400, 6);
+        let open = rows_of(&pi, Vec::new());
+        let at = open
+            .rows
+            .iter()
+            .position(|r| r.foldable && r.depth > 0)
+            .unwrap_or_else(|| panic!("no foldable branch row"));
+        let id = open.rows[at].id.clone().unwrap_or_default();
+        assert!(open.lines[at].contains('⊟'), "{}", open.lines[at]);
+        let folded = rows_of(&pi, vec![id.clone()]);
+        let row = folded
+            .rows
+            .iter()
+            .position(|r| r.id.as_deref() == Some(id.as_str()))
+            .unwrap_or_else(|| panic!("the folded row is gone"));
+        assert!(folded.rows[row].folded && !open.rows[at].folded);
+        assert!(folded.lines[row].contains('⊞'), "{}", folded.lines[row]);
+        // Its descendants are hidden, nothing else.
+        let tree = pi.tree();
+        let mut descendants = HashSet::new();
+        let mut stack = vec![pi.index_of(&id).unwrap_or_else(|| panic!("no entry {id}"))];
+        while let Some(index) = stack.pop() {
+            for &child in tree.children(index) {
+                if let Some(child_id) = pi.entry_at(child).and_then(|e| e.id()) {
+                    descendants.insert(child_id.to_owned());
+                }
+                stack.push(child);
+            }
+        }
+        let expected: Vec<_> = open
+            .rows
+            .iter()
+            .filter(|r| !r.id.as_ref().is_some_and(|i| descendants.contains(i)))
+            .map(|r| r.id.clone())
+            .collect();
+        let shown: Vec<_> = folded.rows.iter().map(|r| r.id.clone()).collect();
+        assert!(
+            expected.len() < open.rows.len(),
+            "the folded row hid nothing"
+        );
+        assert_eq!(shown, expected);
+
+        let omp = generated(dir.path(), Dialect::Omp, 400, 6);
+        let open = rows_of(&omp, Vec::new());
+        assert!(open.rows.iter().all(|r| !r.foldable && !r.folded));
+        let some = open
+            .rows
+            .iter()
+            .filter_map(|r| r.id.clone())
+            .take(20)
+            .collect();
+        assert_eq!(rows_of(&omp, some), open);
     }
 }
