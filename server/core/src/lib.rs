@@ -7,6 +7,7 @@
 
 pub mod cells;
 pub mod context;
+pub mod describe;
 pub mod diagnostics;
 pub mod dialect;
 pub mod entry;

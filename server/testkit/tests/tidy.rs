@@ -44,6 +44,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("session", 3),
     ("naming", 3),
     ("tree", 3),
+    // One description of an entry: a one-line preview and markdown.
+    ("describe", 3),
     // What a path means: the model's context, the chat's transcript.
     ("context", 4),
     ("transcript", 4),

@@ -283,7 +283,7 @@ impl Backend {
                 Ok(proto::EntryResult {
                     revision: a.revision(),
                     entry: entry.json(),
-                    markdown: crate::render::markdown(entry, label),
+                    markdown: sessiontree_core::describe::markdown(entry, label),
                     label: label.map(str::to_owned),
                     line: to_proto::u32_of(entry.line),
                     children,

@@ -249,8 +249,10 @@ pub fn summarize_lines(
             if let Ok(value) = serde_json::from_str::<Value>(text) {
                 let message = value.get("message");
                 if message.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("user") {
-                    let body = crate::render::content_text(message.and_then(|m| m.get("content")));
-                    first_user = Some(crate::render::one_line(&body, 120));
+                    let body = sessiontree_core::describe::content_text(
+                        message.and_then(|m| m.get("content")),
+                    );
+                    first_user = Some(sessiontree_core::describe::one_line(&body, 120));
                 }
             }
         }

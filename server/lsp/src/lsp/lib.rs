@@ -4,8 +4,9 @@
 //!
 //! Layout: `backend` (the `LanguageServer` impl), `custom` (the `sessionTree/*` requests),
 //! `actor` (one task per open session, its only writer), `registry` (open sessions), `stores`
-//! (sessions kept in omp's Redis storage), `watcher` (file events), `discovery` (the agents' session folders), `rows` and `plain` (views),
-//! `render` (previews and markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
+//! (sessions kept in omp's Redis storage), `watcher` (file events), `discovery` (the agents'
+//! session folders), `rows` and `plain` (views, with the engine's `describe` for previews and
+//! markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
 //! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output),
 //! `output_thread` (standard output written by a thread of its own), `checked_input` (the
 //! client's messages checked before the LSP library reads them, bad ones answered),
@@ -24,10 +25,8 @@ mod discovery;
 mod errors;
 mod output_thread;
 mod plain;
-mod preview_fast;
 mod raw_reply;
 mod registry;
-mod render;
 mod rewind;
 mod rows;
 mod shared;

@@ -2,9 +2,9 @@
 //! straight runs stay flat), hover, code lenses, code actions, go-to-parent and diagnostics.
 //! Pure functions from a session to LSP values; the backend routes requests to the actor.
 
-use crate::render;
 use crate::to_proto;
 use serde_json::{json, Value};
+use sessiontree_core::describe as render;
 use sessiontree_core::{Entry, Session};
 use sessiontree_protocol::commands;
 use tower_lsp_server::ls_types as lsp;

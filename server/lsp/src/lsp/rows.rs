@@ -2,8 +2,8 @@
 //! the agents' exact rows and lines) converted to the protocol, and the whole tree as paged
 //! pre-order nodes.
 
-use crate::render;
 use crate::to_proto::u32_of;
+use sessiontree_core::describe as render;
 use sessiontree_core::view::{self, ViewState};
 use sessiontree_core::Session;
 use sessiontree_protocol::{self as proto, CharRange, FilterMode};

@@ -1,9 +1,9 @@
 //! `workspace/symbol`: fuzzy search (nucleo-matcher, ranked) over every entry of the workspace's
 //! sessions. Each file's entries are summarized once and cached until the file changes.
 
-use crate::render;
 use crate::to_proto;
 use dashmap::DashMap;
+use sessiontree_core::describe as render;
 use sessiontree_core::{OpenOptions, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;

@@ -1,8 +1,11 @@
-//! Turning entries into words: one-line previews (outline, tree nodes, workspace symbols, rows) and
-//! markdown (hover, `sessionTree/entry`). Reads entry JSON only; knows nothing of LSP.
+//! Turning entries into words: one-line previews (outline, tree nodes, workspace symbols, session
+//! lists) and markdown (hover, `sessionTree/entry`). Reads entry JSON only; knows nothing of LSP.
+//! `message_fast` reads a message's preview straight from its JSON text.
 
+mod message_fast;
+
+use crate::entry::Entry;
 use serde_json::Value;
-use sessiontree_core::Entry;
 use std::fmt::Write as _;
 
 /// The text of a message `content`: a string, or the text of its blocks joined by newlines.
@@ -28,7 +31,7 @@ fn block_text(block: &Value) -> Option<String> {
             let name = block.get("name").and_then(Value::as_str).unwrap_or("tool");
             let args = block
                 .get("arguments")
-                .map(sessiontree_core::json::to_line)
+                .map(crate::json::to_line)
                 .unwrap_or_default();
             Some(format!("{name}({args})"))
         }
@@ -57,7 +60,7 @@ pub fn preview(entry: &Entry) -> String {
 /// [`preview`] from the entry's JSON text already at hand.
 pub fn preview_of(entry: &Entry, raw: &str) -> String {
     if entry.kind() == "message" {
-        if let Some(text) = crate::preview_fast::message_preview(raw) {
+        if let Some(text) = message_fast::message_preview(raw) {
             return text;
         }
     }

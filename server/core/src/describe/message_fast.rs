@@ -1,7 +1,7 @@
 //! The one-line preview of a `message` entry read straight from its JSON text: only `role`,
 //! `toolName`, `command` and the content's text blocks are decoded (borrowed where possible), so
 //! outlines and symbol searches over 100 MB sessions do not build a JSON tree per entry. Gives
-//! exactly what `render::preview_value` gives, or `None` (odd shapes) so the caller falls back.
+//! exactly what `describe::preview_value` gives, or `None` (odd shapes) so the caller falls back.
 
 use serde::de::{self, Deserializer, IgnoredAny, SeqAccess, Visitor};
 use serde::Deserialize;
@@ -101,7 +101,7 @@ fn first_line_complete(text: &str) -> bool {
     text.trim_start().contains('\n')
 }
 
-/// The text `render::content_text` would give, cut once its first line is complete.
+/// The text `describe::content_text` would give, cut once its first line is complete.
 fn content_head(content: Option<&Content<'_>>) -> String {
     match content {
         Some(Content::Text(t)) => t.to_string(),
@@ -118,7 +118,7 @@ fn content_head(content: Option<&Content<'_>>) -> String {
                         let args = block
                             .arguments
                             .as_ref()
-                            .map(sessiontree_core::json::to_line)
+                            .map(crate::json::to_line)
                             .unwrap_or_default();
                         Some(format!(
                             "{}({args})",
@@ -170,16 +170,16 @@ pub fn message_preview(raw: &str) -> Option<String> {
         }
         _ => content_head(content),
     };
-    Some(format!("{role}: {}", crate::render::one_line(&body, 200)))
+    Some(format!("{role}: {}", super::one_line(&body, 200)))
 }
 
 #[cfg(test)]
 mod tests {
-    use sessiontree_core::Entry;
+    use crate::entry::Entry;
 
     fn slow(raw: &str) -> String {
         let entry = Entry::parse(raw, 1).expect("entry");
-        crate::render::preview_value(&entry.json(), entry.kind())
+        crate::describe::preview_value(&entry.json(), entry.kind())
     }
 
     /// Checks the fast preview against the full parse; returns whether the fast path answered.
