@@ -98,7 +98,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
 
 /// Whether `text`, trimmed at the start, already holds a complete first line.
 fn first_line_complete(text: &str) -> bool {
-    text.trim_start().contains('\n')
+    crate::js::trim_start(text).contains('\n')
 }
 
 /// The text `describe::content_text` would give, cut once its first line is complete.
@@ -197,6 +197,7 @@ mod tests {
     fn matches_the_full_parse_on_odd_shapes() {
         let lines = [
             r#"{"type":"message","id":"a","message":{"role":"user","content":"Hi\nthere"}}"#,
+            r#"{"type":"message","id":"a","message":{"role":"user","content":[{"type":"text","text":"\ufeff \n"},{"type":"text","text":"\u0085x\ny"}]}}"#,
             r#"{"type":"message","id":"a","message":{"role":"user","content":"\n\n  spaced \u00e9 \"q\"\nmore"}}"#,
             r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"thinking","thinking":"hmm\nx"},{"type":"text","text":"ok"}]}}"#,
             r#"{"type":"message","id":"a","message":{"role":"assistant","content":[{"type":"text","text":""},{"type":"text","text":"  "},{"type":"toolCall","name":"bash","arguments":{"cmd":"ls -l","n":1.5e3,"u":"\u00e9"}}]}}"#,

@@ -40,9 +40,10 @@ fn block_text(block: &Value) -> Option<String> {
     }
 }
 
-/// The first line of a text, cut to `max` characters.
+/// The first line of a text, cut to `max` characters; white space is JavaScript's (as in the
+/// agents' texts: U+0085 is kept, a byte order mark is not).
 pub fn one_line(text: &str, max: usize) -> String {
-    let line = text.trim().lines().next().unwrap_or("").trim();
+    let line = crate::js::trim(crate::js::trim(text).split('\n').next().unwrap_or(""));
     if line.chars().count() > max {
         let mut cut: String = line.chars().take(max.saturating_sub(1)).collect();
         cut.push('…');
@@ -154,7 +155,7 @@ pub fn preview_value(value: &Value, kind: &str) -> String {
         "" => "(entry without a type)".to_owned(),
         other => format!("[{other}]"),
     };
-    if text.trim().is_empty() {
+    if crate::js::trim(&text).is_empty() {
         format!("[{kind}]")
     } else {
         text
@@ -250,5 +251,13 @@ mod tests {
             1,
         );
         assert_eq!(e.map(|e| preview(&e)).ok().as_deref(), Some("user: Hi"));
+    }
+
+    /// White space is JavaScript's: U+0085 is text, a byte order mark and `\r` are not.
+    #[test]
+    fn one_line_trims_as_javascript_does() {
+        assert_eq!(one_line("\u{85}named\r\nmore", 100), "\u{85}named");
+        assert_eq!(one_line("\u{feff} \n\tfirst \u{feff}\nsecond", 100), "first");
+        assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }
