@@ -18,6 +18,7 @@ pub mod fast_line;
 pub mod ids;
 pub mod js;
 pub mod json;
+pub mod listing;
 pub mod migrate;
 mod names;
 pub mod naming;

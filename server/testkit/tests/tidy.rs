@@ -55,6 +55,8 @@ const FLOORS: &[(&str, u8)] = &[
     ("snapshot", 6),
     ("summary", 6),
     ("migrate", 6),
+    // What a list of sessions shows of a session file.
+    ("listing", 6),
     // The synthetic-session generator, for tests and benchmarks only.
     ("synth", 7),
 ];

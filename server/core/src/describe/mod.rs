@@ -257,7 +257,10 @@ mod tests {
     #[test]
     fn one_line_trims_as_javascript_does() {
         assert_eq!(one_line("\u{85}named\r\nmore", 100), "\u{85}named");
-        assert_eq!(one_line("\u{feff} \n\tfirst \u{feff}\nsecond", 100), "first");
+        assert_eq!(
+            one_line("\u{feff} \n\tfirst \u{feff}\nsecond", 100),
+            "first"
+        );
         assert_eq!(one_line("abcdef", 4), "abc…");
     }
 }

@@ -137,28 +137,35 @@ impl Session {
                     ),
                 )
             })?;
-        let size = bytes.len() as u64;
-        let guess = match options.dialect {
-            Some(dialect) => dialect,
-            None if starts_with_slot(&bytes) => crate::Dialect::Omp,
-            None => crate::Dialect::Pi,
-        };
-        let source = BodySource::from_bytes(bytes, &path);
-        let facts = options.view_facts.then_some(guess);
-        let mut building = super::building::Building::new(path.clone(), options, guess);
-        read_file_in_parts(&source, size, facts, |part| building.take(part))
-            .map_err(|e| Error::io("cannot read", &path, e))?;
-        let mut session = building.finish(None)?;
+        let mut session = Session::open_bytes(&path, bytes, options)?;
         let mut link = StoreLink::new(store);
-        if let FileState::Written { len, .. } = &session.file {
+        if let (FileState::Written { len, .. }, Some(source)) = (&session.file, &session.source) {
             let from = len.saturating_sub(TAIL);
             let tail = source
                 .read(from, usize::try_from(len - from).unwrap_or(0))
                 .map_err(|e| Error::io("cannot read", &path, e))?;
             link.advance(&tail, *len);
         }
-        session.source = Some(source);
         session.store = Some(link);
+        Ok(session)
+    }
+
+    /// Opens a session from the whole text of its file (a store's value), without a store to
+    /// write to: read as a file of the same bytes is read. `path` names it in errors.
+    pub fn open_bytes(path: &Path, bytes: Vec<u8>, options: super::OpenOptions) -> Result<Session> {
+        let size = bytes.len() as u64;
+        let guess = match options.dialect {
+            Some(dialect) => dialect,
+            None if starts_with_slot(&bytes) => crate::Dialect::Omp,
+            None => crate::Dialect::Pi,
+        };
+        let source = BodySource::from_bytes(bytes, path);
+        let facts = options.view_facts.then_some(guess);
+        let mut building = super::building::Building::new(path.to_path_buf(), options, guess);
+        read_file_in_parts(&source, size, facts, |part| building.take(part))
+            .map_err(|e| Error::io("cannot read", path, e))?;
+        let mut session = building.finish(None)?;
+        session.source = Some(source);
         Ok(session)
     }
 

@@ -1,12 +1,11 @@
 //! Finding a workspace's sessions: each agent's session folder for each workspace folder (omp:
 //! `<agent dir>/sessions/<encoded cwd>`, agent dir = `$PI_CODING_AGENT_DIR` or `~/.omp/agent`; pi:
-//! `~/.pi/agent/sessions/--<cwd>--`), plus extra roots. Each file is summarized by a light line
-//! scan, never a full load, so listing stays quick on huge sessions.
+//! `~/.pi/agent/sessions/--<cwd>--`), plus extra roots. What the list says of each file is the
+//! engine's (`sessiontree_core::listing`); here the folders are found and its answer converted.
 
 use crate::to_proto;
-use serde_json::Value;
+use sessiontree_core::listing;
 use sessiontree_protocol::{Dialect, InitializationOptions, SessionInfo};
-use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -160,146 +159,40 @@ pub fn sort_newest_first(sessions: &mut [SessionInfo]) {
     });
 }
 
-/// A session file's summary from a line scan; `None` when it is not a session file.
+/// A session file as the list shows it (the engine's [`listing::read`]); `None` when it is not a
+/// session file.
 pub fn summarize(
     path: &Path,
     agent: Option<Dialect>,
     live_writer: Duration,
 ) -> Option<SessionInfo> {
-    let file = std::fs::File::open(path).ok()?;
-    let meta = file.metadata().ok()?;
-    let modified = meta.modified().unwrap_or(UNIX_EPOCH);
-    let modified_ms = u64::try_from(
-        modified
-            .duration_since(UNIX_EPOCH)
-            .unwrap_or_default()
-            .as_millis(),
-    )
-    .unwrap_or(0);
+    let listing = listing::read(path)?;
+    let modified = UNIX_EPOCH + Duration::from_millis(listing.modified_ms);
     let live = SystemTime::now()
         .duration_since(modified)
         .map(|age| age <= live_writer)
         .unwrap_or(true);
-    summarize_lines(
-        BufReader::new(file),
+    Some(to_proto::session_info(
         to_proto::uri_of(path),
         path,
         agent,
-        modified_ms,
+        &listing,
         live,
-    )
+    ))
 }
 
-/// A session's summary from a line scan of its text (a file's, or a store's value); `None` when
+/// A session kept elsewhere (a store's value, its whole text) as the list shows it; `None` when
 /// it is not a session.
-pub fn summarize_lines(
-    mut reader: impl BufRead,
+pub fn summarize_bytes(
+    bytes: Vec<u8>,
     uri: String,
     path: &Path,
     agent: Option<Dialect>,
     modified_ms: u64,
     live: bool,
 ) -> Option<SessionInfo> {
-    let mut line = Vec::new();
-    let mut dialect = Dialect::Pi;
-    let mut header: Option<Value> = None;
-    let mut title: Option<String> = None;
-    let mut pi_name: Option<String> = None;
-    let mut first_user: Option<String> = None;
-    let mut entries = 0u32;
-    loop {
-        line.clear();
-        match reader.read_until(b'\n', &mut line) {
-            Ok(0) | Err(_) => break,
-            Ok(_) => {}
-        }
-        let text = String::from_utf8_lossy(&line);
-        let text = text.trim();
-        if text.is_empty() {
-            continue;
-        }
-        if header.is_none() {
-            let value: Value = serde_json::from_str(text).ok()?;
-            match value.get("type").and_then(Value::as_str) {
-                Some("title") if title.is_none() && dialect == Dialect::Pi => {
-                    dialect = Dialect::Omp;
-                    title = value
-                        .get("title")
-                        .and_then(Value::as_str)
-                        .filter(|t| !t.is_empty())
-                        .map(str::to_owned);
-                    continue;
-                }
-                Some("session") => {
-                    if let Some(t) = value
-                        .get("title")
-                        .and_then(Value::as_str)
-                        .filter(|t| !t.is_empty())
-                    {
-                        title.get_or_insert_with(|| t.to_owned());
-                    }
-                    header = Some(value);
-                    continue;
-                }
-                _ => return None,
-            }
-        }
-        entries += 1;
-        if first_user.is_none() && text.contains("\"user\"") {
-            if let Ok(value) = serde_json::from_str::<Value>(text) {
-                let message = value.get("message");
-                if message.and_then(|m| m.get("role")).and_then(Value::as_str) == Some("user") {
-                    let body = sessiontree_core::describe::content_text(
-                        message.and_then(|m| m.get("content")),
-                    );
-                    first_user = Some(sessiontree_core::describe::one_line(&body, 120));
-                }
-            }
-        }
-        if text.contains("\"session_info\"") {
-            if let Ok(value) = serde_json::from_str::<Value>(text) {
-                if value.get("type").and_then(Value::as_str) == Some("session_info") {
-                    pi_name = value
-                        .get("name")
-                        .and_then(Value::as_str)
-                        .map(|n| sessiontree_core::js::trim(n).to_owned())
-                        .filter(|n| !n.is_empty());
-                }
-            }
-        }
-    }
-    let header = header?;
-    let name = match dialect {
-        Dialect::Omp => title,
-        Dialect::Pi => pi_name,
-    };
-    let s = |k: &str| {
-        header
-            .get(k)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    Some(SessionInfo {
-        uri,
-        path: path.to_string_lossy().into_owned(),
-        agent,
-        dialect,
-        session_id: s("id"),
-        cwd: s("cwd"),
-        parent_session: header
-            .get("parentSession")
-            .and_then(Value::as_str)
-            .filter(|p| !p.is_empty())
-            .map(str::to_owned),
-        // Drawn as the rows are: a tab or a bell in a name is its Control Pictures symbol.
-        name: name.as_deref().map(crate::rows::drawable),
-        first_user_message: first_user.as_deref().map(crate::rows::drawable),
-        entry_count: entries,
-        modified: sessiontree_core::time::format_iso(i64::try_from(modified_ms).unwrap_or(0)),
-        modified_ms,
-        live_writer: live,
-    })
+    let listing = listing::from_bytes(path, bytes, modified_ms)?;
+    Some(to_proto::session_info(uri, path, agent, &listing, live))
 }
 
 #[cfg(test)]

@@ -219,8 +219,8 @@ impl Store {
             let modified_ms = item.mtime_ms.unwrap_or(0);
             let live = now_ms.saturating_sub(modified_ms)
                 <= i64::try_from(live_writer.as_millis()).unwrap_or(i64::MAX);
-            if let Some(info) = crate::discovery::summarize_lines(
-                bytes.as_slice(),
+            if let Some(info) = crate::discovery::summarize_bytes(
+                bytes,
                 located.uri,
                 &item.path,
                 Some(Dialect::Omp),

@@ -102,6 +102,38 @@ pub fn open_result(uri: &str, session: &Session, revision: u64) -> proto::OpenRe
     }
 }
 
+/// The engine's listing of a session file → the protocol's session info. Names and messages are
+/// drawn as rows are; `agent` is whose folder the file was found in, `live` whether an agent is
+/// probably writing it.
+pub fn session_info(
+    uri: String,
+    path: &Path,
+    agent: Option<proto::Dialect>,
+    listing: &sessiontree_core::listing::Listing,
+    live: bool,
+) -> proto::SessionInfo {
+    proto::SessionInfo {
+        uri,
+        path: path.to_string_lossy().into_owned(),
+        agent,
+        dialect: dialect(listing.dialect),
+        session_id: listing.session_id.clone(),
+        cwd: listing.cwd.clone(),
+        parent_session: listing.parent_session.clone(),
+        name: listing.name.as_deref().map(crate::rows::drawable),
+        first_user_message: listing
+            .first_user_message
+            .as_deref()
+            .map(crate::rows::drawable),
+        entry_count: u32_of(listing.entry_count),
+        modified: sessiontree_core::time::format_iso(
+            i64::try_from(listing.modified_ms).unwrap_or(0),
+        ),
+        modified_ms: listing.modified_ms,
+        live_writer: live,
+    }
+}
+
 /// The ids of entries at the given indices (id-less ones skipped).
 pub fn ids_of(session: &Session, indices: impl IntoIterator<Item = usize>) -> Vec<String> {
     indices
