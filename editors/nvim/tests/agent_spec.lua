@@ -5,7 +5,8 @@
 -- rows of the tree and hang under the leaf; :SessionStop aborts an answer the model holds; <CR> on
 -- an old question in the panel, the text edited and sent: the agent answers from exactly there
 -- (the question under the old one's parent, the model given only the context up to it); a pi
--- extension's dialog is answered through vim.ui.select.
+-- extension's dialog is answered through vim.ui.select; pi exiting (an extension's /crash) is said
+-- with its last stderr lines and the next prompt starts a new pi.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 local A = dofile(H.plugin_dir .. '/tests/support/agents.lua')
 
@@ -302,6 +303,13 @@ H.run(function()
     '      ctx.ui.notify(`picked ${choice}`, "info");',
     '    },',
     '  });',
+    '  pi.registerCommand("crash", {',
+    '    description: "Stop pi with a message on stderr",',
+    '    handler: async () => {',
+    '      process.stderr.write("crash: the extension stops pi here\\n");',
+    '      process.exit(3);',
+    '    },',
+    '  });',
     '}',
   }, env.home .. '/.pi/agent/extensions/ask.ts')
   local pi_file = A.first_session(bin, 'pi', env.project, dir .. '/sessions', 'first question')
@@ -340,6 +348,55 @@ H.run(function()
     asked and vim.deep_equal(asked.items, { 'red', 'green' }) and asked.prompt:find('Pick a colour', 1, true),
     'pi: the dialog showed the extension title and choices',
     asked
+  )
+
+  -- The agent exits (the extension's /crash writes a line to stderr and exits): the chat says so
+  -- with its last stderr lines, the state is exited, and the next prompt starts a new agent.
+  local pid = st.conversation.status and st.conversation.status.pid
+  local function said(text)
+    return vim.iter(messages):any(function(m)
+      return m:find(text, 1, true) ~= nil
+    end)
+  end
+  type_and_send('/crash')
+  H.check(
+    H.wait(function()
+      return said('the agent exited') and said('crash: the extension stops pi here')
+    end, 60000),
+    'pi: the agent exited: said with its last stderr lines',
+    messages
+  )
+  H.check(
+    H.wait(function()
+      return st.conversation.status and st.conversation.status.state == 'exited'
+    end, 30000),
+    'pi: the state is exited',
+    st.conversation.status
+  )
+  H.check(
+    H.wait(function()
+      return vim.wo[st.conv_win].winbar:find('exited', 1, true) ~= nil
+    end, 10000),
+    'pi: the winbar says exited',
+    vim.wo[st.conv_win].winbar
+  )
+  type_and_send('Stream after the exit')
+  H.check(
+    H.wait(function()
+      local q = A.message(pi_file, '^Stream after the exit')
+      local a = q
+        and vim.iter(A.entries(pi_file)):find(function(e)
+          return e.parentId == q.id
+        end)
+      return a and not st.conversation.running
+    end, 120000),
+    'pi: the next prompt starts a new agent, which answers',
+    conv_text()
+  )
+  H.check(
+    st.conversation.status and st.conversation.status.pid ~= nil and st.conversation.status.pid ~= pid,
+    'pi: a new process',
+    { before = pid, now = st.conversation.status }
   )
 
   chat_with('omp', omp_file, model)
