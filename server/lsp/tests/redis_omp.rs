@@ -1,7 +1,9 @@
 //! The language server on a session the real omp (18.2.3 from npm, its `SessionManager` with
 //! `RedisSessionStorage`, on Bun) keeps in a real `redis-server`: listed and opened by its
 //! `redis://` URI as omp reloads it, omp's appends followed live in order, and the editor's writes
-//! (a label, a message) reloaded by omp, which then writes on after them. The agents come from
+//! (a label, a message) reloaded by omp, which then writes on after them. Also: a store that
+//! refuses its credentials is reported by `listSessions` and `open` without them, and the other
+//! stores are listed all the same. The agents come from
 //! `scripts/install-agents.sh` (pinned, cached) and `redis-server` from the test dependencies;
 //! without them the test fails.
 
@@ -190,4 +192,78 @@ async fn a_session_omp_keeps_in_redis_opens_follows_omp_and_omp_reloads_our_writ
     assert_eq!(entry["entry"]["parentId"], json!(ours_id), "{entry}");
     let tree = c.ok("sessionTree/tree", json!({"uri": ru})).await;
     assert_eq!(tree["total"], json!(omp_ids.len() + 6), "{tree}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_store_refusing_its_credentials_is_reported_without_them_and_the_others_are_listed() {
+    let good = RedisServer::start();
+    let refusing = RedisServer::start();
+    let path = format!("{SESSIONS}/2025-01-01T00-00-00-000Z_c01.jsonl");
+    let bytes = std::fs::read(sessiontree_testkit::fixture(
+        "c01-linear-basic/omp/session.jsonl",
+    ))
+    .unwrap_or_else(|e| panic!("{e}"));
+    for server in [&good, &refusing] {
+        let _: () = redis::cmd("SET")
+            .arg(format!("omp:sessions:file:{path}"))
+            .arg(&bytes)
+            .query(&mut server.connection())
+            .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let secret = "hunter2-secret";
+    // The refusing server has no ACL user `alice`: every connection is refused at AUTH.
+    let c = Client::initialized(
+        false,
+        json!({"home": HOME, "stores": [
+            {"url": good.url()},
+            {"url": refusing.url(), "user": "alice", "password": secret},
+        ]}),
+        None,
+    )
+    .await;
+    let listed = c
+        .ok(
+            "sessionTree/listSessions",
+            json!({"folders": [format!("file://{HOME}/proj")]}),
+        )
+        .await;
+    let text = listed.to_string();
+    assert!(!text.contains(secret), "{text}");
+    let uris: Vec<&Value> = listed["sessions"]
+        .as_array()
+        .map(|s| s.iter().map(|s| &s["uri"]).collect())
+        .unwrap_or_default();
+    let good_uri = format!("redis://127.0.0.1:{}/0{path}", good.port());
+    assert_eq!(uris, vec![&json!(good_uri)], "{listed}");
+    let unavailable = listed["unavailable"]
+        .as_array()
+        .cloned()
+        .unwrap_or_default();
+    assert_eq!(unavailable.len(), 1, "{listed}");
+    let store = unavailable[0]["store"].as_str().unwrap_or_default();
+    assert!(
+        store.contains(&format!("127.0.0.1:{}", refusing.port())) && !store.contains("alice"),
+        "{listed}"
+    );
+    assert!(
+        !unavailable[0]["message"]
+            .as_str()
+            .unwrap_or_default()
+            .is_empty(),
+        "{listed}"
+    );
+
+    // Opening a session there fails with the store named, the password never shown.
+    let refused_uri = format!("redis://127.0.0.1:{}/0{path}", refusing.port());
+    let err = c.err("sessionTree/open", json!({"uri": refused_uri})).await;
+    assert!(!err.to_string().contains(secret), "{err}");
+    assert_eq!(err["data"]["kind"], json!("io"), "{err}");
+    assert!(
+        err["message"]
+            .as_str()
+            .is_some_and(|m| m.contains(&format!("127.0.0.1:{}", refusing.port()))),
+        "{err}"
+    );
+    let opened = c.ok("sessionTree/open", json!({"uri": good_uri})).await;
+    assert_eq!(opened["diagnostics"], json!([]), "{opened}");
 }
