@@ -69,9 +69,6 @@ const OVER_FOR_NOW: &[(&str, usize)] = &[
     ("server/core/src/session/mod.rs", 811),
     ("server/core/src/view/mod.rs", 818),
     ("server/lsp/src/lsp/agent/manager.rs", 874),
-    // The methods of every area; each area's section is to become a file of methods/, as the
-    // live agent's did.
-    ("protocol-ext/src/methods.rs", 1019),
 ];
 
 fn workspace() -> PathBuf {
