@@ -59,7 +59,8 @@ model_url() {
 MODEL_URL=$(model_url) || { echo "the model server did not start"; cat "$RUN/model-server.out"; fail=$((fail + 1)); finish; }
 AGENT_HOME=$(node "$ROOT/scripts/testing/agent-home.mjs" --home "$RUN/home" --url "$MODEL_URL")
 agent_env=(HOME="$AGENT_HOME" PI_OFFLINE=1 XDG_RUNTIME_DIR="$AGENT_HOME/run")
-# A pi extension of the user's whose /ask command asks something (an agent's dialog).
+# A pi extension of the user's whose /ask command asks something (an agent's dialog) and whose
+# /crash command stops pi with a line on stderr.
 mkdir -p "$AGENT_HOME/.pi/agent/extensions"
 cat > "$AGENT_HOME/.pi/agent/extensions/ask.ts" <<'TS'
 export default function (pi: any) {
@@ -68,6 +69,13 @@ export default function (pi: any) {
     handler: async (_args: string, ctx: any) => {
       const choice = await ctx.ui.select("Pick a colour", ["red", "green"]);
       ctx.ui.notify(`picked ${choice}`, "info");
+    },
+  });
+  pi.registerCommand("crash", {
+    description: "Stop pi with a message on stderr",
+    handler: async () => {
+      process.stderr.write("crash: the extension stops pi here\n");
+      process.exit(3);
     },
   });
 }

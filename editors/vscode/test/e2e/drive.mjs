@@ -823,6 +823,27 @@ await check('an extension inside pi asks (a select dialog): a quick pick answers
   return { title, dialog: s.chatLog.dialog };
 });
 
+await check('pi exits (an extension writes to stderr and exits): the chat says so with its last stderr lines; the next Send starts a new pi', async () => {
+  const pid = readState().chatAgent?.pid;
+  await chatSend('/crash');
+  await chatFrame().locator('.entry.notice.error', { hasText: 'crash: the extension stops pi here' }).first().waitFor({ timeout: 60000 });
+  const exited = await waitState((s) => s.chatAgent?.state === 'exited', 'the state exited', 30000);
+  await chatFrame().locator('#status-line', { hasText: 'exited' }).waitFor({ timeout: 10000 });
+  const notice = await chatFrame().locator('.entry.notice.error', { hasText: 'crash: the extension stops pi here' }).first().innerText();
+  if (!/\bexited\b/.test(notice)) throw new Error('the notice reads ' + notice);
+  await chatSend('Stream after the exit');
+  let answered = false;
+  for (let i = 0; i < 240 && !answered; i++) {
+    const entries = entriesOf(piSession);
+    const q = entries.find((e) => e.type === 'message' && textOf(e.message) === 'Stream after the exit');
+    answered = !!q && entries.some((e) => e.parentId === q.id && textOf(e.message) === LONG);
+    if (!answered) await page.waitForTimeout(500);
+  }
+  if (!answered) throw new Error('the next Send was not answered');
+  const s = await waitState((s) => s.chatAgent?.state === 'idle' && s.chatAgent?.pid && s.chatAgent.pid !== pid, 'a new pi, idle', 30000);
+  return { notice: notice.replace(/\s+/g, ' ').slice(0, 90), exited: exited.chatAgent.state, pids: [pid, s.chatAgent.pid] };
+});
+
 await check('"Install the Bridge for Terminal Agents" writes the bridge into the chosen agent\'s folder', async () => {
   await palette('Session Tree: Install the Bridge for Terminal Agents');
   await pickRow('pi').waitFor({ timeout: 10000 });
