@@ -167,7 +167,13 @@ long)
     rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
     corpus=$(ls "fuzz/corpus/$target" | wc -l)
     verdict=ok
-    [ "$status" = 0 ] || { verdict="crash or error (exit $status; see the log and fuzz/artifacts/$target)"; failed=1; }
+    if grep -q 'libFuzzer: run interrupted' "$log"; then
+      # Stopped by hand (SIGINT to the fuzzer): no finding, fewer executions than asked.
+      verdict="stopped before $runs executions, no crash"
+    elif [ "$status" != 0 ]; then
+      verdict="crash or error (exit $status; see the log and fuzz/artifacts/$target)"
+      failed=1
+    fi
     line="$(date -u +%FT%TZ) $target: ${executions:-?} executions in ${seconds}s (${per_second:-?}/s), peak RSS ${rss:-?} MB, corpus $corpus inputs: $verdict"
     echo "$line" | tee -a "$logs/summary.txt"
   done
