@@ -23,7 +23,7 @@ mod probe;
 mod reduce;
 mod session;
 mod state;
-mod template;
+pub(crate) mod template;
 mod text;
 
 pub use message::Message;

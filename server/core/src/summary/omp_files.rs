@@ -9,6 +9,7 @@
 //! formatter ([`prompt_format`]).
 
 use super::files::{starts_with_url_scheme, FileLists};
+use crate::context::template;
 use crate::js;
 use std::collections::BTreeSet;
 
@@ -43,7 +44,8 @@ pub(crate) fn files_block(lists: &FileLists, read_set: &BTreeSet<String>) -> Str
     if content.is_empty() {
         return String::new();
     }
-    prompt_format(&format!("<files>\n{content}\n</files>"))
+    // Through omp's prompt formatter, as its template renderer passes it.
+    template::format(&format!("<files>\n{content}\n</files>"))
 }
 
 /// A folder of the tree: its files (name, annotation) and subfolders, in first-seen order.
@@ -125,144 +127,6 @@ fn grouped_paths(files: &[(&str, &str)]) -> String {
     lines.join("\n")
 }
 
-/// omp's prompt formatter after rendering (`format(…, {renderPhase: "post-render"})`): line ends
-/// trimmed, a blank line kept only between two lines that are not blank (none before a closing
-/// `</tag>` line, none at either end), Markdown table rows and separators compacted; fenced code
-/// left as it is (but for its line ends).
-pub(crate) fn prompt_format(text: &str) -> String {
-    let lines: Vec<&str> = text.split('\n').collect();
-    let mut out: Vec<String> = Vec::with_capacity(lines.len());
-    let mut in_code = false;
-    let mut i = 0;
-    while i < lines.len() {
-        let mut line = js::trim_end(lines[i]).to_owned();
-        let indent = indent(&line);
-        let rest = &line[indent..];
-        if rest.starts_with("```") || rest.starts_with("~~~") {
-            in_code = !in_code;
-            out.push(line);
-            i += 1;
-            continue;
-        }
-        if in_code {
-            out.push(line);
-            i += 1;
-            continue;
-        }
-        let mut closing = false;
-        if rest.starts_with("</") {
-            closing = is_closing_tag(rest);
-        } else if rest.starts_with('|') {
-            let compacted = if is_table_separator(rest) {
-                Some(compact_separator(rest))
-            } else if is_table_row(rest) {
-                Some(compact_row(rest))
-            } else {
-                None
-            };
-            if let Some(compacted) = compacted {
-                line = format!("{}{compacted}", &line[..indent]);
-            }
-        }
-        if line.len() == indent {
-            let next_blank = lines.get(i + 1).is_none_or(|next| is_blank(next));
-            if next_blank {
-                while out.last().is_some_and(String::is_empty) {
-                    out.pop();
-                }
-                while lines.get(i + 1).is_some_and(|next| is_blank(next)) {
-                    i += 1;
-                }
-                i += 1;
-                continue;
-            }
-            if out.last().is_none_or(String::is_empty) {
-                i += 1;
-                continue;
-            }
-        }
-        if closing {
-            while out.last().is_some_and(String::is_empty) {
-                out.pop();
-            }
-        }
-        out.push(line);
-        i += 1;
-    }
-    while out.last().is_some_and(String::is_empty) {
-        out.pop();
-    }
-    out.join("\n")
-}
-
-/// Where a line's text starts: after spaces and tabs, or after all of JavaScript's white space
-/// when a character outside ASCII follows them.
-fn indent(line: &str) -> usize {
-    let spaces = line
-        .bytes()
-        .take_while(|b| matches!(b, b' ' | b'\t'))
-        .count();
-    match line[spaces..].chars().next() {
-        Some(c) if !c.is_ascii() => line.len() - js::trim_start(line).len(),
-        _ => spaces,
-    }
-}
-
-/// `!/\S/.test(line)`.
-fn is_blank(line: &str) -> bool {
-    line.chars().all(js::is_whitespace)
-}
-
-/// `</name>` with a name of `a-z`, `-` and `_` (possibly empty).
-fn is_closing_tag(s: &str) -> bool {
-    s.len() >= 4
-        && s.ends_with('>')
-        && s[2..s.len() - 1]
-            .bytes()
-            .all(|b| b.is_ascii_lowercase() || b == b'-' || b == b'_')
-}
-
-/// `/^\|.*\|$/`: `.` takes no line terminator.
-fn is_table_row(s: &str) -> bool {
-    s.len() >= 2
-        && s.starts_with('|')
-        && s.ends_with('|')
-        && !s[1..s.len() - 1]
-            .chars()
-            .any(|c| matches!(c, '\n' | '\r' | '\u{2028}' | '\u{2029}'))
-}
-
-/// `/^\|[-:\s|]+\|$/`.
-fn is_table_separator(s: &str) -> bool {
-    s.len() >= 3
-        && s.starts_with('|')
-        && s.ends_with('|')
-        && s[1..s.len() - 1]
-            .chars()
-            .all(|c| matches!(c, '-' | ':' | '|') || js::is_whitespace(c))
-}
-
-/// Each cell of a row trimmed.
-fn compact_row(s: &str) -> String {
-    s.split('|').map(js::trim).collect::<Vec<_>>().join("|")
-}
-
-/// A separator row as `|---|:---:|`.
-fn compact_separator(s: &str) -> String {
-    let cells: Vec<&str> = s
-        .split('|')
-        .map(js::trim)
-        .filter(|c| !c.is_empty())
-        .map(|c| match (c.starts_with(':'), c.ends_with(':')) {
-            (true, true) => ":---:",
-            (true, false) => ":---",
-            (false, true) => "---:",
-            (false, false) => "---",
-        })
-        .collect();
-    format!("|{}|", cells.join("|"))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -302,9 +166,9 @@ mod tests {
     #[test]
     fn the_formatter_trims_lines_and_blank_runs() {
         assert_eq!(
-            prompt_format("a  \n\n\nb\n\nc\n\n</x>\n| a  |  b |\n|---| :-: |\n\n"),
+            template::format("a  \n\n\nb\n\nc\n\n</x>\n| a  |  b |\n|---| :-: |\n\n"),
             "a\nb\n\nc\n</x>\n|a|b|\n|---|:---:|"
         );
-        assert_eq!(prompt_format("```\n\n\n```"), "```\n\n\n```");
+        assert_eq!(template::format("```\n\n\n```"), "```\n\n\n```");
     }
 }
