@@ -11,7 +11,7 @@ use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use std::sync::{Arc, OnceLock};
+use std::sync::Arc;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
@@ -24,28 +24,8 @@ fn conformance_dir() -> PathBuf {
 }
 
 /// Bun from the installed agents (installing them when missing).
-fn bun() -> &'static Path {
-    static BIN: OnceLock<PathBuf> = OnceLock::new();
-    BIN.get_or_init(|| {
-        let out = Command::new("bash")
-            .arg(repo().join("scripts/install-agents.sh"))
-            .output()
-            .unwrap_or_else(|e| panic!("scripts/install-agents.sh: {e}"));
-        assert!(
-            out.status.success(),
-            "the agents could not be installed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let bin = String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .last()
-            .unwrap_or("")
-            .trim()
-            .to_owned();
-        let bun = Path::new(&bin).join("bun");
-        assert!(bun.exists(), "no bun in {bin}");
-        bun
-    })
+fn bun() -> PathBuf {
+    sessiontree_testkit::agents::agents_bin().join("bun")
 }
 
 /// Runs `scripts/testing/omp-redis.ts <command> <url> omp:sessions: <args>` and returns stdout.
@@ -265,7 +245,7 @@ fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
         .to_owned();
     let mut session = open(&server, &path);
     let omp_count = 40;
-    let bun = bun().to_path_buf();
+    let bun = bun();
     let (url, script, dir, p) = (
         server.url(),
         repo().join("scripts/testing/omp-redis.ts"),
