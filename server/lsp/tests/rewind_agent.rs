@@ -10,27 +10,12 @@
 mod support;
 
 use serde_json::{json, Value};
+use sessiontree_testkit::git;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
 use support::uri;
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// What must never change: HEAD, the branches, the index (its bytes), an ignored file.
 fn untouchables(project: &Path) -> (String, String, Vec<u8>, Vec<u8>) {

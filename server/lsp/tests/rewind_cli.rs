@@ -6,27 +6,12 @@
 
 use serde_json::Value;
 use sessiontree_rewind::{Moment, Rewind};
+use sessiontree_testkit::git;
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
 const SID: &str = "0194cccc-0000-7000-8000-000000000003";
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .output()
-        .expect("git");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 fn cli(args: &[&str], file: &Path) -> Output {
     Command::new(env!("CARGO_BIN_EXE_sessiontree"))

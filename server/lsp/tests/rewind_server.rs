@@ -6,24 +6,12 @@ mod support;
 
 use serde_json::{json, Value};
 use sessiontree_rewind::{Moment, Rewind};
+use sessiontree_testkit::git;
 use std::path::Path;
-use std::process::Command;
 use support::inproc::Client;
 use support::uri;
 
 const SID: &str = "0194dddd-0000-7000-8000-000000000004";
-
-fn git(dir: &Path, args: &[&str]) {
-    let ok = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args(["-c", "user.name=t", "-c", "user.email=t@t"])
-        .args(args)
-        .status()
-        .expect("git")
-        .success();
-    assert!(ok, "git {args:?}");
-}
 
 fn header(cwd: &Path) -> String {
     format!(
