@@ -20,9 +20,11 @@
 
 use super::flatten::pi_layout::Beyond;
 use super::flatten::{Marks, Model, Stop, Unwalked};
+use super::layout::Layout;
 use super::path_cut;
+use super::rows::compute_in;
 use super::visibility::passes;
-use super::{compute_in, window, Layout, RowsView, ViewState};
+use super::{window, RowsView, ViewState};
 use crate::dialect::Dialect;
 use crate::facts::flags::flag;
 use crate::session::{Session, NO_PARENT};

@@ -381,6 +381,30 @@ pub fn rank<S: AsRef<str>>(texts: &[S], query: &str, dialect: Dialect) -> Vec<Ra
     }
 }
 
+/// The part of a first search that does not depend on the query, done ahead: each full chunk's
+/// search strings laid out end to end (60–80% of a first search at 100k and 1M entries).
+/// Made from a session and run on any thread (a background one, once the session is open); a
+/// search that comes first does the work itself, and the other waits for it.
+pub struct SearchWarmUp {
+    columns: crate::session::columns::ViewColumns,
+    dialect: Dialect,
+}
+
+impl SearchWarmUp {
+    /// Shares the session's view columns (one reference per 4096 entries).
+    pub fn new(session: &crate::session::Session) -> SearchWarmUp {
+        SearchWarmUp {
+            columns: session.view_columns().clone(),
+            dialect: session.dialect(),
+        }
+    }
+
+    /// Lays the search strings out.
+    pub fn run(self) {
+        self.columns.warm_search_texts(self.dialect);
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
