@@ -64,12 +64,6 @@ const FLOORS: &[(&str, u8)] = &[
 /// Lines a source file may hold before its tests.
 const MAX_LINES: usize = 800;
 
-/// Files over [`MAX_LINES`] still to be split, with the most lines they may hold meanwhile.
-const OVER_FOR_NOW: &[(&str, usize)] = &[
-    ("server/core/src/view/mod.rs", 818),
-    ("server/lsp/src/lsp/agent/manager.rs", 874),
-];
-
 fn workspace() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
 }
@@ -655,13 +649,9 @@ fn no_source_file_is_too_long() {
     for file in &files {
         let rel = file.strip_prefix(&root).expect("in the workspace");
         let lines = lines_before_tests(&std::fs::read_to_string(file).expect("read"));
-        let allowed = OVER_FOR_NOW
-            .iter()
-            .find(|(f, _)| Path::new(f) == rel)
-            .map_or(MAX_LINES, |&(_, n)| n);
-        if lines > allowed {
+        if lines > MAX_LINES {
             long.push(format!(
-                "{}: {lines} lines (at most {allowed})",
+                "{}: {lines} lines (at most {MAX_LINES})",
                 rel.display()
             ));
         }
