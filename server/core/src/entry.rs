@@ -309,7 +309,7 @@ impl Entry {
             timestamp,
             is_object: true,
             usage_without_cost: fast.usage_without_cost,
-            role: Some(crate::names::name(fast.role)),
+            role: Some(crate::type_names::name(fast.role)),
             facts: OnceLock::new(),
         }
     }
@@ -329,14 +329,14 @@ impl Entry {
         let kind = obj
             .and_then(|o| o.field("type"))
             .and_then(Value::as_str)
-            .map(crate::names::name);
+            .map(crate::type_names::name);
         let message = obj
             .filter(|_| kind.as_deref() == Some("message"))
             .and_then(|o| o.field("message"));
         let role = message
             .and_then(|m| m.field("role"))
             .and_then(Value::as_str)
-            .map(crate::names::name);
+            .map(crate::type_names::name);
         let usage_without_cost = role.as_deref() == Some("assistant")
             && message
                 .and_then(|m| m.field("usage"))

@@ -20,8 +20,6 @@ pub mod js;
 pub mod json;
 pub mod listing;
 pub mod migrate;
-mod names;
-pub mod naming;
 pub mod parallel;
 mod projection;
 pub mod reader;
@@ -33,9 +31,11 @@ pub mod synth;
 #[cfg(test)]
 mod test_sessions;
 pub mod time;
+pub mod title_cleaning;
 pub mod title_slot;
 pub mod transcript;
 pub mod tree;
+mod type_names;
 pub mod view;
 
 pub use dialect::Dialect;

@@ -30,7 +30,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("dialect", 0),
     ("error", 0),
     ("diagnostics", 0),
-    ("names", 0),
+    ("type_names", 0),
     ("title_slot", 0),
     ("parallel", 0),
     // An entry's facts, read from its JSON: row text, search text, filter flags.
@@ -42,7 +42,7 @@ const FLOORS: &[(&str, u8)] = &[
     // The session: reading, the index, labels, leaf, names, storage and writes, the tree.
     ("reader", 3),
     ("session", 3),
-    ("naming", 3),
+    ("title_cleaning", 3),
     ("tree", 3),
     // One description of an entry: a one-line preview and markdown.
     ("describe", 3),

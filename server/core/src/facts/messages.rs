@@ -172,7 +172,7 @@ pub(super) fn assistant_row_text(
 }
 
 pub(super) fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &mut EntryFacts) {
-    let role = str_field(msg, "role").map(crate::names::name);
+    let role = str_field(msg, "role").map(crate::type_names::name);
     let role_str = role.as_deref().unwrap_or("");
     let content = msg.field("content");
     // The capped content, made once for the search text and the row.
@@ -314,8 +314,8 @@ pub(crate) fn plain_message_facts(m: PlainMessage<'_>, dialect: Dialect) -> Entr
         search.push_str(extracted);
     }
     let mut facts = EntryFacts {
-        kind: crate::names::name("message"),
-        role: Some(crate::names::name(m.role)),
+        kind: crate::type_names::name("message"),
+        role: Some(crate::type_names::name(m.role)),
         text: RowText::Ready(String::new()),
         search_parts: Vec::new(),
         search: search.into_boxed_str(),

@@ -155,7 +155,7 @@ pub(crate) fn entry_facts(value: &Value, dialect: Dialect) -> EntryFacts {
 
 fn collect_facts(value: &Value, dialect: Dialect) -> EntryFacts {
     let mut facts = EntryFacts {
-        kind: crate::names::name(value.field("type").and_then(Value::as_str).unwrap_or("")),
+        kind: crate::type_names::name(value.field("type").and_then(Value::as_str).unwrap_or("")),
         ..EntryFacts::empty()
     };
     let empty = Map::new();

@@ -4,7 +4,7 @@
 use super::Session;
 use crate::dialect::Dialect;
 use crate::error::{Error, Result};
-use crate::naming::{clean_title, humanize_plan_title};
+use crate::title_cleaning::{clean_title, humanize_plan_title};
 use crate::title_slot::TitleSlot;
 use serde_json::Value;
 

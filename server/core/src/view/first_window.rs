@@ -12,16 +12,16 @@
 //!
 //! The walk itself starts at a shown ancestor just above the window when one far enough down the
 //! path qualifies, with what the rows above hand down found in one pass over the path
-//! ([`path_cut`]): so the cost does not follow the leaf's depth.
+//! ([`first_window_start`]): so the cost does not follow the leaf's depth.
 //!
 //! It applies to the trees read from parent indices where every parent comes before its child
 //! (no duplicated ids, no cycles, no self-parented entries: every entry is walked once); any
 //! other session, search or selection takes the whole model.
 
+use super::first_window_start;
 use super::flatten::pi_layout::Beyond;
 use super::flatten::{Marks, Model, Stop, Unwalked};
 use super::layout::Layout;
-use super::path_cut;
 use super::rows::compute_in;
 use super::visibility::passes;
 use super::{window, RowsView, ViewState};
@@ -144,8 +144,8 @@ pub fn first_window_cut_below(
         // One shown row past the window.
         rows: (win.end + 1).min(visible_count),
     };
-    // The walk starts down the path when it can (see `path_cut`), else at the roots.
-    let need = path_cut::Need {
+    // The walk starts down the path when it can (see `first_window_start`), else at the roots.
+    let need = first_window_start::Need {
         tree: &tree,
         path: &marks.path,
         shown_at: &shown_at,
@@ -156,7 +156,7 @@ pub fn first_window_cut_below(
         window_start: win.start,
         rows: plan.rows,
     };
-    if let Some(cut) = path_cut::plan(&need, min_cut) {
+    if let Some(cut) = first_window_start::plan(&need, min_cut) {
         if let Some(view) = plan.window(Some(cut)) {
             #[cfg(test)]
             tests::CUT_VIEWS.with(|c| c.set(c.get() + 1));
@@ -184,7 +184,7 @@ struct Plan<'a> {
 impl Plan<'_> {
     /// The window from a prefix walk that starts at the roots, or down the path at `cut`;
     /// `None` when the walk's rows cannot show it exactly.
-    fn window(&self, cut: Option<path_cut::Cut>) -> Option<RowsView> {
+    fn window(&self, cut: Option<first_window_start::Cut>) -> Option<RowsView> {
         let (session, win, filter) = (self.session, self.win, self.state.filter);
         let (offset, from, top) = match cut {
             Some(cut) => (cut.row, Some(cut.start), cut.pi),
@@ -252,7 +252,7 @@ fn beyond(
     };
     let mut stack = Vec::new();
     for &(parent, node) in unwalked {
-        let tops = path_cut::shown_tops(tree, node, shown, &mut stack);
+        let tops = first_window_start::shown_tops(tree, node, shown, &mut stack);
         if tops == 0 {
             continue;
         }

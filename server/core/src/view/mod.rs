@@ -10,17 +10,17 @@
 
 pub mod branch_pick;
 mod first_window;
+mod first_window_start;
 mod fixture;
 mod flatten;
 pub mod fuzzy;
 mod fuzzy_ascii;
 mod layout;
 pub mod navigate;
-mod path_cut;
 mod render;
 mod rows;
 pub mod search;
-mod search_verdicts;
+mod search_cache;
 mod shared_text;
 #[cfg(test)]
 mod testkit;

@@ -5,7 +5,7 @@
 
 use super::flatten::Model;
 use super::search::Query;
-use super::search_verdicts::{MATCHES, UNDECIDED};
+use super::search_cache::{MATCHES, UNDECIDED};
 use crate::facts::flags::flag;
 use serde::{Deserialize, Serialize};
 use std::fmt;
@@ -134,7 +134,7 @@ pub(crate) fn visible(model: &Model, mode: FilterMode, query: &Query) -> Vec<usi
     // labeled entries and strings not laid out by position.
     let by_entry = match shown.len() >= 2048 && shown.len() * 2 >= model.key_count() {
         true => model
-            .search_verdicts
+            .search_cache
             .by_entry(&model.columns, model.dialect, query),
         false => Default::default(),
     };

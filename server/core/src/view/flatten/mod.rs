@@ -76,7 +76,7 @@ pub(crate) struct Model {
     /// pi: gutter entries of `flattenTree`.
     pub gutters: Vec<Gutter>,
     /// The answers of recent searches by entry, for the next key.
-    pub search_verdicts: super::search_verdicts::SearchVerdicts,
+    pub search_cache: super::search_cache::SearchCache,
 }
 
 struct Pending {
@@ -506,7 +506,7 @@ impl Model {
             calls: OnceLock::new(),
             home: home.map(|h| h.to_string_lossy().into_owned()),
             gutters,
-            search_verdicts: Default::default(),
+            search_cache: Default::default(),
         };
         (model, unwalked)
     }

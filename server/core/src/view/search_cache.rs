@@ -28,7 +28,7 @@ type Kept = (Vec<String>, Arc<Vec<u8>>);
 
 /// The answers of a model's recent searches, oldest first.
 #[derive(Debug, Default)]
-pub(crate) struct SearchVerdicts {
+pub(crate) struct SearchCache {
     recent: Mutex<Vec<Kept>>,
 }
 
@@ -40,7 +40,7 @@ enum Base {
     Narrows(Kept),
 }
 
-impl SearchVerdicts {
+impl SearchCache {
     /// Each entry's answer to `query` from its laid-out string ([`MATCHES`], [`LOOSELY`],
     /// [`UNDECIDED`] bits), over the full chunks of the model's columns, on two threads, built
     /// on the kept search that bears on it with the most terms.
