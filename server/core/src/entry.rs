@@ -16,9 +16,9 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, OnceLock};
 
-/// What file-backed bodies are read from: the open session file, or the bytes of a session read
-/// whole from a store outside the file system (see [`crate::session::store`]), kept as they were
-/// read so a value replaced in the store later does not change what an open session reads.
+/// What file-backed bodies are read from: the open session file, the bytes of a session read
+/// whole (a small value of a store, a listing's read), or a store's value read by byte range on
+/// demand (see [`crate::session::store`]).
 #[derive(Debug)]
 pub struct BodySource {
     data: SourceData,
@@ -29,6 +29,7 @@ pub struct BodySource {
 enum SourceData {
     File(File),
     Bytes(Box<[u8]>),
+    Store(crate::session::StoreBodies),
 }
 
 impl BodySource {
@@ -48,6 +49,14 @@ impl BodySource {
         })
     }
 
+    /// Reads a store's value by byte range (`path` names it in messages).
+    pub(crate) fn from_store(bodies: crate::session::StoreBodies, path: &Path) -> Arc<BodySource> {
+        Arc::new(BodySource {
+            data: SourceData::Store(bodies),
+            path: path.to_path_buf(),
+        })
+    }
+
     /// The file's path (for messages).
     pub fn path(&self) -> &Path {
         &self.path
@@ -57,7 +66,7 @@ impl BodySource {
     pub fn file(&self) -> Option<&File> {
         match &self.data {
             SourceData::File(file) => Some(file),
-            SourceData::Bytes(_) => None,
+            SourceData::Bytes(_) | SourceData::Store(_) => None,
         }
     }
 
@@ -66,6 +75,7 @@ impl BodySource {
         match &self.data {
             SourceData::File(file) => read_vec_at(file, len, offset),
             SourceData::Bytes(bytes) => Ok(byte_range(bytes, offset, len)?.to_vec()),
+            SourceData::Store(bodies) => bodies.read(offset, len),
         }
     }
 
@@ -79,6 +89,7 @@ impl BodySource {
                 buf[..n].copy_from_slice(&bytes[start..start + n]);
                 Ok(n)
             }
+            SourceData::Store(bodies) => bodies.read_at(buf, at),
         }
     }
 }

@@ -4,8 +4,10 @@
 //! cargo bench -p sessiontree-redis --bench store -- [--entries 100000] [--runs 5] [--samples 40]
 //!
 //! - **open**: a synthetic omp session (`sessiontree_core::synth`, seed 7) opened from its file and
-//!   from Redis (put there as omp's full write leaves it), each in a fresh child process (this
-//!   binary re-executed with `--probe`), with the child's peak resident memory (`VmHWM`);
+//!   from Redis (put there as omp's full write leaves it; opened as the engine opens it, bodies
+//!   left in the store, and read whole into memory first, for comparison), each in a fresh child
+//!   process (this binary re-executed with `--probe`), with the child's peak resident memory
+//!   (`VmHWM`);
 //! - **follow latency**: another connection appends one whole line; the time until the session
 //!   holds it, woken by the store's watch (polling, then keyspace notifications).
 //!
@@ -83,6 +85,14 @@ fn probe(what: &str, target: &str) -> AnyResult<()> {
                 Arc::new(RedisStore::new(link, Path::new(PATH))),
                 OpenOptions::default(),
             )?
+        }
+        "redis-whole" => {
+            // The value read whole into memory and opened from there (how a store's session was
+            // opened before its bodies were read on demand), for comparison.
+            let link = Link::new(StoreAddress::parse(target)?)?;
+            let store = RedisStore::new(link, Path::new(PATH));
+            let bytes = store.read_all()?.ok_or("no such session")?;
+            Session::open_bytes(Path::new(PATH), bytes, OpenOptions::default())?
         }
         other => return Err(format!("unknown probe {other}").into()),
     };
@@ -201,7 +211,11 @@ fn main() -> AnyResult<()> {
     drop(bytes);
     let url = server.url();
     let file_arg = file.to_string_lossy().into_owned();
-    for (name, what, target) in [("file", "file", &file_arg), ("redis", "redis", &url)] {
+    for (name, what, target) in [
+        ("file", "file", &file_arg),
+        ("Redis, ranged", "redis", &url),
+        ("Redis, whole", "redis-whole", &url),
+    ] {
         let mut times = Vec::new();
         let mut peaks = Vec::new();
         for _ in 0..args.runs {
@@ -211,7 +225,7 @@ fn main() -> AnyResult<()> {
             peaks.push(kib as f64 / 1024.0);
         }
         println!(
-            "open from {name:5}: median {:.0} ms (min {:.0}), peak RSS median {:.0} MB  [{} runs]",
+            "open from {name:13}: median {:.0} ms (min {:.0}), peak RSS median {:.0} MB  [{} runs]",
             median(&mut times.clone()),
             times.iter().copied().fold(f64::MAX, f64::min),
             median(&mut peaks),

@@ -147,6 +147,63 @@ impl SessionStore for RedisStore {
         )))
     }
 
+    fn head(&self, len: u64) -> std::io::Result<Option<(u64, Vec<u8>)>> {
+        self.link.run(Retry::Once, |conn| {
+            let (exists, strlen, title, mut bytes): (i64, u64, Option<Vec<u8>>, Vec<u8>) =
+                redis::pipe()
+                    .atomic()
+                    .cmd("EXISTS")
+                    .arg(&self.value_key)
+                    .cmd("STRLEN")
+                    .arg(&self.value_key)
+                    .cmd("HGET")
+                    .arg(&self.title_key)
+                    .arg(self.field())
+                    .cmd("GETRANGE")
+                    .arg(&self.value_key)
+                    .arg(0)
+                    .arg(i64::try_from(len).unwrap_or(i64::MAX) - 1)
+                    .query(conn)?;
+            if exists == 0 {
+                return Ok(None);
+            }
+            if let Some(slot) = title.as_deref().and_then(title::decode) {
+                title::overlay(&mut bytes, &slot);
+            }
+            Ok(Some((strlen, bytes)))
+        })
+    }
+
+    fn read_ranges(&self, ranges: &[(u64, u64)]) -> std::io::Result<Vec<Vec<u8>>> {
+        let wanted: Vec<(u64, u64)> = ranges.iter().copied().filter(|(f, t)| t > f).collect();
+        let read: Vec<Vec<u8>> = if wanted.is_empty() {
+            Vec::new()
+        } else {
+            self.link.run(Retry::Once, |conn| {
+                let mut pipe = redis::pipe();
+                for (from, to) in &wanted {
+                    pipe.cmd("GETRANGE")
+                        .arg(&self.value_key)
+                        .arg(from)
+                        .arg(to - 1);
+                }
+                pipe.query(conn)
+            })?
+        };
+        // `GETRANGE` past the end answers nothing; an empty range is not sent.
+        let mut read = read.into_iter();
+        Ok(ranges
+            .iter()
+            .map(|(from, to)| {
+                if to > from {
+                    read.next().unwrap_or_default()
+                } else {
+                    Vec::new()
+                }
+            })
+            .collect())
+    }
+
     fn read_since(&self, len: u64, tail: &[u8]) -> std::io::Result<Since> {
         self.link.run(Retry::Once, |conn| {
             let mut pipe = redis::pipe();

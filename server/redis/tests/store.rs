@@ -357,3 +357,66 @@ fn a_session_of_100k_entries_opens_from_redis_whole() {
     let store: &Arc<dyn SessionStore> = from_redis.store().unwrap_or_else(|| panic!("no store"));
     assert_eq!(store.path(), Path::new(path));
 }
+
+/// A session opened from the store keeps offsets, not its text: every body reads back from the
+/// store by range exactly as from the file, one at a time (through the block cache) and in one
+/// pass (long runs read straight through); with the store gone, a body no longer cached is an
+/// error naming the store, never a wrong text.
+#[test]
+fn bodies_stay_in_the_store_and_read_back_by_range_as_from_the_file() {
+    let mut server = RedisServer::start();
+    let options = sessiontree_core::synth::SynthOptions {
+        dialect: sessiontree_core::Dialect::Omp,
+        entries: 4_000,
+        seed: 11,
+    };
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let file = dir.path().join("s.jsonl");
+    sessiontree_core::synth::generate_file(options, &file).unwrap_or_else(|e| panic!("{e}"));
+    let bytes = std::fs::read(&file).unwrap_or_else(|e| panic!("{e}"));
+    assert!(
+        bytes.len() > 8 << 20,
+        "larger than the block cache: {}",
+        bytes.len()
+    );
+    put(&mut server.connection(), PATH, &bytes);
+    let from_file = Session::open(&file, OpenOptions::default()).unwrap_or_else(|e| panic!("{e}"));
+    let from_redis = Session::open_store(store(&server, PATH), OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let n = from_file.entries().len();
+    assert_eq!(from_redis.entries().len(), n);
+    for (a, b) in from_file.entries().iter().zip(from_redis.entries()) {
+        let (a, b) = (a.try_raw(), b.try_raw());
+        assert_eq!(
+            a.as_deref().unwrap_or_else(|e| panic!("{e}")),
+            b.as_deref().unwrap_or_else(|e| panic!("{e}"))
+        );
+    }
+    let pass = |session: &Session| {
+        let mut texts = Vec::with_capacity(n);
+        session
+            .raw_texts()
+            .for_each_in(0..n, |_, raw| texts.push(raw.to_owned()))
+            .unwrap_or_else(|e| panic!("{e}"));
+        texts
+    };
+    assert_eq!(pass(&from_file), pass(&from_redis));
+    assert_eq!(
+        snapshot::snapshot(&from_file),
+        snapshot::snapshot(&from_redis)
+    );
+
+    // A fresh open reads the value through and caches nothing of its middle.
+    let fresh = Session::open_store(store(&server, PATH), OpenOptions::default())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let port = server.port();
+    server.kill();
+    let err = fresh.entries()[n / 2]
+        .try_raw()
+        .err()
+        .unwrap_or_else(|| panic!("a body was read without the store"));
+    assert!(
+        err.to_string().contains(&format!("127.0.0.1:{port}")),
+        "{err}"
+    );
+}

@@ -13,6 +13,7 @@ mod load;
 mod name;
 mod persist;
 mod store;
+mod store_bodies;
 mod versions;
 
 pub use append::{CompactionArgs, CustomMessageArgs};
@@ -20,6 +21,7 @@ pub use load::{FollowOutcome, OpenOptions};
 pub use name::NameSource;
 pub use persist::{FileState, SyncPolicy};
 pub use store::{SessionStore, Since, Written};
+pub(crate) use store_bodies::StoreBodies;
 
 use crate::diagnostics::Diagnostic;
 use crate::dialect::Dialect;

@@ -3,10 +3,10 @@
 //!
 //! A session lives either in a local file (the default: `persist.rs` and `load.rs`, unchanged) or in
 //! a [`SessionStore`]. Everything above this floor (index, labels, names, tree, context, view)
-//! reads entries the same way for both: a store's session is read whole when it opens and its
-//! bodies are kept as those bytes ([`crate::entry::BodySource::from_bytes`]), so an entry is read
-//! back without going to the store again. What follows is read by byte range from where the
-//! session stood; writes are whole lines appended only when the value still has the length the
+//! reads entries the same way for both: a store's session is scanned by byte range when it opens,
+//! and its bodies stay in the store and are read back by byte range when asked for, as a file's
+//! bodies stay in the file ([`super::store_bodies`]). What follows is read by byte range from where
+//! the session stood; writes are whole lines appended only when the value still has the length the
 //! session last saw (otherwise nothing is written and the write is refused as a conflict), new
 //! sessions are created only where none exists, and omp's title is kept the store's way.
 //!
@@ -33,6 +33,16 @@ pub trait SessionStore: Send + Sync + std::fmt::Debug {
     /// The session's bytes as the agent reads them, whole (omp: the value with the title it keeps
     /// beside it laid over the title slot); `None` when there is no such session.
     fn read_all(&self) -> std::io::Result<Option<Vec<u8>>>;
+
+    /// The value's length and its first `len` bytes (fewer when it is shorter) as the agent reads
+    /// them (omp: the title it keeps beside the value laid over the title slot), read in one
+    /// atomic step; `None` when there is no such session.
+    fn head(&self, len: u64) -> std::io::Result<Option<(u64, Vec<u8>)>>;
+
+    /// The value's bytes in each range `(from, to)` (end excluded), as stored (no title laid
+    /// over), read in one round trip; a range the value ends inside gives fewer bytes (none past
+    /// its end).
+    fn read_ranges(&self, ranges: &[(u64, u64)]) -> std::io::Result<Vec<Vec<u8>>>;
 
     /// What the value holds past its first `len` bytes, read in one atomic step with a check that
     /// the bytes just before `len` are still `tail` (so a value rewritten whole is not mistaken
@@ -76,6 +86,9 @@ pub(super) struct StoreLink {
 const TAIL: u64 = 64;
 /// Offsets below this (omp's title slot) are left out of the check: the title is laid over them.
 const SLOT_END: u64 = crate::title_slot::SLOT_BYTES as u64;
+/// The first bytes of a value read when it opens (the title slot, the header and the dialect's
+/// first clue); the rest is read by range.
+const HEAD: u64 = 1024;
 
 impl StoreLink {
     fn new(store: Arc<dyn SessionStore>) -> StoreLink {
@@ -118,14 +131,16 @@ fn store_error(action: &'static str, path: &Path, err: std::io::Error) -> Error 
 impl Session {
     /// Opens the session a store keeps (`SessionManager.open` with the agent's store), without
     /// modifying it. Read as a file of the same bytes is read: the same entries, diagnostics and
-    /// answers.
+    /// answers. The value is scanned by byte range and its bodies stay in the store (read on
+    /// demand); a value no longer than the title slot is read whole (the agent's title may
+    /// change its length).
     pub fn open_store(
         store: Arc<dyn SessionStore>,
         options: super::OpenOptions,
     ) -> Result<Session> {
         let path = store.path().to_path_buf();
-        let bytes = store
-            .read_all()
+        let (size, head) = store
+            .head(HEAD)
             .map_err(|e| store_error("cannot read", &path, e))?
             .ok_or_else(|| {
                 Error::io(
@@ -137,7 +152,19 @@ impl Session {
                     ),
                 )
             })?;
-        let mut session = Session::open_bytes(&path, bytes, options)?;
+        let mut session = if size <= SLOT_END {
+            let bytes = store
+                .read_all()
+                .map_err(|e| store_error("cannot read", &path, e))?
+                .unwrap_or_default();
+            Session::open_bytes(&path, bytes, options)?
+        } else {
+            let source = BodySource::from_store(
+                super::StoreBodies::new(Arc::clone(&store), head.clone()),
+                &path,
+            );
+            Session::open_source(&path, source, size, &head, options)?
+        };
         let mut link = StoreLink::new(store);
         if let (FileState::Written { len, .. }, Some(source)) = (&session.file, &session.source) {
             let from = len.saturating_sub(TAIL);
@@ -154,12 +181,24 @@ impl Session {
     /// write to: read as a file of the same bytes is read. `path` names it in errors.
     pub fn open_bytes(path: &Path, bytes: Vec<u8>, options: super::OpenOptions) -> Result<Session> {
         let size = bytes.len() as u64;
+        let head = bytes[..bytes.len().min(HEAD as usize)].to_vec();
+        let source = BodySource::from_bytes(bytes, path);
+        Session::open_source(path, source, size, &head, options)
+    }
+
+    /// Reads the first `size` bytes of `source` (which begin with `head`) as a file's.
+    fn open_source(
+        path: &Path,
+        source: Arc<BodySource>,
+        size: u64,
+        head: &[u8],
+        options: super::OpenOptions,
+    ) -> Result<Session> {
         let guess = match options.dialect {
             Some(dialect) => dialect,
-            None if starts_with_slot(&bytes) => crate::Dialect::Omp,
+            None if starts_with_slot(head) => crate::Dialect::Omp,
             None => crate::Dialect::Pi,
         };
-        let source = BodySource::from_bytes(bytes, path);
         let facts = options.view_facts.then_some(guess);
         let mut building = super::building::Building::new(path.to_path_buf(), options, guess);
         read_file_in_parts(&source, size, facts, |part| building.take(part))
@@ -360,7 +399,7 @@ impl Session {
 
 /// Whether the bytes begin with an omp title slot.
 fn starts_with_slot(bytes: &[u8]) -> bool {
-    let head = &bytes[..bytes.len().min(1024)];
+    let head = &bytes[..bytes.len().min(HEAD as usize)];
     let line = head.split(|&b| b == b'\n').next().unwrap_or(&[]);
     std::str::from_utf8(line)
         .ok()
