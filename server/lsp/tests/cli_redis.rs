@@ -171,3 +171,62 @@ fn store_errors_are_clear_and_never_show_the_password() {
     assert!(err.contains(&url.replace("redis://", "")), "{err}");
     assert!(started.elapsed() < std::time::Duration::from_secs(10));
 }
+
+/// `continue --store` is refused with the reason (the agent's RPC mode keeps its session in
+/// files), before anything is read or started; the store's value is left as it was, and an
+/// address with credentials is refused without showing them.
+#[test]
+fn continue_on_a_store_session_is_refused_with_the_reason() {
+    let server = RedisServer::start();
+    let path = "/s/a.jsonl";
+    put(
+        &server,
+        path,
+        &conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
+    );
+    let key = format!("omp:sessions:file:{path}");
+    let before: Vec<u8> = redis::cmd("GET")
+        .arg(&key)
+        .query(&mut server.connection())
+        .unwrap_or_else(|e| panic!("{e}"));
+    let url = server.url();
+    let out = run(&[
+        "continue",
+        "--store",
+        &url,
+        path,
+        "--at",
+        "x",
+        "--message",
+        "hi",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("cannot continue a session kept in a store")
+            && err.contains("keeps its session in local files")
+            && err.contains(&format!("127.0.0.1:{}", server.port())),
+        "{err}"
+    );
+    let after: Vec<u8> = redis::cmd("GET")
+        .arg(&key)
+        .query(&mut server.connection())
+        .unwrap_or_else(|e| panic!("{e}"));
+    assert_eq!(before, after);
+    let out = run(&[
+        "continue",
+        "--store",
+        "redis://u:hunter2@127.0.0.1:1",
+        path,
+        "--at",
+        "x",
+        "--message",
+        "hi",
+    ]);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("credentials do not go into the address") && !err.contains("hunter2"),
+        "{err}"
+    );
+}

@@ -5,6 +5,18 @@
 use std::fmt;
 use std::path::{Path, PathBuf};
 
+/// `text` with what stands before an `@` of its authority (credentials) replaced, for messages.
+fn without_credentials(text: &str) -> String {
+    let Some((scheme, rest)) = text.split_once("://") else {
+        return text.to_owned();
+    };
+    let end = rest.find(['/', '?']).unwrap_or(rest.len());
+    match rest[..end].rfind('@') {
+        Some(at) => format!("{scheme}://<credentials>{}", &rest[at..]),
+        None => text.to_owned(),
+    }
+}
+
 /// omp's default key prefix.
 pub const DEFAULT_PREFIX: &str = "omp:sessions:";
 
@@ -53,8 +65,9 @@ impl StoreAddress {
     /// address are refused: they come from settings or an environment variable
     /// ([`StoreAddress::with_credentials`]), so that an address can be shown and logged.
     pub fn parse(text: &str) -> Result<StoreAddress, String> {
+        let shown = without_credentials(text);
         let bad = |why: &str| {
-            format!("bad store address {text:?}: {why} (expected redis://HOST:PORT[/DB][?prefix=PREFIX])")
+            format!("bad store address {shown:?}: {why} (expected redis://HOST:PORT[/DB][?prefix=PREFIX])")
         };
         let (tls, rest) = if let Some(rest) = text.strip_prefix("redis://") {
             (false, rest)
@@ -182,9 +195,10 @@ impl StoreAddress {
     /// Reads a session URI ([`StoreAddress::session_uri`]): the store's address (without
     /// credentials) and the session's path.
     pub fn parse_session_uri(text: &str) -> Result<(StoreAddress, PathBuf), String> {
+        let shown = without_credentials(text);
         let bad = |why: &str| {
             format!(
-                "bad session URI {text:?}: {why} (expected redis://HOST:PORT/DB/PATH[?prefix=PREFIX])"
+                "bad session URI {shown:?}: {why} (expected redis://HOST:PORT/DB/PATH[?prefix=PREFIX])"
             )
         };
         let (rest, query) = match text.split_once('?') {
@@ -325,6 +339,7 @@ mod tests {
         for (text, why) in [
             ("http://x:1", "does not start"),
             ("redis://u:p@host:1", "credentials"),
+            ("rediss://alice:s3cret@host:1/0?prefix=a", "credentials"),
             ("redis://host:port", "port"),
             ("redis://host:1/x", "database"),
             ("redis://host:1?db=2", "unknown parameter"),
@@ -332,6 +347,14 @@ mod tests {
         ] {
             let err = StoreAddress::parse(text).err().unwrap_or_default();
             assert!(err.contains(why), "{text}: {err}");
+            assert!(!err.contains("s3cret") && !err.contains("u:p@"), "{err}");
         }
+        let err = StoreAddress::parse_session_uri("redis://u:s3cret@h:1/0/x.jsonl")
+            .err()
+            .unwrap_or_default();
+        assert!(
+            err.contains("<credentials>@h:1") && !err.contains("s3cret"),
+            "{err}"
+        );
     }
 }

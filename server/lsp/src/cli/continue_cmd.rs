@@ -40,10 +40,31 @@ pub struct ContinueArgs {
     /// Print one JSON event per line instead of the answer's text.
     #[arg(long)]
     pub json: bool,
+    /// Refused: a session kept in a store cannot be continued (the agent's RPC mode keeps its
+    /// session in files); taken so that the refusal says why.
+    #[arg(long, value_name = "URL")]
+    pub store: Option<String>,
+}
+
+/// Why `--store` is refused. omp's CLI, whose RPC mode this command starts, creates its
+/// `SessionManager` with the file storage only (no option or setting chooses another): its Redis
+/// storage is for programs built on its SDK. An agent started here would write the session's
+/// continuation into a new local file, not into the store.
+fn store_refused(url: &str) -> Error {
+    let store = match sessiontree_redis::StoreAddress::parse(url) {
+        Ok(address) => address.to_string(),
+        Err(err) => return Error::Usage(err),
+    };
+    Error::Usage(format!(
+        "cannot continue a session kept in a store ({store}): the agent's RPC mode, which `continue` starts, keeps its session in local files (omp's Redis storage is only for programs built on its SDK), so its answer would not reach the store; nothing was read or written"
+    ))
 }
 
 /// Runs the subcommand.
 pub fn run(args: ContinueArgs) -> CliResult {
+    if let Some(url) = &args.store {
+        return Err(store_refused(url));
+    }
     let session = super::inspect::open(&args.file, None, &super::store::StoreArgs::default())?;
     let Some(entry) = session.entry(&args.at) else {
         return Err(Error::Usage(format!(

@@ -50,6 +50,27 @@ pub(crate) fn point(p: &rw::Point) -> proto::RewindPoint {
     }
 }
 
+/// Why rewind is not offered on a session kept in a store, or `None` for a local session. The
+/// store's session may have been written by an agent on another machine: its `cwd` names that
+/// machine's work tree, and a folder of the same name here is not it. Restoring into it could
+/// overwrite files that have nothing to do with the session, so nothing is read or written.
+fn refused_for_store(session: &sessiontree_core::Session) -> Option<String> {
+    let store = session.store()?;
+    Some(format!(
+        "rewind is not available on a session kept in a store ({}): the agent that wrote it may have run on another machine, whose work tree {} is not this machine's folder of that name; nothing was read or written",
+        store.path().display(),
+        session.cwd()
+    ))
+}
+
+/// [`refused_for_store`] as the `unsupported` error of a request that would compare or restore.
+fn refuse_store(session: &sessiontree_core::Session) -> ApiResult<()> {
+    match refused_for_store(session) {
+        Some(reason) => Err(ApiError::new(ErrorKind::Unsupported, reason)),
+        None => Ok(()),
+    }
+}
+
 fn used(r: &rw::Resolved) -> proto::UsedRewindPoint {
     proto::UsedRewindPoint {
         asked: r.asked.clone(),
@@ -106,6 +127,14 @@ impl Backend {
         let handle = self.registry.get(&p.uri)?;
         handle
             .read(move |a| {
+                if let Some(reason) = refused_for_store(&a.session) {
+                    return Ok(proto::RewindPointsResult {
+                        available: false,
+                        workspace: None,
+                        reason: Some(reason),
+                        points: Vec::new(),
+                    });
+                }
                 let rewind = match rw::Rewind::for_session(&a.session) {
                     Ok(rewind) => rewind,
                     Err(err @ rw::Error::NotARepository { .. }) => {
@@ -139,6 +168,7 @@ impl Backend {
         let handle = self.registry.get(uri)?;
         handle
             .read(move |a| {
+                refuse_store(&a.session)?;
                 let rewind = rw::Rewind::for_session(&a.session)?;
                 let points = rewind.points(&a.session)?;
                 let resolved = points.resolve(&a.session, &entry_id)?;
@@ -226,7 +256,10 @@ impl Backend {
     ) -> ApiResult<proto::RewindRestoreResult> {
         let handle = self.registry.get(&p.uri)?;
         let rewind = handle
-            .read(|a| Ok(rw::Rewind::for_session(&a.session)?))
+            .read(|a| {
+                refuse_store(&a.session)?;
+                Ok(rw::Rewind::for_session(&a.session)?)
+            })
             .await?;
         blocking(move || {
             let report = rewind.undo(p.dry_run)?;
