@@ -495,3 +495,135 @@ async fn a_store_killed_and_restarted_mid_follow_is_followed_again_and_loses_not
     assert_eq!(kind(&lost), "fileReplaced", "{lost}");
     assert_eq!(value(&server, PATH), None, "nothing written in its place");
 }
+
+/// Rewind is refused on a store's session even when its `cwd` names a git work tree here (the
+/// agent may have run on another machine): the points answer `available: false` with the reason,
+/// compare, restore and undo fail with `unsupported`, and the folder is left as it was. The same
+/// bytes in a file rewind there as usual.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rewind_is_refused_on_a_store_session_and_touches_nothing() {
+    use sessiontree_testkit::git::git;
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().expect("tmp");
+    let work = dir.path().join("work");
+    std::fs::create_dir(&work).expect("mkdir");
+    git(&work, &["init", "-q"]);
+    std::fs::write(work.join("a.txt"), "mine\n").expect("write");
+    git(&work, &["add", "."]);
+    git(&work, &["commit", "-qm", "one"]);
+    let fixture = std::fs::read_to_string(fixture(OMP)).expect("read");
+    let bytes = fixture.replace(
+        "\"cwd\":\"/tmp/refgen-home/project\"",
+        &format!("\"cwd\":{}", json!(work.to_string_lossy())),
+    );
+    assert_ne!(bytes, fixture, "the fixture's cwd was replaced");
+    let file = dir.path().join("s.jsonl");
+    std::fs::write(&file, &bytes).expect("write");
+    put(&server, PATH, bytes.as_bytes());
+    let c = client_for(&server).await;
+    let (fu, ru) = (uri(&file), redis_uri(&server, PATH));
+    c.ok("sessionTree/open", json!({"uri": fu})).await;
+    c.ok("sessionTree/open", json!({"uri": ru})).await;
+
+    let on_file = c.ok("sessionTree/rewindPoints", json!({"uri": fu})).await;
+    assert_eq!(on_file["available"], json!(true), "{on_file}");
+    let on_store = c.ok("sessionTree/rewindPoints", json!({"uri": ru})).await;
+    assert_eq!(on_store["available"], json!(false), "{on_store}");
+    assert_eq!(on_store["points"], json!([]));
+    let reason = on_store["reason"].as_str().unwrap_or_default();
+    assert!(
+        reason.contains("kept in a store") && reason.contains(&*work.to_string_lossy()),
+        "{on_store}"
+    );
+    for (method, params) in [
+        (
+            "sessionTree/rewindCompare",
+            json!({"uri": ru, "entryId": A2}),
+        ),
+        (
+            "sessionTree/rewindFile",
+            json!({"uri": ru, "entryId": A2, "path": "a.txt"}),
+        ),
+        (
+            "sessionTree/rewindRestore",
+            json!({"uri": ru, "entryId": A2}),
+        ),
+        ("sessionTree/rewindUndo", json!({"uri": ru})),
+    ] {
+        let err = c.err(method, params).await;
+        assert_eq!(kind(&err), "unsupported", "{method}: {err}");
+        assert!(
+            err["message"]
+                .as_str()
+                .is_some_and(|m| m.contains("nothing was read or written")),
+            "{method}: {err}"
+        );
+    }
+    assert_eq!(
+        std::fs::read_to_string(work.join("a.txt")).expect("read"),
+        "mine\n"
+    );
+    assert_eq!(git(&work, &["status", "--porcelain"]), "");
+}
+
+/// `workspace/symbol` searches the stores' sessions as it searches files: the same names, lines
+/// and containers for a store's session as for its bytes in a file, and a line another writer
+/// appends is found at its line once the store's value has grown.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn workspace_symbols_cover_the_stores_sessions() {
+    let server = RedisServer::start();
+    let dir = tempfile::tempdir().expect("tmp");
+    // Named as the store's session is, so that the containers (the file name) are the same.
+    let name = Path::new(PATH)
+        .file_name()
+        .and_then(|n| n.to_str())
+        .unwrap_or("?");
+    let file = copy_fixture(OMP, dir.path(), name);
+    let bytes = std::fs::read(&file).expect("read");
+    put(&server, PATH, &bytes);
+    let c = client_for(&server).await;
+    let (fu, ru) = (uri(&file), redis_uri(&server, PATH));
+    c.ok("sessionTree/open", json!({"uri": fu})).await;
+
+    let hits = |found: &Value, u: &str| -> Vec<String> {
+        found
+            .as_array()
+            .cloned()
+            .unwrap_or_default()
+            .iter()
+            .filter(|s| s["location"]["uri"] == json!(u))
+            .map(|s| {
+                let mut s = s.clone();
+                s["location"]["uri"] = json!("<session>");
+                s.to_string()
+            })
+            .collect()
+    };
+    let found = c.ok("workspace/symbol", json!({"query": "trip"})).await;
+    let (on_file, on_store) = (hits(&found, &fu), hits(&found, &ru));
+    assert!(!on_store.is_empty(), "{found}");
+    assert_eq!(on_file, on_store, "{found}");
+
+    let lines_before = bytes.iter().filter(|&&b| b == b'\n').count();
+    append_raw(
+        &server,
+        PATH,
+        &format!("{{\"type\":\"message\",\"id\":\"zz000001\",\"parentId\":\"{A3}\",\"timestamp\":\"2025-01-01T00:00:10.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"zebra crossing\",\"timestamp\":1735689610000}}}}\n"),
+    );
+    let found = c
+        .ok("workspace/symbol", json!({"query": "zebra crossing"}))
+        .await;
+    let first = &found[0];
+    assert_eq!(first["location"]["uri"], json!(ru), "{found}");
+    assert_eq!(
+        first["location"]["range"]["start"]["line"],
+        json!(lines_before),
+        "{found}"
+    );
+    assert!(
+        first["containerName"]
+            .as_str()
+            .is_some_and(|c| c.ends_with("· zz000001")),
+        "{found}"
+    );
+}

@@ -568,7 +568,13 @@ impl LanguageServer for Backend {
     ) -> jsonrpc::Result<Option<WorkspaceSymbolResponse>> {
         let locations = self.locations();
         let folders = self.workspace_folders();
-        let mut files: Vec<PathBuf> = self.registry.all().into_iter().map(|h| h.path).collect();
+        let (open_in_stores, mut files): (Vec<PathBuf>, Vec<PathBuf>) = self
+            .registry
+            .all()
+            .into_iter()
+            .map(|h| h.path)
+            .partition(|p| crate::stores::is_store_key(p));
+        let stores = self.registry.stores();
         let index = Arc::clone(&self.symbols);
         let query = params.query;
         let found = tokio::task::spawn_blocking(move || {
@@ -577,7 +583,25 @@ impl LanguageServer for Backend {
                     files.push(path);
                 }
             }
-            index.search(&files, &query, 200)
+            let mut targets: Vec<crate::symbols::Searched> = files
+                .into_iter()
+                .map(crate::symbols::Searched::File)
+                .collect();
+            // A store's sessions are those its listing shows for the workspace folders (as
+            // `listSessions` lists them) and those open; a store that cannot be listed is skipped.
+            let names: Vec<String> = folders
+                .iter()
+                .map(|f| {
+                    crate::discovery::omp_dir_name(f, locations.home.as_deref(), &locations.tmp)
+                })
+                .collect();
+            for store in stores.all() {
+                match store.searched(&names, &open_in_stores) {
+                    Ok(found) => targets.extend(found),
+                    Err(err) => tracing::warn!("workspace symbols: {err}"),
+                }
+            }
+            index.search_in(&targets, &query, 200)
         })
         .await
         .map_err(|e| jsonrpc::Error::from(ApiError::new(ErrorKind::Internal, e.to_string())))?;

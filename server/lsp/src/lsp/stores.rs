@@ -186,6 +186,57 @@ impl Store {
         }
     }
 
+    /// Whether the listing shows `listed` for the folders omp names `folder_names` (see
+    /// [`Store::list`]).
+    fn shows(&self, listed: &listing::Listed, folder_names: &[String]) -> bool {
+        self.list_all
+            || folder_names.is_empty()
+            || listed
+                .path
+                .parent()
+                .and_then(Path::file_name)
+                .and_then(|n| n.to_str())
+                .is_some_and(|n| folder_names.iter().any(|f| f == n))
+    }
+
+    /// The sessions `workspace/symbol` searches in this store: those [`Store::list`] shows for
+    /// `folder_names`, and those open under a URI among `open` (by length and `meta` time, without
+    /// reading their values). Blocks.
+    pub fn searched(
+        self: &Arc<Self>,
+        folder_names: &[String],
+        open: &[PathBuf],
+    ) -> std::io::Result<Vec<crate::symbols::Searched>> {
+        let mut out = Vec::new();
+        for listed in listing::list(&self.link)? {
+            let Some(located) = self.locate(&listed.path) else {
+                continue;
+            };
+            if !self.shows(&listed, folder_names) && !open.contains(&located.key()) {
+                continue;
+            }
+            let mtime = listed.mtime_ms.and_then(|ms| {
+                UNIX_EPOCH.checked_add(Duration::from_millis(u64::try_from(ms).ok()?))
+            });
+            let store = Arc::clone(self);
+            let path = listed.path;
+            out.push(crate::symbols::Searched::Store(
+                crate::symbols::StoreSession {
+                    uri: located.uri,
+                    stamp: (mtime, listed.size),
+                    open: Box::new(move || match store.open(&path) {
+                        Ok(session) => Some(session),
+                        Err(err) => {
+                            tracing::warn!("workspace symbols of {}: {err}", path.display());
+                            None
+                        }
+                    }),
+                },
+            ));
+        }
+        Ok(out)
+    }
+
     /// The store's sessions in the folders omp names after `folder_names` (each workspace
     /// folder's `-<home-relative path>`, whoever's home the session was written under), or all of
     /// them when the settings say `listAll` or no folder is given; summarized from their text as
@@ -197,15 +248,7 @@ impl Store {
     ) -> std::io::Result<Vec<SessionInfo>> {
         let listed: Vec<listing::Listed> = listing::list(&self.link)?
             .into_iter()
-            .filter(|l| {
-                self.list_all
-                    || folder_names.is_empty()
-                    || l.path
-                        .parent()
-                        .and_then(Path::file_name)
-                        .and_then(|n| n.to_str())
-                        .is_some_and(|n| folder_names.iter().any(|f| f == n))
-            })
+            .filter(|l| self.shows(l, folder_names))
             .collect();
         let values = listing::read_values(&self.link, &listed)?;
         let now_ms = SystemTime::now()

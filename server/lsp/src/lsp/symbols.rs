@@ -1,5 +1,7 @@
 //! `workspace/symbol`: fuzzy search (nucleo-matcher, ranked) over every entry of the workspace's
-//! sessions. Each file's entries are summarized once and cached until the file changes.
+//! sessions, files and the sessions of the configured stores alike ([`Searched`]). Each session's
+//! entries are summarized once and cached until it changes (a file's modification time and length;
+//! a store's session's `meta` time and length).
 
 use crate::to_proto;
 use dashmap::DashMap;
@@ -16,6 +18,62 @@ mod scan;
 
 use item::Item;
 use query::Query;
+
+/// A session `workspace/symbol` searches.
+pub enum Searched {
+    /// A session file.
+    File(PathBuf),
+    /// A session of a store.
+    Store(StoreSession),
+}
+
+/// A session of a store, as its listing showed it.
+pub struct StoreSession {
+    /// Its URI (the key it is cached under).
+    pub uri: String,
+    /// Its `meta` time and length when listed.
+    pub stamp: Stamp,
+    /// Opens it from the store.
+    pub open: Box<dyn Fn() -> Option<Session> + Send + Sync>,
+}
+
+impl Searched {
+    /// The key its entries are cached under: the file's path, or the URI.
+    fn key(&self) -> &Path {
+        match self {
+            Searched::File(path) => path,
+            Searched::Store(s) => Path::new(&s.uri),
+        }
+    }
+
+    /// Its state now (`None`: it cannot be looked at).
+    fn stamp(&self) -> Option<Stamp> {
+        match self {
+            Searched::File(path) => stamp(path),
+            Searched::Store(s) => Some(s.stamp),
+        }
+    }
+
+    fn open(&self) -> Option<Session> {
+        match self {
+            Searched::File(path) => {
+                let options = OpenOptions {
+                    view_facts: false,
+                    ..OpenOptions::default()
+                };
+                Session::open(path, options).ok()
+            }
+            Searched::Store(s) => (s.open)(),
+        }
+    }
+
+    fn uri(&self) -> Option<lsp::Uri> {
+        match self {
+            Searched::File(path) => to_proto::lsp_uri(path),
+            Searched::Store(s) => s.uri.parse().ok(),
+        }
+    }
+}
 
 /// The entries of one file, with the file state they were read at.
 #[derive(Debug)]
@@ -134,7 +192,7 @@ fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<It
 }
 
 /// A file's state: modification time and length.
-type Stamp = (Option<SystemTime>, u64);
+pub type Stamp = (Option<SystemTime>, u64);
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
@@ -148,13 +206,10 @@ impl SymbolIndex {
         (hit.stamp == *now).then(|| (hit.container.clone(), Arc::clone(&hit.items)))
     }
 
-    /// Reads and summarizes the file as it is at `now`.
-    fn items(&self, path: &Path, now: Stamp) -> (String, Arc<Vec<Item>>) {
-        let options = OpenOptions {
-            view_facts: false,
-            ..OpenOptions::default()
-        };
-        let Ok(session) = Session::open(path, options) else {
+    /// Reads and summarizes the session as it is at `now`.
+    fn items(&self, target: &Searched, now: Stamp) -> (String, Arc<Vec<Item>>) {
+        let path = target.key();
+        let Some(session) = target.open() else {
             // Not a session: remember that too, so every query does not read it again.
             let empty = Arc::new(Vec::new());
             self.files.insert(
@@ -192,20 +247,20 @@ impl SymbolIndex {
     /// that changed since they were summarized, or are new, are read again: from [`ALONE_FROM`]
     /// bytes one at a time (each is summarized on two threads already, and two at once would hold
     /// two sessions' memory), the others two at a time.
-    fn items_of_all(&self, files: &[PathBuf]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
+    fn items_of_all(&self, files: &[Searched]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
         self.items_of_all_with(files, ALONE_FROM)
     }
 
     fn items_of_all_with(
         &self,
-        files: &[PathBuf],
+        files: &[Searched],
         alone_from: u64,
     ) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
         let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
         let mut stale: Vec<(usize, Stamp)> = Vec::new();
-        for (i, path) in files.iter().enumerate() {
-            let Some(now) = stamp(path) else { continue };
-            match self.cached(path, &now) {
+        for (i, target) in files.iter().enumerate() {
+            let Some(now) = target.stamp() else { continue };
+            match self.cached(target.key(), &now) {
                 Some(hit) => all[i] = Some(hit),
                 None => stale.push((i, now)),
             }
@@ -246,20 +301,34 @@ impl SymbolIndex {
         all
     }
 
-    /// The best matches for `query` over the files, best first, at most `limit`.
-    #[allow(deprecated)] // `SymbolInformation::deprecated` must still be filled in.
+    /// The best matches for `query` over the session files, best first, at most `limit`.
+    #[cfg(test)]
     pub fn search(
         &self,
         files: &[PathBuf],
         query: &str,
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
+        let targets: Vec<Searched> = files.iter().cloned().map(Searched::File).collect();
+        self.search_in(&targets, query, limit)
+    }
+
+    /// The best matches for `query` over the sessions, best first, at most `limit`.
+    #[allow(deprecated)] // `SymbolInformation::deprecated` must still be filled in.
+    pub fn search_in(
+        &self,
+        targets: &[Searched],
+        query: &str,
+        limit: usize,
+    ) -> Vec<lsp::SymbolInformation> {
+        let files: Vec<PathBuf> = targets.iter().map(|t| t.key().to_path_buf()).collect();
+        let files = files.as_slice();
         let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = self
-            .items_of_all(files)
+            .items_of_all(targets)
             .into_iter()
-            .zip(files)
-            .filter_map(|(items, path)| {
-                let uri = to_proto::lsp_uri(path)?;
+            .zip(targets)
+            .filter_map(|(items, target)| {
+                let uri = target.uri()?;
                 let (container, items) = items?;
                 Some((uri, container, items))
             })
@@ -444,7 +513,8 @@ mod tests {
             .collect();
         for alone_from in [u64::MAX, 0, 600] {
             let index = SymbolIndex::default();
-            let items = index.items_of_all_with(&files, alone_from);
+            let targets: Vec<Searched> = files.iter().cloned().map(Searched::File).collect();
+            let items = index.items_of_all_with(&targets, alone_from);
             let containers: Vec<String> = items.into_iter().map(|i| i.unwrap().0).collect();
             let names: Vec<String> = (0..7).map(|f| format!("s{f}.jsonl")).collect();
             assert_eq!(containers, names);
