@@ -171,7 +171,7 @@ pub fn catalog() -> Vec<MethodDoc> {
                 selection: Some(s("c498f61c")),
                 width: 80,
                 height: 20,
-                folded: vec![],
+                folded: vec![s("9b1d0c55")],
             },
             RowsResult {
                 revision: 7,
