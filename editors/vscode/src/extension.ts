@@ -68,6 +68,7 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
     state.set('lines', ctl.rows?.lines ?? []);
     state.set('window', ctl.rows ? { start: ctl.rows.windowStart, rows: ctl.rows.rows.length, total: ctl.rows.totalRows } : null);
     state.set('labels', (ctl.rows?.rows ?? []).filter((r) => r.label).map((r) => ({ id: r.id, label: r.label })));
+    state.set('folded', ctl.folded);
     state.set('chatInput', chat.inputText);
     state.set('chatMessages', chat.transcript.length);
     state.set('openTree', chat.openTreeCount);
@@ -154,6 +155,18 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   reg('sessiontree.rewind.undo', async () => {
     if (ctl.uri) await rewind.undo(ctl.uri);
   });
+  // Folding: pi's keys (the focused row), and the item menu's Fold / Unfold.
+  const focusedOf = (arg?: EntryArg) => idOf(arg) ?? tree.selectedRowId;
+  reg('sessiontree.foldOrUp', (arg?: EntryArg) => guard(() => tree.foldKey(focusedOf(arg), -1))());
+  reg('sessiontree.unfoldOrDown', (arg?: EntryArg) => guard(() => tree.foldKey(focusedOf(arg), 1))());
+  reg('sessiontree.fold', (arg?: EntryArg) => guard(async () => {
+    const id = focusedOf(arg);
+    if (id) await ctl.setFolded(id, true);
+  })());
+  reg('sessiontree.unfold', (arg?: EntryArg) => guard(async () => {
+    const id = focusedOf(arg);
+    if (id) await ctl.setFolded(id, false);
+  })());
   reg('sessiontree.search', () => flows.search(f));
   reg('sessiontree.clearSearch', guard(() => ctl.setSearch('')));
   // Pressed in the tree, a filter key gets the row the keyboard is on (keybinding args

@@ -69,9 +69,11 @@ export function utf16Offset(s: string, chars: number): number {
  * lines (`│  ├─ • [dest] user: Paris`). Servers that put the label into `text` get no second one.
  */
 function rowLead(row: Row): string {
+  // A folded row without a connector (a root, a chain) shows `⊞` before its text, as pi draws it.
+  const fold = row.folded && !row.prefix.includes('⊞') ? '⊞ ' : '';
   const dot = row.onActivePath ? '• ' : '';
   const tag = row.label && !row.text.startsWith(`[${row.label}]`) ? `[${row.label}] ` : '';
-  return dot + tag;
+  return fold + dot + tag;
 }
 
 /**
@@ -184,7 +186,53 @@ export function rowContext(row: Row): string {
   if (row.label) parts.push('labelled');
   if (row.isLeaf) parts.push('leaf');
   if (row.onActivePath) parts.push('active');
+  if (row.folded) parts.push('folded');
+  else if (row.foldable) parts.push('foldable');
   return parts.join(' ');
+}
+
+/** Whether a row starts a branch segment (the first row under a branch point: drawn with a connector). */
+function startsSegment(row: Row): boolean {
+  return /[├└][─⊟⊞] $/.test(row.prefix);
+}
+
+/**
+ * Where pi's fold keys move the cursor when they do not fold (`app.tree.foldOrUp` /
+ * `unfoldOrDown`): up to the start of the branch segment the row is in (or of the one above when
+ * it starts one; a root stays), down along first children to the next segment start or the branch
+ * end. Worked out from the rows on screen (the connectors and `hasChildren` the server drew), so
+ * a walk stops at the window's edge. Returns the row's index.
+ */
+export function segmentJump(rows: readonly Row[], index: number, direction: 1 | -1): number {
+  if (!rows[index]) return index;
+  let cur = index;
+  if (direction > 0) {
+    for (;;) {
+      const row = rows[cur];
+      const next = rows[cur + 1];
+      if (!row?.hasChildren || row.folded || !next) return cur;
+      if (startsSegment(next)) return cur + 1;
+      cur++;
+    }
+  }
+  for (;;) {
+    const row = rows[cur];
+    let parent: number | undefined;
+    if (startsSegment(row)) {
+      for (let j = cur - 1; j >= 0; j--) {
+        if ((rows[j].depth ?? 0) < (row.depth ?? 0)) {
+          parent = j;
+          break;
+        }
+      }
+    } else if (cur > 0 && rows[cur - 1].hasChildren && !rows[cur - 1].folded) {
+      // An only child follows its parent (a row above without children ends another branch: a root).
+      parent = cur - 1;
+    }
+    if (parent === undefined) return cur;
+    if (startsSegment(row) && cur < index) return cur;
+    cur = parent;
+  }
 }
 
 /** The id a tree item gets: the entry id, or a positional id for id-less entries. */

@@ -233,6 +233,8 @@ export interface RowsParams {
   selection?: string | null;
   width?: number;
   height?: number;
+  /** pi: folded entries (pi's `/tree` folding): their descendants are hidden; omp ignores it. */
+  folded?: string[];
 }
 export interface RowsResult {
   revision: number;

@@ -1,7 +1,8 @@
 /**
  * The panel's state for the session on screen: which file is open, the filter and search the user
- * chose, the selected entry, and the last rows the server sent. It asks the server for rows after
- * every change and tells the views; it computes nothing about the tree itself.
+ * chose, the entries folded (per session, as pi's `/tree` folds them), the selected entry, and the
+ * last rows the server sent. It asks the server for rows after every change and tells the views;
+ * it computes nothing about the tree itself.
  */
 import * as vscode from 'vscode';
 import type { Api } from './api';
@@ -11,7 +12,7 @@ import type { DidChangeParams, FilterMode, OpenResult, RowsResult } from './prot
 
 export interface RowsChange {
   /** Why the rows were fetched again. */
-  reason: 'open' | 'filter' | 'search' | 'refresh' | DidChangeParams['reason'];
+  reason: 'open' | 'filter' | 'search' | 'fold' | 'refresh' | DidChangeParams['reason'];
   /** Reveal and select the leaf (follow mode, or after a move). */
   revealLeaf: boolean;
 }
@@ -37,6 +38,12 @@ export class SessionController implements vscode.Disposable {
   /** The row the window is centred on after paging (`undefined` = the selection). */
   anchorId: string | undefined;
   follow: boolean;
+  /**
+   * The folded entries of each session opened (the server draws them folded, `⊞`, and hides
+   * their descendants; omp's rows ignore them). Kept per session, so a fold outlives an append,
+   * a move and a visit to another session; cleared by a filter or search change, as pi clears them.
+   */
+  private readonly folds = new Map<string, Set<string>>();
 
   private readonly rowsEmitter = new vscode.EventEmitter<RowsChange>();
   /** Rows arrived (after open, a filter/search change, or a server change). */
@@ -79,7 +86,37 @@ export class SessionController implements vscode.Disposable {
     return info;
   }
 
+  /** The folded entries of the session on screen. */
+  get folded(): string[] {
+    return this.uri ? [...(this.folds.get(this.uri) ?? [])] : [];
+  }
+
+  isFolded(id: string): boolean {
+    return !!this.uri && !!this.folds.get(this.uri)?.has(id);
+  }
+
+  /** Folds (`true`) or unfolds `id` in the session on screen and fetches the rows again. */
+  async setFolded(id: string, folded: boolean): Promise<void> {
+    const uri = this.uri;
+    if (!uri) return;
+    const set = this.folds.get(uri) ?? new Set<string>();
+    if (folded === set.has(id)) return;
+    if (folded) set.add(id);
+    else set.delete(id);
+    this.folds.set(uri, set);
+    // The window stays on the row folded or unfolded.
+    this.selectedId = id;
+    this.anchorId = undefined;
+    await this.refresh({ reason: 'fold', revealLeaf: false });
+  }
+
+  /** pi clears its folds when the filter or the search changes. */
+  private clearFolds(): void {
+    if (this.uri) this.folds.delete(this.uri);
+  }
+
   setFilter(mode: FilterMode): Promise<void> {
+    if (mode !== this.filter) this.clearFolds();
     this.filter = mode;
     return this.refresh({ reason: 'filter', revealLeaf: false });
   }
@@ -93,6 +130,7 @@ export class SessionController implements vscode.Disposable {
   }
 
   setSearch(search: string): Promise<void> {
+    if (search !== this.search) this.clearFolds();
     this.search = search;
     return this.refresh({ reason: 'search', revealLeaf: false });
   }
@@ -103,6 +141,7 @@ export class SessionController implements vscode.Disposable {
    * text) are on screen.
    */
   typeSearch(search: string): Promise<void> {
+    if (search !== this.search) this.clearFolds();
     this.search = search;
     if (this.typing) {
       this.typingAgain = true;
@@ -142,6 +181,7 @@ export class SessionController implements vscode.Disposable {
       selection: change.revealLeaf ? null : (this.anchorId ?? this.selectedId ?? null),
       width: ROW_WIDTH,
       height: windowHeight(),
+      folded: this.folded,
     });
     if (mine !== this.seq || uri !== this.uri) return;
     this.rows = rows;

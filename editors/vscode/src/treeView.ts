@@ -3,11 +3,13 @@
  * with the connectors the server sent (the agents' `/tree` look). Items have stable ids (the entry
  * id), `getParent` (every row is top-level, so `reveal` always finds it), a `contextValue` for item
  * menus, label highlights from the server's match ranges, and a tooltip fetched lazily from
- * `sessionTree/entry`.
+ * `sessionTree/entry`. Folding is the server's (pi's `⊟`/`⊞` and hidden descendants): the rows are
+ * a flat, windowed list drawn with the agent's connectors, so VS Code's own expand/collapse has no
+ * children to hide; pi's fold keys and the item menu's Fold/Unfold ask the server instead.
  */
 import * as vscode from 'vscode';
 import { errorMessage } from './errors';
-import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription, visibleText } from './logic';
+import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, segmentJump, treeDescription, visibleText } from './logic';
 import type { Row } from './protocol';
 import { POINT_MARK, type Rewind } from './rewind';
 import type { SessionController } from './session';
@@ -152,6 +154,21 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
     const id = await this.ctl.page(direction);
     const node = id ? this.nodeFor(id) : undefined;
     if (node) await this.view.reveal(node, { select: false, focus: true });
+  }
+
+  /**
+   * pi's fold keys on the row `id` (the focused row): Ctrl+← / Alt+← (`direction` -1) folds a
+   * foldable row, else moves to the start of its branch segment; Ctrl+→ / Alt+→ (+1) unfolds a
+   * folded row, else moves to the next segment start or the branch end.
+   */
+  async foldKey(id: string | undefined, direction: 1 | -1): Promise<void> {
+    const index = this.nodes.findIndex((n) => n.row.id === id);
+    const node = this.nodes[index];
+    if (!node || !id) return;
+    if (direction < 0 && node.row.foldable && !node.row.folded) return this.ctl.setFolded(id, true);
+    if (direction > 0 && node.row.folded) return this.ctl.setFolded(id, false);
+    const target = this.nodes[segmentJump(this.nodes.map((n) => n.row), index, direction)];
+    if (target && target !== node) await this.view.reveal(target, { select: false, focus: true });
   }
 
   getTreeItem(node: TreeNode): vscode.TreeItem {

@@ -681,6 +681,86 @@ await check('a pi session (pi\'s own folder) opens with its rows; the hand-off r
   return { rows: s.lines.length, handOff: h.handOff.command + ' ' + h.handOff.args[0] };
 });
 
+// ---------------------------------------------------------------- folding (pi's /tree folding, on the server's fold state)
+// The csv pi session is on screen: its branch point has two branches, "Write the state machine
+// by hand." (not on the active path, drawn `├⊟`) and the branch summary leading to the leaf.
+const FOLD_ROW = 'user: Write the state machine by hand.';
+const FOLDED_AWAY = ['Benchmark it against the old splitter.', 'The new splitter is 8% slower'];
+/** Moves the keyboard focus in the Tree onto the row showing `text` (from the leaf, upwards). */
+async function focusRow(text) {
+  await focusTree();
+  const focused = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused').first();
+  for (let i = 0; i < 40; i++) {
+    if ((await focused.innerText({ timeout: 1000 }).catch(() => '')).includes(text)) return;
+    await page.keyboard.press('ArrowUp');
+    await page.waitForTimeout(100);
+  }
+  throw new Error(`the focus never reached "${text}"`);
+}
+const rowText = async (text) => ((await treeRow(text).innerText({ timeout: 5000 })) ?? '').replace(/\s+/g, ' ');
+
+await check('folding: Ctrl+← on a branch\'s first row folds it (⊟ → ⊞), its rows leave the tree, nothing else', async () => {
+  const s0 = readState();
+  if (!s0.session?.includes('/pi-agent/')) throw new Error('not on the pi session: ' + s0.session);
+  const before = await rowText(FOLD_ROW);
+  if (!before.includes('├⊟')) throw new Error('no ⊟ marker on the foldable row: ' + before);
+  for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ timeout: 5000 });
+  const rows0 = s0.lines.length;
+  await focusRow(FOLD_ROW);
+  await page.keyboard.press('Control+ArrowLeft');
+  const s = await waitState((s) => s.folded?.length === 1 && !s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch folded', 10000);
+  for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ state: 'detached', timeout: 5000 });
+  const after = await rowText(FOLD_ROW);
+  if (!after.includes('├⊞')) throw new Error('no ⊞ marker on the folded row: ' + after);
+  if (!s.lines.some((l) => l.includes('⊞') && l.includes('Write the state machine'))) throw new Error('the server did not draw it folded: ' + JSON.stringify(s.lines));
+  // Exactly the branch's rows left: the active branch and the leaf are still there.
+  const hidden = rows0 - s.lines.length;
+  if (hidden !== 4) throw new Error(`${hidden} rows left the tree, the folded branch has 4 below its first row`);
+  await treeRow('PR opened').waitFor({ timeout: 5000 });
+  if ((await rowTexts()).length !== s.lines.length) throw new Error('the DOM and the server disagree on the rows');
+  await shootPanel('vscode-folded.png');
+  return { folded: s.folded, rows: [rows0, s.lines.length], row: after.slice(0, 60) };
+});
+
+await check('folding: the fold survives an append (the session\'s fold state is sent with every rows request)', async () => {
+  const s0 = readState();
+  const file = new URL(s0.session).pathname;
+  const id = 'f01d' + Date.now().toString(16).slice(-4);
+  const line = { type: 'message', id, parentId: s0.leaf, timestamp: new Date().toISOString(),
+    message: { role: 'user', content: 'Appended while a branch is folded', timestamp: Date.now() } };
+  fs.appendFileSync(file, JSON.stringify(line) + '\n');
+  await treeRow('Appended while a branch is folded').waitFor({ timeout: 10000 });
+  const s = await waitState((s) => s.leaf === id, 'the append', 10000);
+  if (JSON.stringify(s.folded) !== JSON.stringify(s0.folded)) throw new Error('the fold state changed: ' + JSON.stringify(s.folded));
+  for (const t of FOLDED_AWAY) {
+    if (s.lines.some((l) => l.includes(t))) throw new Error(`"${t}" is back after the append`);
+    if (await treeRow(t).count()) throw new Error(`"${t}" is drawn after the append`);
+  }
+  if (!(await rowText(FOLD_ROW)).includes('├⊞')) throw new Error('the folded row lost its ⊞');
+  return { leaf: id, rows: s.lines.length };
+});
+
+await check('folding: the context menu\'s "Unfold" brings the branch\'s rows back (⊞ → ⊟); Ctrl+→ on an unfolded row only moves', async () => {
+  await focusRow(FOLD_ROW);
+  await page.keyboard.press('Shift+F10');
+  const menu = page.locator('.context-view .monaco-menu');
+  await menu.waitFor({ timeout: 5000 });
+  const items = await menu.locator('.action-item').allInnerTexts();
+  if (items.some((t) => /^Fold$/m.test(t.trim()))) throw new Error('a folded row offers Fold: ' + JSON.stringify(items));
+  await menu.locator('.action-item', { hasText: /^Unfold$/ }).first().click();
+  const s = await waitState((s) => s.folded?.length === 0 && s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch unfolded', 10000);
+  for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ timeout: 5000 });
+  const after = await rowText(FOLD_ROW);
+  if (!after.includes('├⊟')) throw new Error('the row did not go back to ⊟: ' + after);
+  // Unfolding a row that is not folded folds nothing and changes no rows (pi moves the cursor).
+  await focusRow(FOLD_ROW);
+  await page.keyboard.press('Control+ArrowRight');
+  await page.waitForTimeout(800);
+  const s2 = readState();
+  if (s2.folded.length || s2.lines.length !== s.lines.length) throw new Error('Ctrl+→ changed the rows: ' + JSON.stringify(s2.folded));
+  return { rows: s.lines.length };
+});
+
 await check('after "Restart the Server" the session reopens and follows appends again', async () => {
   await palette('Session Tree: Restart the Server');
   const s = await waitState((s) => s.restarted, 'restart', 20000);
