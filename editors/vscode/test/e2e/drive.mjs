@@ -683,17 +683,18 @@ await check('a pi session (pi\'s own folder) opens with its rows; the hand-off r
 
 // ---------------------------------------------------------------- folding (pi's /tree folding, on the server's fold state)
 // The csv pi session is on screen: its branch point has two branches, "Write the state machine
-// by hand." (not on the active path, drawn `├⊟`) and the branch summary leading to the leaf.
+// by hand." (not on the active path, drawn `└⊟`) and the branch summary leading to the leaf.
 const FOLD_ROW = 'user: Write the state machine by hand.';
 const FOLDED_AWAY = ['Benchmark it against the old splitter.', 'The new splitter is 8% slower'];
-/** Moves the keyboard focus in the Tree onto the row showing `text` (from the leaf, upwards). */
+/** Moves the keyboard focus in the Tree onto the row showing `text` (from the top, downwards). */
 async function focusRow(text) {
   await focusTree();
   const focused = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused').first();
-  for (let i = 0; i < 40; i++) {
-    if ((await focused.innerText({ timeout: 1000 }).catch(() => '')).includes(text)) return;
-    await page.keyboard.press('ArrowUp');
+  await page.keyboard.press('Home');
+  for (let i = 0; i < 60; i++) {
     await page.waitForTimeout(100);
+    if ((await focused.innerText({ timeout: 1000 }).catch(() => '')).includes(text)) return;
+    await page.keyboard.press('ArrowDown');
   }
   throw new Error(`the focus never reached "${text}"`);
 }
@@ -703,23 +704,24 @@ await check('folding: Ctrl+← on a branch\'s first row folds it (⊟ → ⊞), 
   const s0 = readState();
   if (!s0.session?.includes('/pi-agent/')) throw new Error('not on the pi session: ' + s0.session);
   const before = await rowText(FOLD_ROW);
-  if (!before.includes('├⊟')) throw new Error('no ⊟ marker on the foldable row: ' + before);
+  if (!/[├└]⊟/.test(before)) throw new Error('no ⊟ marker on the foldable row: ' + before);
   for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ timeout: 5000 });
-  const rows0 = s0.lines.length;
+  const rows0 = s0.window.total;
   await focusRow(FOLD_ROW);
   await page.keyboard.press('Control+ArrowLeft');
   const s = await waitState((s) => s.folded?.length === 1 && !s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch folded', 10000);
   for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ state: 'detached', timeout: 5000 });
   const after = await rowText(FOLD_ROW);
-  if (!after.includes('├⊞')) throw new Error('no ⊞ marker on the folded row: ' + after);
+  if (!/[├└]⊞/.test(after)) throw new Error('no ⊞ marker on the folded row: ' + after);
   if (!s.lines.some((l) => l.includes('⊞') && l.includes('Write the state machine'))) throw new Error('the server did not draw it folded: ' + JSON.stringify(s.lines));
   // Exactly the branch's rows left: the active branch and the leaf are still there.
-  const hidden = rows0 - s.lines.length;
+  const hidden = rows0 - s.window.total;
   if (hidden !== 4) throw new Error(`${hidden} rows left the tree, the folded branch has 4 below its first row`);
   await treeRow('PR opened').waitFor({ timeout: 5000 });
-  if ((await rowTexts()).length !== s.lines.length) throw new Error('the DOM and the server disagree on the rows');
+  const drawn = (await rowTexts()).length;
+  if (drawn !== s.window.rows) throw new Error(`the tree draws ${drawn} rows, the server sent ${s.window.rows}`);
   await shootPanel('vscode-folded.png');
-  return { folded: s.folded, rows: [rows0, s.lines.length], row: after.slice(0, 60) };
+  return { folded: s.folded, rows: [rows0, s.window.total], row: after.slice(0, 60) };
 });
 
 await check('folding: the fold survives an append (the session\'s fold state is sent with every rows request)', async () => {
@@ -736,7 +738,7 @@ await check('folding: the fold survives an append (the session\'s fold state is 
     if (s.lines.some((l) => l.includes(t))) throw new Error(`"${t}" is back after the append`);
     if (await treeRow(t).count()) throw new Error(`"${t}" is drawn after the append`);
   }
-  if (!(await rowText(FOLD_ROW)).includes('├⊞')) throw new Error('the folded row lost its ⊞');
+  if (!/[├└]⊞/.test(await rowText(FOLD_ROW))) throw new Error('the folded row lost its ⊞');
   return { leaf: id, rows: s.lines.length };
 });
 
@@ -751,7 +753,7 @@ await check('folding: the context menu\'s "Unfold" brings the branch\'s rows bac
   const s = await waitState((s) => s.folded?.length === 0 && s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch unfolded', 10000);
   for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ timeout: 5000 });
   const after = await rowText(FOLD_ROW);
-  if (!after.includes('├⊟')) throw new Error('the row did not go back to ⊟: ' + after);
+  if (!/[├└]⊟/.test(after)) throw new Error('the row did not go back to ⊟: ' + after);
   // Unfolding a row that is not folded folds nothing and changes no rows (pi moves the cursor).
   await focusRow(FOLD_ROW);
   await page.keyboard.press('Control+ArrowRight');
