@@ -6,9 +6,11 @@
  * extension prefills the input when a user or custom message is chosen; Escape twice on an empty
  * input opens the tree. The page (src/webview/chatPage.ts) only draws what it is given.
  */
+import * as fs from 'node:fs';
 import * as vscode from 'vscode';
 import { showAgentDialog } from './agentDialogs';
 import { agentAvailable, agentErrorText, statusAdvice, statusDetail, statusLine, statusSetting } from './agentText';
+import { ChatDraft } from './chatDraft';
 import { Conversation, type Change, type ChatEntry } from './chatModel';
 import { renderEntry } from './chatRender';
 import { errorKind, errorMessage } from './errors';
@@ -26,18 +28,6 @@ type FromPage =
 
 /** How long streamed changes gather before the page redraws them. */
 const FLUSH_MS = 30;
-
-/**
- * The chat's input text. One place holds it, so that keeping it per session is a change here
- * only; today it stays when another session opens.
- */
-export class ChatDraft {
-  text = '';
-  /** Text put in by the extension that the page has not shown yet. */
-  pendingPrefill: string | undefined;
-  /** Another session is on screen. */
-  sessionChanged(_uri: string | undefined): void {}
-}
 
 export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposable {
   private view: vscode.WebviewView | undefined;
@@ -113,7 +103,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   private sessionChanged(uri: string | undefined): void {
     this.conversation.reset(uri);
     this.streamed.clear();
-    this.draft.sessionChanged(uri);
+    const text = this.draft.sessionChanged(uri);
+    void this.view?.webview.postMessage({ type: 'setInput', text });
     this.postStatus();
     if (uri) void this.loadStatus(uri);
   }
@@ -261,6 +252,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     switch (m.type) {
       case 'ready':
         this.postAll();
+        void this.view?.webview.postMessage({ type: 'setInput', text: this.draft.text });
         if (this.draft.pendingPrefill !== undefined) void this.view?.webview.postMessage({ type: 'prefill', text: this.draft.pendingPrefill });
         return;
       case 'input':
@@ -290,10 +282,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     }
   }
 
-  private sent(): void {
-    this.draft.pendingPrefill = undefined;
-    this.draft.text = '';
-    void this.view?.webview.postMessage({ type: 'sent' });
+  /** The text sent from `uri` leaves its input (the input on screen only when it is that session's). */
+  private sent(uri: string): void {
+    if (this.draft.sentFrom(uri)) void this.view?.webview.postMessage({ type: 'sent' });
     this.onStateChange?.();
   }
 
@@ -302,6 +293,15 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     const uri = this.ctl.uri;
     if (!uri || !text.trim()) return;
     if (this.sending) return;
+    if (notOnDisk(uri)) {
+      // The live agent starts on the session's file; pi, finding none, would start a session of
+      // its own there, without this one's entries, so the server refuses the prompt. Say so first.
+      const why = `this new session is not on disk yet (pi writes a session with its first assistant reply), and the live agent can only continue a session that is on disk. Your text stays in the input.`;
+      this.note('prompt', { notOnDisk: true, text });
+      this.applyChange(this.conversation.notice(`Not sent: ${why}`, 'warning'));
+      void vscode.window.showWarningMessage(`Not sent: ${why}`);
+      return;
+    }
     const status = this.conversation.status;
     if (!agentAvailable(status)) {
       const setting = statusSetting(status);
@@ -326,7 +326,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         if (res.agent.state === 'running') this.conversation.running = true;
       }
       this.note('prompt', { turn: res.turn, text });
-      this.sent();
+      this.sent(uri);
       this.postStatus();
     } catch (e) {
       await this.promptFailed(e, text);
@@ -347,14 +347,26 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     if (pick === 'Append Without an Answer') await this.append(text);
   }
 
-  /** Appends the text as a user message at the leaf, without running the agent. */
+  /**
+   * Appends the text as a user message at the leaf, without running the agent. Not into a session
+   * whose file does not exist yet (a pi session made by `/branch` is written with its first
+   * assistant reply, as pi does): the message would live only in memory and be lost on quitting,
+   * so the text stays in the input and the chat says why.
+   */
   async append(text: string): Promise<boolean> {
     const uri = this.ctl.uri;
     if (!uri || !text.trim()) return false;
+    if (notOnDisk(uri)) {
+      const why = NOT_ON_DISK + ' Your text stays in the input.';
+      this.note('append', { notOnDisk: true, text });
+      this.applyChange(this.conversation.notice(`Not appended: ${why}`, 'warning'));
+      void vscode.window.showWarningMessage(`Not appended: ${why}`);
+      return false;
+    }
     try {
       const res = await this.ctl.api.append({ uri, kind: 'user', text });
       this.note('append', { entryId: res.entryId ?? null, text });
-      this.sent();
+      this.sent(uri);
       return true;
     } catch (e) {
       const { text: message } = agentErrorText(errorKind(e), (e as { message?: string })?.message ?? errorMessage(e), this.conversation.status?.agent);
@@ -385,6 +397,16 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     if (this.flushTimer) clearTimeout(this.flushTimer);
     this.subs.forEach((d) => d.dispose());
   }
+}
+
+/** Why a session the server holds is not on disk. */
+const NOT_ON_DISK =
+  'this new session is not on disk yet (pi writes a session with its first assistant reply), so a message appended without the agent would live only in memory and be lost on quitting.';
+
+/** A file session whose file does not exist (yet): the server holds it in memory. */
+function notOnDisk(uri: string): boolean {
+  const u = vscode.Uri.parse(uri);
+  return u.scheme === 'file' && !fs.existsSync(u.fsPath);
 }
 
 /**

@@ -5,7 +5,8 @@
 --- input (or `:SessionSend`) prompts the session's real agent (`sessionTree/prompt`); when the agent
 --- cannot run it appends without an answer, as the winbar says beforehand. `<C-c>` or
 --- `:SessionStop` stops the answer; `:SessionAppend` appends without running the agent. Selecting
---- a user or custom message in the tree prefills the input.
+--- a user or custom message in the tree prefills the input. The input belongs to its session: its
+--- text stays with that session when another is shown and is never sent into another.
 
 local agent_text = require('sessiontree.agent_text')
 local chat_render = require('sessiontree.chat_render')
@@ -37,7 +38,10 @@ local FLUSH_MS = 30
 ---@field seq integer
 ---@field stream table|nil the last streamed answer: `{ deltas, streamed, final }` (tests)
 ---@field last table what the chat did last: `prompt`, `append`, `abort`, `error`, `dialog` (tests)
+---@field draft_uri string|nil the session the input's text belongs to
+---@field drafts table<string, string[]> the other sessions' input texts (lines)
 M.state = {
+  drafts = {},
   draws = 0,
   conversation = Conversation.new(),
   folds = {},
@@ -318,10 +322,36 @@ local function load_status(uri, done)
   end)
 end
 
---- Another session is shown: the old one's conversation and state go.
+--- The input belongs to its session: the text typed or prefilled in one session stays with it
+--- (kept while another is shown, back when it is shown again) and is never sent into another.
+--- Makes the input `uri`'s own.
+---@param uri string|nil
+local function switch_draft(uri)
+  local st = M.state
+  if uri == st.draft_uri then
+    return
+  end
+  local has_buf = st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf)
+  if st.draft_uri then
+    local lines = has_buf and vim.api.nvim_buf_get_lines(st.input_buf, 0, -1, false) or {}
+    local empty = #lines == 0 or (#lines == 1 and lines[1] == '')
+    st.drafts[st.draft_uri] = not empty and lines or nil
+  end
+  st.draft_uri = uri
+  local lines = uri and st.drafts[uri] or {}
+  if uri then
+    st.drafts[uri] = nil
+  end
+  if has_buf then
+    vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, lines)
+  end
+end
+
+--- Another session is shown: the old one's conversation and state go; its input text is kept.
 ---@param uri string|nil
 local function session_changed(uri)
   local st = M.state
+  switch_draft(uri)
   st.conversation:reset(uri)
   st.folds = {}
   st.opened = {}
@@ -439,21 +469,24 @@ function M.input_text()
   return table.concat(vim.api.nvim_buf_get_lines(st.input_buf, 0, -1, false), '\n')
 end
 
-local function clear_input()
+--- The text sent from `uri` leaves that session's input (and no other's).
+---@param uri string
+local function clear_input(uri)
   local st = M.state
-  if st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf) then
+  st.drafts[uri] = nil
+  if uri == st.draft_uri and st.input_buf and vim.api.nvim_buf_is_valid(st.input_buf) then
     vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, {})
   end
 end
 
---- Puts `text` into the input (a selected user message comes back for editing). The input is the
---- chat's one piece of per-user state: keeping it per session is a change here.
+--- Puts `text` into the input of session `uri` (a selected user message comes back for editing).
 ---@param uri string|nil
 ---@param text string
 function M.prefill(uri, text)
   local st = M.state
   st.uri = panel_uri(uri)
   ensure_bufs()
+  switch_draft(st.uri)
   vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, vim.split(text or '', '\n', { plain = true }))
   if config.options.chat.open_on_select and not M.is_open() then
     M.open(st.uri)
@@ -478,6 +511,11 @@ local function what_to_send(text)
     return nil, false, nil
   end
   local from_input = text == nil
+  if from_input then
+    -- Only this session's own text is ever sent here.
+    ensure_bufs()
+    switch_draft(uri)
+  end
   text = text or M.input_text()
   if vim.trim(text) == '' then
     notify('nothing to send', vim.log.levels.WARN)
@@ -486,7 +524,20 @@ local function what_to_send(text)
   return text, from_input, uri
 end
 
---- Appends the input (or `text`) as a user message at the leaf without running the agent.
+--- Why a session the server holds is not on disk.
+local NOT_ON_DISK = 'this new session is not on disk yet (pi writes a session with its first assistant reply), '
+  .. 'so a message appended without the agent would live only in memory and be lost on quitting'
+
+--- A file session whose file does not exist (yet): the server holds it in memory.
+---@param uri string
+---@return boolean
+local function not_on_disk(uri)
+  return vim.startswith(uri, 'file:') and vim.uv.fs_stat(vim.uri_to_fname(uri)) == nil
+end
+
+--- Appends the input (or `text`) as a user message at the leaf without running the agent. Not
+--- into a session whose file does not exist yet (a pi session made by /branch is written with its
+--- first assistant reply, as pi does): the text stays in the input and the chat says why.
 ---@param text string|nil
 ---@param done fun(err: table|nil, result: table|nil)|nil
 function M.append(text, done)
@@ -494,6 +545,19 @@ function M.append(text, done)
   local from_input, uri
   text, from_input, uri = what_to_send(text)
   if not text then
+    return
+  end
+  if not_on_disk(uri) then
+    local msg = 'not appended: ' .. NOT_ON_DISK .. '. Your text stays in the input.'
+    st.last.append = { notOnDisk = true, text = text }
+    if st.conversation.uri == uri then
+      st.conversation:notice(msg, 'warning')
+      M.draw_live()
+    end
+    notify(msg, vim.log.levels.WARN)
+    if done then
+      done({ message = msg, data = { kind = 'notOnDisk' } }, nil)
+    end
     return
   end
   client.request(protocol.APPEND, { uri = uri, kind = 'user', text = text }, function(err, result)
@@ -504,7 +568,7 @@ function M.append(text, done)
     else
       st.last.append = { entryId = result.entryId, text = text }
       if from_input then
-        clear_input()
+        clear_input(uri)
       end
       notify('appended as ' .. tostring(result.entryId) .. ' (without an answer)')
       M.refresh()
@@ -531,6 +595,22 @@ function M.send(text, done)
     return
   end
   local conv = st.conversation
+  if not_on_disk(uri) then
+    -- The live agent starts on the session's file; pi, finding none, would start a session of its
+    -- own there, without this one's entries, so the server refuses the prompt. Say so first.
+    local msg = 'not sent: this new session is not on disk yet (pi writes a session with its first assistant reply), '
+      .. 'and the live agent can only continue a session that is on disk. Your text stays in the input.'
+    st.last.prompt = { notOnDisk = true, text = text }
+    if conv.uri == uri then
+      conv:notice(msg, 'warning')
+      M.draw_live()
+    end
+    notify(msg, vim.log.levels.WARN)
+    if done then
+      done({ message = msg, data = { kind = 'notOnDisk' } }, nil)
+    end
+    return
+  end
   local status = conv.uri == uri and conv.status or nil
   if not agent_text.available(status) then
     local why = (status.message or 'the agent cannot run') .. ' (' .. agent_text.status_advice(status) .. ')'
@@ -567,7 +647,7 @@ function M.send(text, done)
     else
       st.last.prompt = { turn = result.turn, text = text }
       if from_input then
-        clear_input()
+        clear_input(uri)
       end
       if conv.uri == uri then
         conv.status = result.agent

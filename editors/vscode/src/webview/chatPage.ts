@@ -25,6 +25,7 @@ type ToPage =
       setting: string | null;
     }
   | { type: 'prefill'; text: string }
+  | { type: 'setInput'; text: string }
   | { type: 'sent' };
 
 const vscode = acquireVsCodeApi();
@@ -151,6 +152,10 @@ window.addEventListener('message', (ev: MessageEvent<ToPage>) => {
       input.focus();
       input.setSelectionRange(m.text.length, m.text.length);
       vscode.postMessage({ type: 'input', text: input.value });
+      return;
+    case 'setInput':
+      // Another session's own input (kept per session); the focus stays where it is.
+      input.value = m.text;
       return;
     case 'sent':
       input.value = '';

@@ -478,6 +478,34 @@ await check('/branch keeps the server\'s order as you type; Enter forks at the h
   return { newPath: path.basename(s.branch.newPath), rows: s.lines.length, highlighted };
 });
 
+// ---------------------------------------------------------------- the chat input belongs to its session
+await check('the chat input belongs to its session: the text /branch put into the fork is not in the source\'s input (the source keeps its own); back in the fork it is there again', async () => {
+  const fork = readState();
+  const prefilled = 'Use the csv crate instead.';
+  if (fork.chatInput !== prefilled) throw new Error('the fork\'s input: ' + JSON.stringify(fork.chatInput));
+  // The source's own input when /branch ran (the text of a message chosen there earlier).
+  const own = before.chatInput ?? '';
+  if (own === prefilled) throw new Error('the source already held the fork\'s text');
+  await expandSessions();
+  const source = sessionRows().filter({ hasText: 'CSV importer quoted commas' }).filter({ hasNotText: 'fork of' }).first();
+  await source.waitFor({ timeout: 8000 });
+  await source.click();
+  const s = await waitState((s) => s.session === before.session, 'the source session on screen', 15000);
+  await waitState((s) => s.chatInput === own, 'the source\'s own input', 5000).catch(() => {
+    throw new Error(`the source session's input holds ${JSON.stringify(readState().chatInput)}, not its own ${JSON.stringify(own)}`);
+  });
+  const input = chatFrame().locator('#input');
+  const shown = await input.inputValue({ timeout: 5000 });
+  if (shown !== own) throw new Error('the webview input shows ' + JSON.stringify(shown));
+  // Back in the fork, its text is back.
+  const forkRow = sessionRows().filter({ hasText: 'fork of' }).first();
+  await forkRow.click();
+  await waitState((x) => x.session === fork.session && x.chatInput === prefilled, 'the fork with its text again', 15000);
+  if ((await input.inputValue({ timeout: 5000 })) !== prefilled) throw new Error('the webview input does not show the fork\'s text');
+  await collapseSessions();
+  return { source: path.basename(s.session), own, fork: path.basename(new URL(fork.session).pathname) };
+});
+
 await check('Sessions view: the fork names the session it came from; Open Session… shows ages and entry counts', async () => {
   const s = readState();
   await expandSessions();
@@ -932,6 +960,39 @@ await check('pi exits (an extension writes to stderr and exits): the chat says s
   if (!answered) throw new Error('the next Send was not answered');
   const s = await waitState((s) => s.chatAgent?.state === 'idle' && s.chatAgent?.pid && s.chatAgent.pid !== pid, 'a new pi, idle', 30000);
   return { notice: notice.replace(/\s+/g, ' ').slice(0, 90), exited: exited.chatAgent.state, pids: [pid, s.chatAgent.pid] };
+});
+
+// ---------------------------------------------------------------- a session not on disk yet
+// /branch from the first user message of a pi session: pi writes such a session with its first
+// assistant reply, so the server holds it in memory. Nothing may be reported as sent there.
+await check('a new pi session not on disk yet: "Append Without Running the Agent" and Send are refused with the reason; the text stays in the input; nothing is written, the model is not asked', async () => {
+  const src = readState();
+  await palette('/branch');
+  await quickInput('first question');
+  const pick = await waitState((s) => s.pick?.value === 'first question', 'the server\'s rows for "first question"', 8000);
+  const k = pick.pick.labels.findIndex((l) => l.endsWith('first question'));
+  if (k < 0) throw new Error('no "first question" row: ' + JSON.stringify(pick.pick.labels));
+  await page.locator('.quick-input-list .monaco-list-row').first().waitFor({ timeout: 8000 });
+  for (let i = 0; i < k; i++) await page.keyboard.press('ArrowDown');
+  await page.keyboard.press('Enter');
+  const s = await waitState((s) => s.branch?.entryId === pick.pick.ids[k] && s.session !== src.session, 'the branch', 15000);
+  if (s.branch.error) throw new Error(s.branch.error);
+  if (s.branch.written !== false || fs.existsSync(s.branch.newPath)) throw new Error('expected a session not on disk: ' + JSON.stringify(s.branch));
+  await waitState((s) => s.chatInput === 'first question' && s.chatAgent?.agent === 'pi', 'the text in the new session\'s input', 15000);
+  const asked = modelRequests();
+  await palette('Session Tree: Append Without Running the Agent');
+  const a = await waitState((s) => s.chatLog?.append?.notOnDisk === true, 'the append refused', 10000);
+  if (a.chatInput !== 'first question') throw new Error('the input: ' + JSON.stringify(a.chatInput));
+  await chatFrame().locator('.entry.notice', { hasText: 'Not appended: this new session is not on disk yet' }).first().waitFor({ timeout: 10000 });
+  await chatFrame().locator('#input').press('Enter');
+  const p = await waitState((s) => s.chatLog?.prompt?.notOnDisk === true, 'Send refused', 10000);
+  if (p.chatInput !== 'first question') throw new Error('the input after Send: ' + JSON.stringify(p.chatInput));
+  if ((await chatFrame().locator('#input').inputValue()) !== 'first question') throw new Error('the webview input lost the text');
+  await chatFrame().locator('.entry.notice', { hasText: 'Not sent: this new session is not on disk yet' }).first().waitFor({ timeout: 10000 });
+  await page.waitForTimeout(1000);
+  if (fs.existsSync(s.branch.newPath)) throw new Error('a file was written: ' + s.branch.newPath);
+  if (modelRequests() !== asked) throw new Error('the model was asked');
+  return { newPath: path.basename(s.branch.newPath), input: p.chatInput };
 });
 
 await check('"Install the Bridge for Terminal Agents" writes the bridge into the chosen agent\'s folder', async () => {

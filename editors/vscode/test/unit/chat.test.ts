@@ -4,6 +4,7 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
 import { agentAvailable, agentErrorText, agentSettings, statusDetail, statusLine, statusSetting } from '../../src/agentText';
+import { ChatDraft } from '../../src/chatDraft';
 import { Conversation } from '../../src/chatModel';
 import { escapeHtml, renderBlock, renderEntry } from '../../src/chatRender';
 import type { AgentEventBody, AgentStatus, TranscriptItem } from '../../src/protocol';
@@ -157,4 +158,20 @@ test('agent settings come only from what the user set, cleaned', () => {
   assert.deepEqual(agentSettings((k) => user[k]), { piPath: '/opt/pi', piArgs: ['--model', 'x'], idleSeconds: 30 });
   assert.deepEqual(agentSettings(() => undefined), {});
   assert.deepEqual(agentSettings((k) => (k === 'agent.disabled' || k === 'agent.ownSummaries' ? true : undefined)), { disabled: true, ownSummaries: true });
+});
+
+test('the chat input belongs to its session: switching keeps each text, a send clears only its own', () => {
+  const d = new ChatDraft();
+  assert.equal(d.sessionChanged('file:///a.jsonl'), '');
+  d.text = 'prefilled in a';
+  assert.equal(d.sessionChanged('file:///b.jsonl'), '', "b does not get a's text");
+  d.text = 'typed in b';
+  assert.equal(d.sessionChanged('file:///a.jsonl'), 'prefilled in a');
+  assert.equal(d.sentFrom('file:///b.jsonl'), false, "b's send does not clear the input on screen (a's)");
+  assert.equal(d.text, 'prefilled in a');
+  assert.equal(d.sessionChanged('file:///b.jsonl'), '', "b's text went with its send");
+  assert.equal(d.sessionChanged('file:///b.jsonl'), '', 'the same session again changes nothing');
+  d.text = 'again';
+  assert.equal(d.sentFrom('file:///b.jsonl'), true);
+  assert.equal(d.text, '');
 });
