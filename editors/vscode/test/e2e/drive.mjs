@@ -123,6 +123,22 @@ async function expandSessions() {
 async function collapseSessions() {
   if ((await sessionsHeader().getAttribute('aria-expanded')) === 'true') await sessionsHeader().click();
 }
+/**
+ * Clicks a row of the Sessions view until `pred` holds (a click landing while the view redraws,
+ * e.g. as a session's "live" mark changes, is lost: the redraw retires the items' commands).
+ */
+async function openFromSessions(row, pred, what, ms = 20000) {
+  await row.waitFor({ timeout: 10000 });
+  const end = Date.now() + ms;
+  for (;;) {
+    await row.click();
+    try {
+      return await waitState(pred, what, Math.min(7000, Math.max(1000, end - Date.now())));
+    } catch (e) {
+      if (Date.now() > end) throw e;
+    }
+  }
+}
 async function focusTree() {
   await palette('Session Tree: /tree');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
@@ -488,9 +504,7 @@ await check('the chat input belongs to its session: the text /branch put into th
   if (own === prefilled) throw new Error('the source already held the fork\'s text');
   await expandSessions();
   const source = sessionRows().filter({ hasText: 'CSV importer quoted commas' }).filter({ hasNotText: 'fork of' }).first();
-  await source.waitFor({ timeout: 8000 });
-  await source.click();
-  const s = await waitState((s) => s.session === before.session, 'the source session on screen', 15000);
+  const s = await openFromSessions(source, (s) => s.session === before.session, 'the source session on screen');
   await waitState((s) => s.chatInput === own, 'the source\'s own input', 5000).catch(() => {
     throw new Error(`the source session's input holds ${JSON.stringify(readState().chatInput)}, not its own ${JSON.stringify(own)}`);
   });
@@ -499,8 +513,8 @@ await check('the chat input belongs to its session: the text /branch put into th
   if (shown !== own) throw new Error('the webview input shows ' + JSON.stringify(shown));
   // Back in the fork, its text is back.
   const forkRow = sessionRows().filter({ hasText: 'fork of' }).first();
-  await forkRow.click();
-  await waitState((x) => x.session === fork.session && x.chatInput === prefilled, 'the fork with its text again', 15000);
+  await openFromSessions(forkRow, (x) => x.session === fork.session, 'the fork on screen');
+  await waitState((x) => x.chatInput === prefilled, 'the fork with its text again', 10000);
   if ((await input.inputValue({ timeout: 5000 })) !== prefilled) throw new Error('the webview input does not show the fork\'s text');
   await collapseSessions();
   return { source: path.basename(s.session), own, fork: path.basename(new URL(fork.session).pathname) };
@@ -1017,9 +1031,7 @@ await check('an omp session whose agent cannot run: Open Settings, set agent.omp
   if (!ompPath || !ompSession || !fs.existsSync(ompSession)) throw new Error(`the omp set-up is missing: ${ompPath} ${ompSession}`);
   await expandSessions();
   const row = sessionRows().filter({ hasText: 'first omp question' }).first();
-  await row.waitFor({ timeout: 10000 });
-  await row.click();
-  await waitState((s) => s.session?.endsWith(path.basename(ompSession)) && s.chatAgent?.agent === 'omp', 'the omp session and its agent', 20000);
+  await openFromSessions(row, (s) => s.session?.endsWith(path.basename(ompSession)) && s.chatAgent?.agent === 'omp', 'the omp session and its agent');
   await collapseSessions();
   await chatFrame().locator('#setting').waitFor({ timeout: 10000 });
   await chatFrame().locator('#setting').click();
