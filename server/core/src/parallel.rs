@@ -1,4 +1,5 @@
-//! Parallelism decided in one place: every thread the engine starts is started here. An engine
+//! Parallelism decided in one place: every thread the engine (and the server's own splits of
+//! work, such as workspace symbols) starts is started here. An engine
 //! call that splits its work (reading a large file in segments, laying out or searching many
 //! rows, walking a tree while its marks are gathered) asks how many threads it may use; the
 //! answer is sized from the machine (its available cores), or set once by the caller
@@ -30,7 +31,7 @@ pub fn set_threads(n: usize) {
 
 /// `a` here and `b` on a second thread, at once (both here, `a` first, with one thread). A
 /// panic on the second thread would be a bug; `b` is then run here rather than its result lost.
-pub(crate) fn join<A, B>(a: impl FnOnce() -> A, b: impl Fn() -> B + Sync) -> (A, B)
+pub fn join<A, B>(a: impl FnOnce() -> A, b: impl Fn() -> B + Sync) -> (A, B)
 where
     B: Send,
 {
@@ -56,8 +57,8 @@ where
 }
 
 /// Runs `work` on every thread a call may use, this one included, until it returns on each
-/// (workers that take shares of a queue). `Err` when another thread panicked.
-pub(crate) fn on_every_thread(work: impl Fn() + Sync) -> Result<(), ()> {
+/// (workers that take shares of a queue). `false` when another thread panicked.
+pub fn on_every_thread(work: impl Fn() + Sync) -> bool {
     let others = threads() - 1;
     std::thread::scope(|scope| {
         let handles: Vec<_> = (0..others).map(|_| scope.spawn(&work)).collect();
@@ -66,8 +67,6 @@ pub(crate) fn on_every_thread(work: impl Fn() + Sync) -> Result<(), ()> {
             .into_iter()
             .map(std::thread::ScopedJoinHandle::join)
             .all(|joined| joined.is_ok())
-            .then_some(())
-            .ok_or(())
     })
 }
 
@@ -91,10 +90,9 @@ mod tests {
             assert_eq!(join(|| 1, || 2), (1, 2));
             assert_eq!(on_two_threads(3, 4, |x| x * 10), [30, 40]);
             let count = AtomicUsize::new(0);
-            on_every_thread(|| {
+            assert!(on_every_thread(|| {
                 count.fetch_add(1, Ordering::Relaxed);
-            })
-            .unwrap();
+            }));
             assert_eq!(count.load(Ordering::Relaxed), n);
         }
         set_threads(before);

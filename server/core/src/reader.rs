@@ -232,7 +232,7 @@ pub fn read_file_in_parts<F: FnMut(ReadOutcome) + Send>(
             order.hand_over(false);
         }
     };
-    if crate::parallel::on_every_thread(work).is_err() {
+    if !crate::parallel::on_every_thread(work) {
         return Err(std::io::Error::other("the reading thread panicked"));
     }
     // A part finished while the other thread was handing parts over is still waiting.

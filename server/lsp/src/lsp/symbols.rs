@@ -6,6 +6,7 @@
 use crate::to_proto;
 use dashmap::DashMap;
 use sessiontree_core::describe as render;
+use sessiontree_core::parallel;
 use sessiontree_core::{OpenOptions, Session};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -142,7 +143,8 @@ fn best_scored(query: &Query, items: &[Arc<Vec<Item>>], limit: usize) -> Vec<sca
     })
 }
 
-/// Sessions with more entries than this are summarized on two threads, one half each.
+/// Sessions with more entries than this are summarized in two halves at once (when a call may
+/// use two threads, see `sessiontree_core::parallel`).
 const SPLIT_FROM: usize = 20_000;
 
 /// Files from this size on are summarized one at a time (see [`SymbolIndex::items_of_all`]).
@@ -177,17 +179,8 @@ fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<It
     if n < split_from.max(2) {
         return half(0..n, n);
     }
-    let (mut first, second) = std::thread::scope(|scope| {
-        let second = scope.spawn(|| half(n / 2..n, n - n / 2));
-        (half(0..n / 2, n), second.join())
-    });
-    match second {
-        Ok(second) => first.extend(second),
-        Err(_) => tracing::warn!(
-            "workspace symbols of {}: a reading thread failed",
-            path.display()
-        ),
-    }
+    let (mut first, second) = parallel::join(|| half(0..n / 2, n), || half(n / 2..n, n - n / 2));
+    first.extend(second);
     first
 }
 
@@ -287,14 +280,9 @@ impl SymbolIndex {
                 done.push((i, self.items(&files[i], now)));
             }
         };
-        let (mut done, other) = std::thread::scope(|scope| {
-            let other = scope.spawn(work);
-            (work(), other.join())
-        });
-        match other {
-            Ok(more) => done.extend(more),
-            Err(_) => tracing::warn!("workspace symbols: a reading thread failed"),
-        }
+        // Two at a time: the queue is shared, each side takes the next file.
+        let (mut done, more) = parallel::join(work, work);
+        done.extend(more);
         for (i, items) in done {
             all[i] = Some(items);
         }
@@ -341,7 +329,7 @@ impl SymbolIndex {
                 return last.answer.clone();
             }
         }
-        // Score (two threads, stopping once the best `limit` are known), then build answers
+        // Score (on the threads a call may use, stopping once the best `limit` are known), then build answers
         // for the best `limit` only.
         let parsed = Query::new(query);
         let items: Vec<Arc<Vec<Item>>> = indexed

@@ -1,4 +1,4 @@
-//! Scoring the names of every file on two threads, in chunks taken in file order, stopping early
+//! Scoring the names of every file on the threads a call may use (`parallel`), in chunks taken in file order, stopping early
 //! once the answer is known: the answer ranks by score, then file, then entry, so when the chunks
 //! done from the start hold `limit` names with the best score a name can get, no later name can
 //! enter it.
@@ -46,12 +46,8 @@ where
     F: Fn(&Item, &mut Matcher, &mut Vec<char>) -> Option<u32> + Sync,
 {
     let scan = Scan::new(files, limit, best, score);
-    std::thread::scope(|scope| {
-        let other = scope.spawn(|| scan.work());
-        scan.work();
-        // A thread that panicked leaves chunks undone; `collect` scores them here.
-        let _ = other.join();
-    });
+    // A thread that panicked leaves chunks undone; `collect` scores them here.
+    sessiontree_core::parallel::on_every_thread(|| scan.work());
     scan.collect()
 }
 
