@@ -119,6 +119,10 @@ pub struct StoreSettings {
     /// List every session of the store, not only those in the workspace folders' omp folders.
     #[serde(default)]
     pub list_all: bool,
+    /// For a `rediss://` store whose certificate a private CA signed: a PEM file of that CA's
+    /// certificate, checked against instead of the public certificate authorities.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ca_file: Option<String>,
 }
 
 /// Never shows the password.
@@ -130,6 +134,7 @@ impl std::fmt::Debug for StoreSettings {
             .field("password_env", &self.password_env)
             .field("password", &self.password.as_ref().map(|_| "<hidden>"))
             .field("list_all", &self.list_all)
+            .field("ca_file", &self.ca_file)
             .finish()
     }
 }

@@ -184,6 +184,8 @@ export interface StoreSettings {
   passwordEnv?: string;
   password?: string;
   listAll?: boolean;
+  /** For a `rediss://` store whose certificate a private CA signed: that CA's certificate (PEM). */
+  caFile?: string;
 }
 
 /** `initializationOptions.agent`. */

@@ -3,6 +3,8 @@
 //! address, a store that does not answer and a missing session are clear errors, and no error
 //! shows the password.
 
+mod support;
+
 use sessiontree_core::session::SessionStore;
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
@@ -229,4 +231,69 @@ fn continue_on_a_store_session_is_refused_with_the_reason() {
         err.contains("credentials do not go into the address") && !err.contains("hunter2"),
         "{err}"
     );
+}
+
+/// A `rediss://` store (Debian's redis-server serving TLS, its certificate signed by a CA made
+/// here): without that CA the certificate is refused with an error naming the store and the way
+/// out; with `--store-ca-file` the session reads exactly as its file; a CA file for a plain
+/// `redis://` store, or one that cannot be read, is refused.
+#[test]
+fn a_tls_store_reads_with_its_ca_file_and_is_refused_clearly_without() {
+    let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
+    let tls = support::tls_store::TlsStore::start(dir.path());
+    let (server, tls_port) = (&tls.server, tls.tls_port);
+    let ca_file = tls.ca_file.to_string_lossy().into_owned();
+    let fixture = conformance_dir().join("c06-branch-basic/omp/session.jsonl");
+    let path = "/home/me/.omp/agent/sessions/-proj/tls.jsonl";
+    put(server, path, &fixture);
+    let url = tls.url();
+
+    let refused = run(&["inspect", "--json", "--store", &url, path]);
+    let err = String::from_utf8_lossy(&refused.stderr);
+    assert_eq!(refused.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains(&format!("store rediss://127.0.0.1:{tls_port}/0"))
+            && err.contains("invalid peer certificate")
+            && err.contains("--store-ca-file"),
+        "{err}"
+    );
+
+    let f = fixture.to_string_lossy();
+    let local = run(&["inspect", "--json", &f]);
+    let remote = run(&[
+        "inspect",
+        "--json",
+        "--store",
+        &url,
+        path,
+        "--store-ca-file",
+        &ca_file,
+    ]);
+    assert!(
+        remote.status.success(),
+        "{}",
+        String::from_utf8_lossy(&remote.stderr)
+    );
+    assert_eq!(
+        String::from_utf8_lossy(&local.stdout).replace(&*f, "<session>"),
+        String::from_utf8_lossy(&remote.stdout).replace(path, "<session>")
+    );
+
+    for (url, ca, want) in [
+        (
+            server.url(),
+            ca_file.clone(),
+            "only for TLS stores (rediss://)",
+        ),
+        (
+            url.clone(),
+            dir.path().join("none.pem").to_string_lossy().into_owned(),
+            "cannot read the CA certificate file",
+        ),
+    ] {
+        let out = run(&["check", "--store", &url, path, "--store-ca-file", &ca]);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(2), "{err}");
+        assert!(err.contains(want), "{err}");
+    }
 }

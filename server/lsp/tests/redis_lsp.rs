@@ -627,3 +627,46 @@ async fn workspace_symbols_cover_the_stores_sessions() {
         "{found}"
     );
 }
+
+/// A `rediss://` store named with its CA's certificate (`caFile`) lists and opens its sessions
+/// as a plain store does; without `caFile` the listing reports the store unavailable with the
+/// certificate error and the way out.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_tls_store_is_served_with_its_ca_file() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let tls = support::tls_store::TlsStore::start(dir.path());
+    let bytes = std::fs::read(fixture(OMP)).expect("read");
+    put(&tls.server, PATH, &bytes);
+    let folders = json!({"folders": [format!("file://{HOME}/proj")]});
+
+    let c = Client::initialized(
+        false,
+        json!({"home": HOME, "stores": [{"url": tls.url(), "caFile": tls.ca_file}]}),
+        None,
+    )
+    .await;
+    let listed = c.ok("sessionTree/listSessions", folders.clone()).await;
+    let ru = format!("rediss://127.0.0.1:{}/0{PATH}", tls.tls_port);
+    assert_eq!(listed["sessions"][0]["uri"], json!(ru), "{listed}");
+    let opened = c.ok("sessionTree/open", json!({"uri": ru})).await;
+    assert_eq!(
+        opened["sessionId"],
+        json!("01941f29-7c00-7ed4-8931-786ba68ef677")
+    );
+
+    let without = Client::initialized(
+        false,
+        json!({"home": HOME, "stores": [{"url": tls.url()}]}),
+        None,
+    )
+    .await;
+    let listed = without.ok("sessionTree/listSessions", folders).await;
+    assert_eq!(listed["sessions"], json!([]), "{listed}");
+    let message = listed["unavailable"][0]["message"]
+        .as_str()
+        .unwrap_or_default();
+    assert!(
+        message.contains("invalid peer certificate") && message.contains("caFile"),
+        "{listed}"
+    );
+}

@@ -36,6 +36,9 @@ pub struct StoreAddress {
     /// ACL user name, when one is used.
     pub username: Option<String>,
     password: Option<String>,
+    /// For `rediss://`: a PEM file of the certificate authorities the server's certificate is
+    /// checked against instead of the public ones (a store with a private CA).
+    pub ca_file: Option<PathBuf>,
 }
 
 impl fmt::Debug for StoreAddress {
@@ -126,7 +129,15 @@ impl StoreAddress {
             prefix,
             username: None,
             password: None,
+            ca_file: None,
         })
+    }
+
+    /// The address with the certificate authorities of a `rediss://` store (see
+    /// [`StoreAddress::ca_file`]).
+    pub fn with_ca_file(mut self, ca_file: Option<PathBuf>) -> StoreAddress {
+        self.ca_file = ca_file;
+        self
     }
 
     /// The address with an ACL user and a password (either may be absent).

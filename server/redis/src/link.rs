@@ -52,11 +52,41 @@ pub enum Retry {
 
 impl Link {
     /// A link to `address`; nothing is connected until the first call.
+    /// A `rediss://` store's certificate is checked against the public certificate authorities
+    /// (Mozilla's, `webpki-roots`), or those of its `ca_file` when one is named.
     pub fn new(address: StoreAddress) -> std::io::Result<Arc<Link>> {
-        let client = redis::Client::open(address.connection_url().as_str()).map_err(|e| {
+        let url = address.connection_url();
+        let client = match (&address.ca_file, address.tls) {
+            (None, _) => redis::Client::open(url.as_str()),
+            (Some(_), false) => {
+                return Err(std::io::Error::new(
+                    std::io::ErrorKind::InvalidInput,
+                    format!(
+                        "store {address}: a CA certificate file is only for TLS stores (rediss://)"
+                    ),
+                ))
+            }
+            (Some(ca), true) => {
+                let pem = std::fs::read(ca).map_err(|e| {
+                    std::io::Error::new(
+                        e.kind(),
+                        format!(
+                            "store {address}: cannot read the CA certificate file {}: {e}",
+                            ca.display()
+                        ),
+                    )
+                })?;
+                let certificates = redis::TlsCertificates {
+                    client_tls: None,
+                    root_cert: Some(pem),
+                };
+                redis::Client::build_with_tls(url.as_str(), certificates)
+            }
+        }
+        .map_err(|e| {
             std::io::Error::other(format!(
                 "store {address}: {}",
-                e.detail().unwrap_or("bad address")
+                e.detail().unwrap_or(&e.to_string())
             ))
         })?;
         Ok(Arc::new(Link {
@@ -159,7 +189,14 @@ impl Link {
         } else {
             std::io::ErrorKind::Other
         };
-        std::io::Error::new(kind, format!("store {}: {err}", self.address))
+        let text = err.to_string();
+        // rustls's words for a certificate its roots do not vouch for.
+        let hint = if text.contains("invalid peer certificate") && self.address.ca_file.is_none() {
+            " (a store whose certificate a private CA signed needs that CA's certificate: caFile in the settings, --store-ca-file on the command line)"
+        } else {
+            ""
+        };
+        std::io::Error::new(kind, format!("store {}: {text}{hint}", self.address))
     }
 }
 

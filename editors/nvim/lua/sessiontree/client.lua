@@ -145,6 +145,7 @@ local function stores_option(stores)
       passwordEnv = s.password_env,
       password = s.password,
       listAll = s.list_all or false,
+      caFile = s.ca_file,
     })
   end
   return out

@@ -60,6 +60,7 @@
 ---@field password_env string|nil The environment variable holding the password.
 ---@field password string|nil The password itself (prefer password_env).
 ---@field list_all boolean|nil List every session of the store, not only this workspace's.
+---@field ca_file string|nil For `rediss://` with a private CA: that CA's certificate (PEM file).
 
 ---@class sessiontree.Options
 ---@field cmd string[]|nil The server command; nil = `sessiontree lsp` from PATH, else the repository's target/.

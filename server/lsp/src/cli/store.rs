@@ -23,6 +23,10 @@ pub struct StoreArgs {
     /// The environment variable holding the store's password.
     #[arg(long, value_name = "VAR", default_value = "SESSIONTREE_REDIS_PASSWORD")]
     pub store_password_env: String,
+    /// For a `rediss://` store whose certificate a private CA signed: that CA's certificate (PEM),
+    /// checked against instead of the public certificate authorities.
+    #[arg(long, value_name = "FILE", requires = "store")]
+    pub store_ca_file: Option<std::path::PathBuf>,
 }
 
 impl StoreArgs {
@@ -37,7 +41,9 @@ impl StoreArgs {
         };
         let address = StoreAddress::parse(url).map_err(super::anyhow_like::Error::Usage)?;
         let password = std::env::var(&self.store_password_env).ok();
-        let address = address.with_credentials(self.store_user.clone(), password);
+        let address = address
+            .with_credentials(self.store_user.clone(), password)
+            .with_ca_file(self.store_ca_file.clone());
         let link = Link::new(address).map_err(super::anyhow_like::Error::Output)?;
         let store = Arc::new(RedisStore::new(link, file));
         Ok(Session::open_store(store, options)?)

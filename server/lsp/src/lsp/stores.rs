@@ -101,7 +101,9 @@ impl Stores {
                 },
                 (None, None) => None,
             };
-            let address = address.with_credentials(s.user.clone(), password);
+            let address = address
+                .with_credentials(s.user.clone(), password)
+                .with_ca_file(s.ca_file.as_ref().map(PathBuf::from));
             match Link::new(address.clone()) {
                 Ok(link) => stores.push(Arc::new(Store {
                     address,

@@ -8,5 +8,8 @@ pub mod inproc;
 /// The real agents, the model server and the real server over stdio.
 pub mod agents;
 
+/// A Redis store serving TLS.
+pub mod tls_store;
+
 pub use sessiontree_testkit::lsp::{frame, read_msg, uri, write_msg};
 pub use sessiontree_testkit::{copy_fixture, fixture, require};
