@@ -6,7 +6,9 @@
 // The extension writes what it shows to <state.json> (SESSIONTREE_TEST_STATE); the checks read
 // the DOM where VS Code renders it and that file where the DOM hides it (webview input, toasts).
 // Last line: "e2e: N passed, M failed".
+import { execFileSync } from 'node:child_process';
 import { createRequire } from 'node:module';
+import { Buffer } from 'node:buffer';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -1019,6 +1021,192 @@ await check('"Install the Bridge for Terminal Agents" writes the bridge into the
   await page.locator('.notifications-toasts', { hasText: 'Restart pi in your terminal' }).first().waitFor({ timeout: 10000 });
   return s.installBridge;
 });
+
+// ---------------------------------------------------------------- rewind points (docs/rewind.md)
+// The workspace becomes a git repository here (until now it was not one, so no earlier turn has a
+// point) and stops being one at the end of the block (the omp checks below run without points).
+// The real pi then writes files through its own `write` tool; the bridge records a point
+// before the turn and one after it; the tree marks those rows, the hover counts the files changed
+// since a point, "Compare Files with This Point" opens VS Code's multi-file diff with the point's
+// content, "Restore Files to This Point" gives back the exact bytes, and "Undo Last Restore" gives
+// back the user's own edit made after the turn.
+const workspace = process.env.E2E_WORKSPACE ?? '';
+const gitIn = (...args) => execFileSync('git', ['-C', workspace, ...args], { encoding: 'utf8' }).trim();
+/** A file the user wrote before the turn: CRLF, a tab, non-ASCII, no newline at the end. */
+const NOTES_BEFORE = 'kept by the user\r\nzwei\tdrei \u2014 \u00fcn\u00efcode\nno newline at the end';
+const NOTES_BY_AGENT = 'rewritten by the agent\n';
+const NEW_BY_AGENT = 'new from the agent\n';
+const USER_EDIT = 'the user\'s own line, after the turn\n';
+const notesFile = path.join(workspace, 'notes.txt');
+const newFile = path.join(workspace, 'made-by-the-agent.txt');
+const bytesOf = (file) => (fs.existsSync(file) ? fs.readFileSync(file).toString('utf8') : null);
+/** Whether `file` holds exactly the bytes of `text` (UTF-8). */
+const holds = (file, text) => fs.existsSync(file) && fs.readFileSync(file).equals(Buffer.from(text, 'utf8'));
+let rewindTurn = {};
+let untouched = {};
+/** The model's rules of the checks around this block (put back at its end). */
+const rulesAround = modelRules && fs.existsSync(modelRules) ? fs.readFileSync(modelRules, 'utf8') : '[]';
+const gitState = () => ({ head: gitIn('rev-parse', 'HEAD'), branches: gitIn('for-each-ref', 'refs/heads'), index: fs.readFileSync(path.join(workspace, '.git', 'index')).toString('base64') });
+/** Right-clicks the row and runs `item` of its context menu (chosen with the keys, as a click on a menu can be lost). */
+async function rowMenu(text, item) {
+  await page.mouse.move(900, 700);
+  await treeRow(text).click({ button: 'right' });
+  const menu = page.locator('.context-view .monaco-menu');
+  await menu.locator('.action-item', { hasText: item }).first().waitFor({ timeout: 5000 });
+  for (let i = 0; i < 12; i++) {
+    await page.keyboard.press('ArrowDown');
+    const focused = await menu.locator('.action-item.focused').first().innerText({ timeout: 500 }).catch(() => '');
+    if (focused.includes(item)) {
+      await page.keyboard.press('Enter');
+      await menu.waitFor({ state: 'detached', timeout: 5000 });
+      return;
+    }
+  }
+  throw new Error(`the row's menu has no "${item}"`);
+}
+/** The modal VS Code asks with: checks its question, then presses `button`. */
+async function answerModal(question, button) {
+  const dialog = page.locator('.monaco-dialog-box').first();
+  await dialog.waitFor({ timeout: 15000 });
+  const text = (await dialog.innerText()).replace(/\s+/g, ' ');
+  if (!question.test(text)) throw new Error('the dialog asks: ' + text);
+  await dialog.locator('.monaco-button', { hasText: button }).first().click();
+  await dialog.waitFor({ state: 'detached', timeout: 10000 });
+  return text;
+}
+
+await check('rewind: the real pi writes files through its own tool in a git workspace; the bridge\'s two points reach the editor', async () => {
+  if (!workspace || !piSession) throw new Error('the workspace or the pi session is missing');
+  fs.writeFileSync(notesFile, NOTES_BEFORE);
+  gitIn('init', '-q');
+  gitIn('add', '-A');
+  gitIn('-c', 'user.name=e2e', '-c', 'user.email=e2e@example.invalid', 'commit', '-qm', 'start');
+  setRules([
+    { when: { lastToolResult: '.' }, reply: { text: 'written both files' } },
+    { when: { lastUser: 'Rewind me' }, reply: { text: 'Writing.', toolCalls: [
+      { name: 'write', arguments: { path: 'notes.txt', content: NOTES_BY_AGENT } },
+      { name: 'write', arguments: { path: 'made-by-the-agent.txt', content: NEW_BY_AGENT } },
+    ] } },
+  ]);
+  await chatSend('Rewind me: change the files');
+  await waitState((s) => s.chatLog?.prompt?.text === 'Rewind me: change the files', 'the prompt taken', 60000);
+  await chatFrame().locator('.entry.msg.assistant:not(.streaming)', { hasText: 'written both files' }).waitFor({ timeout: 120000 });
+  if (!holds(notesFile, NOTES_BY_AGENT) || !holds(newFile, NEW_BY_AGENT)) {
+    throw new Error(`pi did not run its write tool: notes ${JSON.stringify(bytesOf(notesFile))}, new ${JSON.stringify(bytesOf(newFile))}`);
+  }
+  let user, last, toolUse;
+  for (let i = 0; i < 60 && !last; i++) {
+    const entries = entriesOf(piSession).filter((e) => e.type === 'message');
+    user = entries.find((e) => e.message.role === 'user' && textOf(e.message).includes('Rewind me: change the files'));
+    toolUse = user && entries.find((e) => e.parentId === user.id && e.message.stopReason === 'toolUse');
+    last = entries.find((e) => e.message.role === 'assistant' && textOf(e.message) === 'written both files');
+    if (!last) await page.waitForTimeout(500);
+  }
+  if (!user || !toolUse || !last) throw new Error('the turn\'s entries are not in the file');
+  const s = await waitState((s) => [user.id, last.id].every((id) => s.rewindPoints?.includes(id)), 'both points announced', 60000);
+  if (s.rewindPoints.includes(toolUse.id)) throw new Error('the tool-calling answer has a point of its own');
+  // The user edits the agent's new file by hand after the turn.
+  fs.appendFileSync(newFile, USER_EDIT);
+  rewindTurn = { user: user.id, toolUse: toolUse.id, last: last.id };
+  untouched = gitState();
+  return { ...rewindTurn, points: s.rewindPoints };
+});
+
+await check('rewind: the tree marks the rows that have a point (◆), not the tool-calling answer', async () => {
+  const userRow = treeRow('user: Rewind me: change the files');
+  await userRow.filter({ hasText: '◆' }).waitFor({ timeout: 15000 });
+  await treeRow('assistant: written both files').filter({ hasText: '◆' }).waitFor({ timeout: 15000 });
+  const toolRow = (await rowTexts()).find((t) => t.includes('assistant: Writing.'));
+  if (!toolRow) throw new Error('no row for the tool-calling answer: ' + JSON.stringify(await rowTexts()));
+  if (toolRow.includes('◆')) throw new Error('the tool-calling answer is marked: ' + toolRow);
+  const marked = (await rowTexts()).filter((t) => t.includes('◆'));
+  if (marked.length !== 2) throw new Error('marked rows: ' + JSON.stringify(marked));
+  return marked;
+});
+
+await check('rewind: the hover of a point\'s row counts the files changed since it (2 before the turn, 1 after)', async () => {
+  const counts = {};
+  for (const [text, want] of [['user: Rewind me: change the files', 2], ['assistant: written both files', 1]]) {
+    const hovers = page.locator('.monaco-hover, .workbench-hover');
+    const hover = hovers.filter({ hasText: 'files changed since this point' }).first();
+    // As the tooltip check above: leave the row and glide back in, up to five rests.
+    for (let attempt = 1; ; attempt++) {
+      await page.mouse.move(900, 700);
+      await hover.waitFor({ state: 'detached', timeout: 3000 }).catch(() => {});
+      const box = await treeRow(text).boundingBox();
+      if (!box) throw new Error(`the row "${text}" is not on the screen`);
+      await page.mouse.move(box.x + 20, box.y + box.height / 2, { steps: 1 });
+      await page.mouse.move(box.x + 40 + attempt * 10, box.y + box.height / 2, { steps: 8 });
+      try {
+        await hover.waitFor({ timeout: 8000 });
+        break;
+      } catch (e) {
+        if (attempt >= 5) {
+          const seen = await hovers.allInnerTexts().catch(() => []);
+          throw new Error(`no tooltip with the files changed after ${attempt} rests; hovers on screen: ${JSON.stringify(seen.map((t) => t.slice(0, 120)))}`, { cause: e });
+        }
+      }
+    }
+    const said = (await hover.innerText()).replace(/\s+/g, ' ');
+    const n = /files changed since this point: (\d+)/.exec(said)?.[1];
+    if (Number(n) !== want) throw new Error(`the hover of "${text}" says ${JSON.stringify(said.slice(-120))}, expected ${want}`);
+    counts[text] = Number(n);
+  }
+  await page.mouse.move(900, 700);
+  return counts;
+});
+
+await check('rewind: "Compare Files with This Point" opens the multi-file diff, the point\'s content on the left', async () => {
+  await rowMenu('user: Rewind me: change the files', 'Compare Files with This Point');
+  const s = await waitState((s) => s.rewindCompare?.point === rewindTurn.user, 'the compare', 20000);
+  const files = JSON.stringify(s.rewindCompare.files);
+  if (files !== JSON.stringify([{ path: 'made-by-the-agent.txt', status: 'added' }, { path: 'notes.txt', status: 'modified' }])) throw new Error('compare: ' + files);
+  const title = `Files changed since ${rewindTurn.user} (before)`;
+  await page.locator('.tabs-container .tab', { hasText: title }).first().waitFor({ timeout: 15000 });
+  const editor = page.locator('.part.editor .editor-instance').filter({ hasText: 'notes.txt' }).first();
+  await editor.waitFor({ timeout: 15000 });
+  // The left side is the point's notes.txt (the user's lines); the right side the agent's.
+  let text = '';
+  for (let i = 0; i < 50; i++) {
+    text = (await editor.innerText()).replace(/\u00a0/g, ' ');
+    if (text.includes('kept by the user') && text.includes('rewritten by the agent') && text.includes('made-by-the-agent.txt')) break;
+    await page.waitForTimeout(200);
+  }
+  for (const want of ['kept by the user', 'no newline at the end', 'rewritten by the agent', 'made-by-the-agent.txt', 'new from the agent']) {
+    if (!text.includes(want)) throw new Error(`the diff lacks "${want}": ${JSON.stringify(text.slice(0, 400))}`);
+  }
+  await page.mouse.move(900, 700);
+  await page.screenshot({ path: path.join(outDir, 'vscode-rewind-compare.png') });
+  await palette('View: Close Editor', 'Close Editor');
+  return { title, files: s.rewindCompare.files.length };
+});
+
+await check('rewind: "Restore Files to This Point" asks, then gives back the exact bytes before the turn (the agent\'s file removed); HEAD, branches and the index unchanged', async () => {
+  await rowMenu('user: Rewind me: change the files', 'Restore Files to This Point');
+  const asked = await answerModal(/Restore the files to the point of .*\? 1 changed, 0 added, 1 deleted/, 'Restore');
+  const s = await waitState((s) => s.rewindRestore?.files?.length && s.rewindRestore.undo, 'the restore', 30000);
+  if (!holds(notesFile, NOTES_BEFORE)) throw new Error('notes.txt is ' + JSON.stringify(bytesOf(notesFile)));
+  if (fs.existsSync(newFile)) throw new Error('the agent\'s file is still there');
+  if (JSON.stringify(gitState()) !== JSON.stringify(untouched)) throw new Error('HEAD, the branches or the index changed');
+  await page.locator('.notifications-toasts', { hasText: 'Restored the files to the point of' }).first().waitFor({ timeout: 10000 });
+  return { asked, files: s.rewindRestore.files };
+});
+
+await check('rewind: "Undo Last Restore" brings back the files as they were, the user\'s own edit included', async () => {
+  const before = readState().rewindRestore;
+  await palette('Session Tree: Undo Last Restore');
+  const asked = await answerModal(/Undo the last restore\? 1 changed, 1 added, 0 deleted/, 'Restore');
+  const s = await waitState((s) => s.rewindRestore?.files?.length && JSON.stringify(s.rewindRestore) !== JSON.stringify(before), 'the undo', 30000);
+  if (!holds(notesFile, NOTES_BY_AGENT)) throw new Error('notes.txt is ' + JSON.stringify(bytesOf(notesFile)));
+  if (!holds(newFile, NEW_BY_AGENT + USER_EDIT)) throw new Error('made-by-the-agent.txt is ' + JSON.stringify(bytesOf(newFile)));
+  if (JSON.stringify(gitState()) !== JSON.stringify(untouched)) throw new Error('HEAD, the branches or the index changed');
+  return { asked, files: s.rewindRestore.files };
+});
+// The checks below find the workspace no git repository again, the model's rules as they were,
+// and no toast of the restore.
+if (workspace) fs.rmSync(path.join(workspace, '.git'), { recursive: true, force: true });
+if (modelRules) fs.writeFileSync(modelRules, rulesAround);
+await palette('Notifications: Clear All Notifications').catch(() => {});
 
 // ---------------------------------------------------------------- the live agent (omp)
 // Until here omp's executable was a file that does not exist; the real omp (OMP_CHAT_SESSION is a
