@@ -54,7 +54,24 @@ pub fn diff_trees(workspace: &Workspace, from: &str, to: &str) -> Result<Vec<Cha
     parse_raw(&out)
 }
 
-/// Parses `git diff-tree -r -z --raw` output: `:old new oldsha newsha X\0path\0` per file.
+/// The files that differ from tree `from` to the private index, which [`crate::snapshot::stage`]
+/// has just brought up to the work tree: the same changes as [`diff_trees`] from `from` to a new
+/// snapshot, without writing that snapshot's trees (at 100,000 files, a third of a compare's
+/// time went to writing the trees of every changed folder and reading them back).
+pub fn diff_staged(workspace: &Workspace, from: &str) -> Result<Vec<Change>> {
+    let out = workspace.private_git().run([
+        "diff-index",
+        "--cached",
+        "-z",
+        "--no-renames",
+        "--ignore-submodules=none",
+        "--raw",
+        from,
+    ])?;
+    parse_raw(&out)
+}
+
+/// Parses `git diff-tree -r -z --raw` (or `git diff-index --raw`) output: `:old new oldsha newsha X\0path\0` per file.
 fn parse_raw(out: &[u8]) -> Result<Vec<Change>> {
     let mut changes = Vec::new();
     let mut fields = out.split(|&b| b == 0);

@@ -2,12 +2,12 @@
 //! file at a point, restore (with an undo point taken first), undo the last restore, prune. The
 //! CLI and the language server call these; nothing here knows of either.
 
-use crate::compare::{diff_trees, file_at, Change, FileAt};
+use crate::compare::{diff_staged, diff_trees, file_at, Change, FileAt};
 use crate::error::{Error, Result};
 use crate::ledger::{now, Ledger, Moment, PointRecord, Record};
 use crate::points::{Points, Resolved};
 use crate::restore::{apply, plan, Plan};
-use crate::snapshot::{capture, Exclusions};
+use crate::snapshot::{capture, stage, Exclusions};
 use crate::store;
 use crate::workspace::Workspace;
 use serde::{Deserialize, Serialize};
@@ -271,14 +271,17 @@ impl Rewind {
 
     /// [`Rewind::compare`] for points already resolved (the slow part, without the session).
     pub fn compare_points(&self, point: Resolved, other: Option<Resolved>) -> Result<Comparison> {
-        let to = match &other {
-            Some(other) => other.point.tree.clone(),
+        let changes = match &other {
+            Some(other) => diff_trees(&self.workspace, &point.point.tree, &other.point.tree)?,
             None => {
+                // The work tree as it is now: staged in the private index and compared there,
+                // without writing it as a snapshot.
                 let _lock = self.workspace.lock()?;
-                capture(&self.workspace, &self.exclusions)?
+                stage(&self.workspace, &self.exclusions)?;
+                diff_staged(&self.workspace, &point.point.tree)?
             }
         };
-        let changes = diff_trees(&self.workspace, &point.point.tree, &to)?
+        let changes = changes
             .into_iter()
             .filter(|c| !self.exclusions.contains(&c.path))
             .collect();

@@ -111,6 +111,14 @@ pub fn file_looks_like_session(path: &Path) -> bool {
 /// Writes the work tree's current files as a tree and returns its id. The caller holds the
 /// work tree's lock. Nothing but the private index and git's object store is written.
 pub fn capture(workspace: &Workspace, exclusions: &Exclusions) -> Result<String> {
+    stage(workspace, exclusions)?;
+    workspace.private_git().line(["write-tree"])
+}
+
+/// Brings the private index up to the work tree's current files (`git add -A`: the blobs of the
+/// files that changed are written, no tree is). The caller holds the work tree's lock. A compare
+/// stops here and reads the index against the point's tree; a snapshot goes on to write a tree.
+pub fn stage(workspace: &Workspace, exclusions: &Exclusions) -> Result<()> {
     let index = workspace.private_index();
     let dir = workspace.state_dir();
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
@@ -125,7 +133,7 @@ pub fn capture(workspace: &Workspace, exclusions: &Exclusions) -> Result<String>
         }
         Err(err) => return Err(err),
     }
-    workspace.private_git().line(["write-tree"])
+    Ok(())
 }
 
 fn add_all(workspace: &Workspace, exclusions: &Exclusions) -> Result<()> {

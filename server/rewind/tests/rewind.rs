@@ -297,7 +297,8 @@ fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point(
         .expect("q")
         .1
         .is_none());
-    // Between two points.
+    // Between two points: the work tree compared in the private index (no snapshot written)
+    // and its snapshot compared as a tree give the same lines, modes and blobs included.
     rewind
         .record(&session, "a1000001", Moment::After, true, "test")
         .expect("record");
@@ -305,6 +306,45 @@ fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point(
         .compare(&session, "u1000001", Some("a1000001"))
         .expect("between");
     assert_eq!(between.changes.len(), 4);
+    assert_eq!(between.changes, cmp.changes);
+    // A mode change alone, and a file that became a link: the same both ways too.
+    chmod(repo.root(), "src/lib.rs", 0o755);
+    std::fs::remove_file(repo.root().join("src/new/tool.sh")).expect("rm");
+    std::os::unix::fs::symlink("../lib.rs", repo.root().join("src/new/tool.sh")).expect("link");
+    let now = rewind.compare(&session, "a1000001", None).expect("compare");
+    let got: Vec<(String, Status, u32, u32)> = now
+        .changes
+        .iter()
+        .map(|c| (c.path.clone(), c.status, c.old_mode, c.new_mode))
+        .collect();
+    assert_eq!(
+        got,
+        vec![
+            (
+                "src/lib.rs".to_owned(),
+                Status::Modified,
+                0o100644,
+                0o100755
+            ),
+            (
+                "src/new/tool.sh".to_owned(),
+                Status::Modified,
+                0o100755,
+                0o120000
+            ),
+        ]
+    );
+    rewind
+        .record(&session, "a2000002", Moment::After, true, "test")
+        .expect("record");
+    let as_trees = rewind
+        .compare(&session, "a1000001", Some("a2000002"))
+        .expect("between");
+    assert_eq!(as_trees.changes, now.changes);
+    chmod(repo.root(), "src/lib.rs", 0o644);
+    std::fs::remove_file(repo.root().join("src/new/tool.sh")).expect("rm");
+    write(repo.root(), "src/new/tool.sh", b"#!/bin/sh\necho new\n");
+    chmod(repo.root(), "src/new/tool.sh", 0o755);
     assert!(rewind
         .compare(&session, "a1000001", None)
         .expect("c")
