@@ -9,6 +9,7 @@ mod support;
 
 use serde_json::{json, Value};
 use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
+use support::tmux::Tmux;
 use support::uri;
 
 /// The text of a user message as the model received it (content string or text parts), without
@@ -600,93 +601,6 @@ fn omp_continue_from_the_command_line() {
     continue_from_the_command_line(Agent::Omp);
 }
 
-/// A terminal run through tmux on a private socket, killed when dropped.
-struct Tmux {
-    socket: std::path::PathBuf,
-}
-
-impl Tmux {
-    fn start(
-        socket: std::path::PathBuf,
-        cwd: &std::path::Path,
-        env: &[(String, String)],
-        command: &str,
-    ) -> Tmux {
-        let mut tmux = std::process::Command::new("tmux");
-        tmux.arg("-S")
-            .arg(&socket)
-            .args([
-                "new-session",
-                "-d",
-                "-s",
-                "agent",
-                "-x",
-                "160",
-                "-y",
-                "50",
-                "-c",
-            ])
-            .arg(cwd);
-        for (k, v) in env {
-            tmux.args(["-e", &format!("{k}={v}")]);
-        }
-        tmux.args(["-e", "TERM=xterm-256color"]).arg(command);
-        let status = tmux
-            .status()
-            .expect("tmux (the terminal for the agent's TUI)");
-        assert!(status.success(), "tmux new-session failed");
-        Tmux { socket }
-    }
-
-    fn keys(&self, keys: &[&str]) {
-        for key in keys {
-            let status = std::process::Command::new("tmux")
-                .arg("-S")
-                .arg(&self.socket)
-                .args(["send-keys", "-t", "agent", key])
-                .status()
-                .expect("tmux send-keys");
-            assert!(status.success());
-            std::thread::sleep(std::time::Duration::from_millis(300));
-        }
-    }
-
-    fn screen(&self) -> String {
-        let out = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .args(["capture-pane", "-p", "-t", "agent"])
-            .output()
-            .expect("tmux capture-pane");
-        String::from_utf8_lossy(&out.stdout).into_owned()
-    }
-
-    /// Waits until the screen shows `text`.
-    fn wait_for(&self, text: &str, secs: u64) {
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(secs);
-        while std::time::Instant::now() < deadline {
-            if self.screen().contains(text) {
-                return;
-            }
-            std::thread::sleep(std::time::Duration::from_millis(200));
-        }
-        panic!(
-            "the agent's terminal never showed {text:?}:\n{}",
-            self.screen()
-        );
-    }
-}
-
-impl Drop for Tmux {
-    fn drop(&mut self) {
-        let _ = std::process::Command::new("tmux")
-            .arg("-S")
-            .arg(&self.socket)
-            .arg("kill-server")
-            .status();
-    }
-}
-
 /// The agent the user runs in a terminal (the real omp TUI in a pty, with the bridge installed
 /// by `sessiontree install-bridge`): the editor prompts it, moves its leaf once the user allowed
 /// it, and the agent's own `/tree` move reaches the editor.
@@ -719,23 +633,7 @@ fn omp_in_a_terminal_is_driven_from_the_editor() {
         &command,
     );
     tui.wait_for("first question", 60);
-    // The bridge announced itself in the private folder.
-    let run = home.runtime_dir().join("sessiontree");
-    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(60);
-    while !std::fs::read_dir(&run)
-        .map(|d| {
-            d.flatten()
-                .any(|e| e.path().extension().is_some_and(|x| x == "json"))
-        })
-        .unwrap_or(false)
-    {
-        assert!(
-            std::time::Instant::now() < deadline,
-            "no discovery file in {}",
-            run.display()
-        );
-        std::thread::sleep(std::time::Duration::from_millis(200));
-    }
+    home.wait_for_bridge(60);
     let mut server = Server::start(&home, json!({}), json!({}));
     let session = uri(&file);
     server.ok("sessionTree/open", json!({"uri": session}));

@@ -4,7 +4,8 @@
 //! wait for it, however slow the snapshot) and one after the turn; restoring the point before the turn gives back the exact bytes and modes of that
 //! moment (the files the agent created removed), undo brings back what was there, the user's own
 //! edit made after the turn included, and the index, HEAD, branches, ignored files and the
-//! session file never change.
+//! session file never change. An agent the user runs in a terminal (not started by the server)
+//! records its points through its bridge too, and the server relays and lists them.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 mod support;
@@ -15,6 +16,7 @@ use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
 use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
+use support::tmux::Tmux;
 use support::uri;
 
 /// What must never change: HEAD, the branches, the index (its bytes), an ignored file.
@@ -390,4 +392,175 @@ fn pi_rewinds_a_turn_that_wrote_files_exactly() {
 #[test]
 fn omp_rewinds_a_turn_that_wrote_files_exactly() {
     a_turn_that_writes_files_is_rewound_exactly(Agent::Omp);
+}
+
+/// The (entry, moment, by, exact) of each point a `sessionTree/rewindPoints` answer lists.
+fn listed_points(points: &Value) -> Vec<(Value, Value, Value, Value)> {
+    points["points"]
+        .as_array()
+        .expect("points")
+        .iter()
+        .map(|p| {
+            (
+                p["entryId"].clone(),
+                p["moment"].clone(),
+                p["by"].clone(),
+                p["exact"].clone(),
+            )
+        })
+        .collect()
+}
+
+/// An agent the user runs in a terminal, not started by the server: its TUI in a real pty
+/// (tmux), the bridge installed by `sessiontree install-bridge`, and `sessiontree` found on
+/// `PATH` as a user who installed it has it. The prompt is typed into the agent's own terminal;
+/// the bridge records the two exact points of that turn, the editor's server (attached to the
+/// terminal agent) hears of each as the agent works, and a server started afterwards (the editor
+/// reopened) lists the same points from the ledger and restores the point before the turn.
+fn a_terminal_agents_turn_has_its_points(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &tool_rules());
+    let home = Home::new(&model);
+    let extensions = match agent {
+        Agent::Pi => home.home.join(".pi/agent/extensions"),
+        Agent::Omp => home.home.join(".omp/agent/extensions"),
+    };
+    let install = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .args(["install-bridge", "--agent", agent.name(), "--dir"])
+        .arg(&extensions)
+        .output()
+        .expect("sessiontree install-bridge");
+    assert!(
+        install.status.success(),
+        "{}",
+        String::from_utf8_lossy(&install.stderr)
+    );
+    let project = home.project.clone();
+    std::fs::write(project.join("a.txt"), "original\n").expect("a.txt");
+    git(&project, &["add", "-A"]);
+    git(&project, &["commit", "-qm", "start"]);
+    let file = home.first_session(agent, "first question");
+
+    // `sessiontree` on PATH (the bridge's default when SESSIONTREE_BIN is not set). The PATH is
+    // set in the command: the terminal's shell sets its own from the profile.
+    let tools = dir.path().join("tools");
+    std::fs::create_dir_all(&tools).expect("tools dir");
+    std::os::unix::fs::symlink(env!("CARGO_BIN_EXE_sessiontree"), tools.join("sessiontree"))
+        .expect("sessiontree on PATH");
+    let resume = match agent {
+        Agent::Pi => "--session",
+        Agent::Omp => "--resume",
+    };
+    let command = format!(
+        "env -u SESSIONTREE_BIN PATH='{}':\"$PATH\" '{}' {resume} '{}'",
+        tools.display(),
+        home.bin.join(agent.name()).display(),
+        file.display()
+    );
+    let tui = Tmux::start(
+        dir.path().join("tmux.sock"),
+        &project,
+        &home.env(),
+        &command,
+    );
+    tui.wait_for("first question", 60);
+    home.wait_for_bridge(60);
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(status["source"], "terminal", "{status}");
+
+    // The user types the prompt in the agent's own terminal.
+    tui.keys(&["change the files", "Enter"]);
+    server.wait_for("the terminal turn's end", 120, |m| {
+        is_event(m, &session, "agentEnd")
+    });
+    tui.wait_for("written", 30);
+    assert_eq!(
+        read(&project.join("hello.txt")).as_deref(),
+        Some(&b"hello from the agent\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"changed by the agent\n"[..])
+    );
+    let messages: Vec<Value> = entries(&file)
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .collect();
+    let asked = messages
+        .iter()
+        .find(|m| {
+            m["message"]["role"] == "user"
+                && m["message"]["content"]
+                    .to_string()
+                    .contains("change the files")
+        })
+        .expect("the typed prompt in the file");
+    let last = messages.last().expect("the turn's last answer");
+    assert_eq!(last["message"]["stopReason"], "stop");
+    let (asked_id, last_id) = (asked["id"].clone(), last["id"].clone());
+
+    // The editor's server heard of each point from the terminal agent's bridge ...
+    for (id, moment) in [(&asked_id, "before"), (&last_id, "after")] {
+        let note = server.wait_for("the terminal agent's point", 60, |m| {
+            m["method"] == "sessionTree/didRecordRewindPoint"
+                && m["params"]["uri"] == session
+                && m["params"]["point"]["entryId"] == *id
+        });
+        assert_eq!(note["params"]["point"]["moment"], moment);
+        assert_eq!(note["params"]["point"]["exact"], true);
+        assert_eq!(note["params"]["point"]["by"], "bridge");
+    }
+    // ... and they are the session's only points (none of the server's own while it followed).
+    let want = [
+        (
+            asked_id.clone(),
+            json!("before"),
+            json!("bridge"),
+            json!(true),
+        ),
+        (
+            last_id.clone(),
+            json!("after"),
+            json!("bridge"),
+            json!(true),
+        ),
+    ];
+    let points = server.ok("sessionTree/rewindPoints", json!({"uri": session}));
+    assert_eq!(listed_points(&points), want, "{points}");
+    let before = server.ok(
+        "sessionTree/rewindFile",
+        json!({"uri": session, "entryId": asked_id, "path": "a.txt"}),
+    );
+    assert_eq!(before["text"], "original\n");
+    server.shutdown();
+
+    // The editor reopened: a new server lists the same points and restores the one before.
+    let mut server = Server::start(&home, json!({}), json!({}));
+    server.ok("sessionTree/open", json!({"uri": session}));
+    let points = server.ok("sessionTree/rewindPoints", json!({"uri": session}));
+    assert_eq!(listed_points(&points), want, "{points}");
+    server.ok(
+        "sessionTree/rewindRestore",
+        json!({"uri": session, "entryId": asked_id}),
+    );
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"original\n"[..])
+    );
+    assert_eq!(read(&project.join("hello.txt")), None);
+    server.shutdown();
+    drop(tui);
+}
+
+#[test]
+fn pi_in_a_terminal_records_its_rewind_points() {
+    a_terminal_agents_turn_has_its_points(Agent::Pi);
+}
+
+#[test]
+fn omp_in_a_terminal_records_its_rewind_points() {
+    a_terminal_agents_turn_has_its_points(Agent::Omp);
 }

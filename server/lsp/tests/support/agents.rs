@@ -190,6 +190,27 @@ impl Home {
         dir
     }
 
+    /// Waits until a bridge (an agent the user runs in a terminal) announced itself in the
+    /// private folder the bridge and the server share.
+    pub fn wait_for_bridge(&self, secs: u64) {
+        let run = self.runtime_dir().join("sessiontree");
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while !std::fs::read_dir(&run)
+            .map(|d| {
+                d.flatten()
+                    .any(|e| e.path().extension().is_some_and(|x| x == "json"))
+            })
+            .unwrap_or(false)
+        {
+            assert!(
+                Instant::now() < deadline,
+                "no discovery file in {}",
+                run.display()
+            );
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    }
+
     /// The agent's session folder.
     pub fn sessions(&self, agent: Agent) -> PathBuf {
         match agent {

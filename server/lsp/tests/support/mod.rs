@@ -11,5 +11,8 @@ pub mod agents;
 /// A Redis store serving TLS.
 pub mod tls_store;
 
+/// A terminal (tmux) for the agents' TUIs.
+pub mod tmux;
+
 pub use sessiontree_testkit::lsp::{frame, read_msg, uri, write_msg};
 pub use sessiontree_testkit::{copy_fixture, fixture, require};
