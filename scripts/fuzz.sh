@@ -7,10 +7,14 @@
 #   scripts/fuzz.sh load 600     one target for 10 minutes
 #   scripts/fuzz.sh cmin         reduce the local corpus of every target into the committed seeds
 #   scripts/fuzz.sh long [target...]
-#                                the long campaign (not in CI): each target, one after another,
-#                                for $FUZZ_LONG_RUNS executions (default 10^7), growing the local
-#                                corpus; each target's figures go to target/fuzz-long/<target>.log
-#                                and a summary line to target/fuzz-long/summary.txt
+#                                the long campaign (not in CI), resumable: each target, one after
+#                                another at nice 19, from its kept corpus until the ledger
+#                                docs/fuzz-campaign.tsv holds $FUZZ_LONG_RUNS executions for it
+#                                (default 10^7); every run adds a line to the ledger (executions,
+#                                time, rate, CPU per execution, coverage, corpus, result).
+#                                FUZZ_LONG_SECONDS caps each target's run; SIGINT/SIGTERM stops
+#                                the running target cleanly (recorded as stopped). libFuzzer's log
+#                                of each run: target/fuzz-long/<target>.log
 #
 # Targets (fuzz_targets/ of each fuzz folder):
 #   load    arbitrary bytes as a session file: reader, migrations, index, context, row renderer
@@ -69,7 +73,37 @@ sanitizer=${FUZZ_SANITIZER:-none}
 if [ "$sanitizer" != none ]; then
   export RUSTC_BOOTSTRAP=1
 fi
+# The build every mode uses (the ledger names it).
+BUILD_FLAGS=(--sanitizer "$sanitizer")
+BUILD_NAME="sanitizer=$sanitizer"
+# The long campaign's build: without comparison tracing (-sanitizer-coverage-trace-compares), in
+# a target folder of its own so CI's build stays as it is. Comparison tracing only feeds
+# libFuzzer's mutation hints (it changes no check of any target) and took half of each
+# execution's time; the campaign's corpus already holds the values those hints find, so the
+# campaign gains more from running each input about twice as fast.
+LONG_DIR="$root/target/fuzz-ntc"
+LONG_FLAGS=("${BUILD_FLAGS[@]}" --no-trace-compares --target-dir "$LONG_DIR")
+LONG_NAME="$BUILD_NAME,no-trace-compares"
 fuzz() { cargo fuzz "$@"; }
+
+# The long campaign's ledger: one line per run (committed, so a campaign adds up across runs).
+LEDGER=${FUZZ_LEDGER:-$root/docs/fuzz-campaign.tsv}
+ledger_header() {
+  [ -s "$LEDGER" ] && return
+  printf 'started\ttarget\tcommit\tbuild\texecutions\tseconds\tper_second\tcpu_seconds\tcpu_us_per_execution\tcoverage\tcorpus\tresult\n' >"$LEDGER"
+}
+# Executions the ledger holds for a target, and in how many runs.
+ledger_total() { awk -F'\t' -v t="$1" 'NR > 1 && $2 == t { s += $5 } END { print s + 0 }' "$LEDGER"; }
+ledger_runs() { awk -F'\t' -v t="$1" 'NR > 1 && $2 == t { n++ } END { print n + 0 }' "$LEDGER"; }
+# Sets the variable named $1 to the CPU seconds (user + system) of this shell's finished
+# children. `times` must run in this shell: in a subshell it would count that subshell's children.
+children_cpu() {
+  local f
+  f=$(mktemp)
+  times >"$f"
+  printf -v "$1" '%s' "$(tail -n 1 "$f" | awk '{ t = 0; for (i = 1; i <= 2; i++) { split($i, a, /[ms]/); t += a[1] * 60 + a[2] } printf "%.3f", t }')"
+  rm -f "$f"
+}
 # libFuzzer flags for every run: inputs up to 64 KB, 2 GB of memory, 30 s per input at most.
 LIMITS=(-max_len=65536 -rss_limit_mb=2048 -timeout=30)
 
@@ -102,7 +136,7 @@ ci)
   seconds=${FUZZ_CI_SECONDS:-10}
   echo "# building the fuzz targets"
   for dir in $(folders $TARGETS); do
-    (cd "$dir" && fuzz build --sanitizer "$sanitizer")
+    (cd "$dir" && fuzz build "${BUILD_FLAGS[@]}")
   done
   scratch=$(mktemp -d)
   trap 'rm -rf "$scratch"' EXIT
@@ -114,7 +148,7 @@ ci)
     # 2 million runs, whichever comes first; a crash exits non-zero and leaves the input in
     # fuzz/artifacts/<target>.
     log="$scratch/$target.log"
-    if fuzz run --sanitizer "$sanitizer" "$target" "$scratch/$target" "fuzz/seeds/$target" -- \
+    if fuzz run "${BUILD_FLAGS[@]}" "$target" "$scratch/$target" "fuzz/seeds/$target" -- \
       -max_total_time="$seconds" -runs=2000000 "${LIMITS[@]}" -print_final_stats=1 >"$log" 2>&1; then
       grep -E '^(#[0-9]+ +DONE|Done [0-9]+ runs)' "$log" || true
     else
@@ -135,7 +169,7 @@ cmin)
     [ "$target" = load ] && limit=2049c
     pool=$(mktemp -d)
     find "fuzz/corpus/$target" "fuzz/seeds/$target" -type f -size "-$limit" -exec cp {} "$pool/" \; 2>/dev/null || true
-    fuzz cmin --sanitizer "$sanitizer" "$target" "$pool" -- -use_counters=0 -set_cover_merge=1
+    fuzz cmin "${BUILD_FLAGS[@]}" "$target" "$pool" -- -use_counters=0 -set_cover_merge=1
     rm -rf "fuzz/seeds/$target"
     mkdir -p "fuzz/seeds/$target"
     cp "$pool"/* "fuzz/seeds/$target/"
@@ -144,38 +178,80 @@ cmin)
   done
   ;;
 long)
-  # Each target for $FUZZ_LONG_RUNS executions, one after another (niced: the machine is shared).
-  # A crash ends that target's run (its input is in fuzz/artifacts/<target>) and the next starts.
+  # The long campaign, resumable: each target, one after another, from its kept corpus until the
+  # executions the ledger records for it reach $FUZZ_LONG_RUNS; each run, finished or not, adds
+  # one line to the ledger. FUZZ_LONG_SECONDS caps each target's run this time; SIGINT or SIGTERM
+  # to this script stops the running fuzzer cleanly (its line says "stopped") and ends the campaign.
   shift
-  runs=${FUZZ_LONG_RUNS:-10000000}
+  goal=${FUZZ_LONG_RUNS:-10000000}
   logs="$root/target/fuzz-long"
   mkdir -p "$logs"
+  ledger_header
+  commit=$(git -C "$root" rev-parse --short HEAD 2>/dev/null || echo "?")
+  triple=$(rustc -vV | sed -n 's/^host: //p')
   failed=0
+  stop=0
+  trap 'stop=1; [ -n "${pid:-}" ] && kill -INT "$pid" 2>/dev/null' INT TERM
   for target in ${*:-$TARGETS}; do
+    [ "$stop" = 0 ] || break
     cd "$(folder "$target")"
+    done_runs=$(ledger_total "$target")
+    runs=$((goal - done_runs))
+    if [ "$runs" -le 0 ]; then
+      echo "# $target: $done_runs executions in the ledger, the goal ($goal) is reached"
+      continue
+    fi
     seed_corpus "$target"
-    fuzz build --sanitizer "$sanitizer" "$target"
+    mkdir -p "fuzz/artifacts/$target"
+    fuzz build "${LONG_FLAGS[@]}" "$target"
+    bin="$LONG_DIR/$triple/release/$target"
     log="$logs/$target.log"
-    echo "# fuzz $target for $runs executions (log: $log)"
+    corpus_before=$(ls "fuzz/corpus/$target" | wc -l)
+    budget=()
+    [ -n "${FUZZ_LONG_SECONDS:-}" ] && budget=(-max_total_time="$FUZZ_LONG_SECONDS")
+    echo "# fuzz $target: $done_runs executions in the ledger, $runs to go (log: $log)"
+    children_cpu cpu_before
     started=$(date +%s)
+    started_at=$(date -u +%FT%TZ)
+    # The fuzzer itself (not cargo) at the lowest priority, so a signal reaches it and it
+    # prints its final statistics; new inputs go to the kept corpus (first folder).
+    nice -n "${FUZZ_NICE:-19}" "$bin" "fuzz/corpus/$target" "fuzz/seeds/$target" \
+      -runs="$runs" "${budget[@]}" "${LIMITS[@]}" -print_final_stats=1 \
+      -artifact_prefix="fuzz/artifacts/$target/" >"$log" 2>&1 &
+    pid=$!
     status=0
-    nice -n 10 cargo fuzz run --sanitizer "$sanitizer" "$target" "fuzz/corpus/$target" "fuzz/seeds/$target" -- \
-      -runs="$runs" "${LIMITS[@]}" -print_final_stats=1 >"$log" 2>&1 || status=$?
+    while :; do
+      wait "$pid" && status=0 || status=$?
+      kill -0 "$pid" 2>/dev/null || break
+    done
+    pid=
     seconds=$(($(date +%s) - started))
+    children_cpu cpu_after
+    cpu=$(awk -v a="$cpu_before" -v b="$cpu_after" 'BEGIN { printf "%.1f", b - a }')
     executions=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n 1)
-    per_second=$(sed -n 's/^stat::average_exec_per_sec: *//p' "$log" | tail -n 1)
-    rss=$(sed -n 's/^stat::peak_rss_mb: *//p' "$log" | tail -n 1)
-    corpus=$(ls "fuzz/corpus/$target" | wc -l)
-    verdict=ok
+    if [ -z "$executions" ]; then
+      # No final statistics (a crash): the last status line counts.
+      executions=$(sed -n 's/^#\([0-9][0-9]*\).*/\1/p' "$log" | tail -n 1)
+    fi
+    executions=${executions:-0}
+    coverage=$(grep -o 'cov: [0-9]* ft: [0-9]*' "$log" | tail -n 1 | awk '{ print $2 "/" $4 }')
+    corpus_after=$(ls "fuzz/corpus/$target" | wc -l)
     if grep -q 'libFuzzer: run interrupted' "$log"; then
-      # Stopped by hand (SIGINT to the fuzzer): no finding, fewer executions than asked.
-      verdict="stopped before $runs executions, no crash"
-    elif [ "$status" != 0 ]; then
-      verdict="crash or error (exit $status; see the log and fuzz/artifacts/$target)"
+      verdict="stopped (signal), no crash"
+    elif grep -q '^Done [0-9]* runs' "$log" && [ "$status" = 0 ]; then
+      if [ "$executions" -ge "$runs" ]; then verdict="done, no crash"; else verdict="stopped (time budget), no crash"; fi
+    else
+      unit=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -n 1)
+      verdict="CRASH (exit $status) ${unit:-see $log}"
       failed=1
     fi
-    line="$(date -u +%FT%TZ) $target: ${executions:-?} executions in ${seconds}s (${per_second:-?}/s), peak RSS ${rss:-?} MB, corpus $corpus inputs: $verdict"
-    echo "$line" | tee -a "$logs/summary.txt"
+    rate=$(awk -v e="$executions" -v s="$seconds" 'BEGIN { printf "%.0f", (s > 0 ? e / s : 0) }')
+    per_exec=$(awk -v e="$executions" -v c="$cpu" 'BEGIN { printf "%.0f", (e > 0 ? c * 1e6 / e : 0) }')
+    printf '%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n' "$started_at" "$target" "$commit" \
+      "$LONG_NAME" "$executions" "$seconds" "$rate" "$cpu" "$per_exec" "${coverage:-?}" \
+      "$corpus_before>$corpus_after" "$verdict" >>"$LEDGER"
+    echo "# $target: $executions executions in ${seconds}s ($rate/s, ${per_exec} µs CPU each), $verdict;" \
+      "$(ledger_total "$target") of $goal in the ledger over $(ledger_runs "$target") runs"
   done
   exit $failed
   ;;
@@ -186,7 +262,7 @@ long)
     cd "$(folder "$target")"
     seed_corpus "$target"
     echo "# fuzz $target for ${seconds}s"
-    fuzz run --sanitizer "$sanitizer" "$target" "fuzz/corpus/$target" -- \
+    fuzz run "${BUILD_FLAGS[@]}" "$target" "fuzz/corpus/$target" -- \
       -max_total_time="$seconds" "${LIMITS[@]}" -print_final_stats=1
   done
   ;;
