@@ -218,7 +218,12 @@ export async function branch(f: Flows, entryId?: string): Promise<void> {
       // The server keeps an unwritten fork (pi writes it with the first reply) open for us.
       await f.ctl.open(res.newUri);
       f.sessions.setCurrent(f.ctl.uri);
-      if (!res.written) void vscode.window.showInformationMessage(`New session ${res.newPath ?? res.newUri} is written with the first reply.`);
+      if (!res.written) {
+        void vscode.window.showInformationMessage(
+          `New session ${res.newPath ?? res.newUri} is not on disk yet: pi writes a session with its first assistant reply. ` +
+            'Until then the server holds it in memory: the chat does not send or append into it, and it is gone once another session is opened.',
+        );
+      }
     }
     f.chat.prefill(res.editorText);
     f.chat.focus();

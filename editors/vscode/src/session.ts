@@ -91,10 +91,6 @@ export class SessionController implements vscode.Disposable {
     return this.uri ? [...(this.folds.get(this.uri) ?? [])] : [];
   }
 
-  isFolded(id: string): boolean {
-    return !!this.uri && !!this.folds.get(this.uri)?.has(id);
-  }
-
   /** Folds (`true`) or unfolds `id` in the session on screen and fetches the rows again. */
   async setFolded(id: string, folded: boolean): Promise<void> {
     const uri = this.uri;

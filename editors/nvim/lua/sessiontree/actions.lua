@@ -222,7 +222,15 @@ function M.branch(id, done)
       notify('Branch cancelled by a hook')
     else
       local where = result.newPath or result.newUri or '?'
-      notify('Branched into ' .. where .. (result.written and '' or ' (written at the first assistant reply)'))
+      notify(
+        'Branched into '
+          .. where
+          .. (
+            result.written and ''
+            or ' (not on disk yet: written at the first assistant reply; until then it is in memory only,'
+              .. ' the chat does not send or append into it, and it is gone once another session is shown)'
+          )
+      )
       if result.newUri then
         panel.open(result.newUri, function(open_err)
           if not open_err then
