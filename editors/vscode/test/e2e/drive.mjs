@@ -685,9 +685,7 @@ await check('/tree with the side bar hidden offers a quick pick of the rows', as
 await check('a 2000-entry session shows a window of rows with pagers; paging moves the window', async () => {
   await expandSessions();
   const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: 'Synthetic session (seed 7)' }).first();
-  await row.waitFor({ timeout: 8000 });
-  await row.click();
-  const s = await waitState((s) => s.session?.includes('synthetic') && s.window?.total > s.window?.rows, 'the windowed big session', 20000);
+  const s = await openFromSessions(row, (s) => s.session?.includes('synthetic') && s.window?.total > s.window?.rows, 'the windowed big session');
   await collapseSessions();
   // The window is around the leaf (revealed at the bottom): Home goes to the first item, the pager.
   await page.waitForTimeout(1000); // let the reveal of the leaf settle
@@ -709,9 +707,7 @@ await check('a pi session (pi\'s own folder) opens with its rows; the hand-off r
   await expandSessions();
   // The csv pi session (named "Quoted commas␇ in pi"), not the one pi writes for the live agent.
   const row = sidebar.locator('.pane:has(.pane-header:has-text("Sessions")) .monaco-list-row', { hasText: /in pi.*· pi/ }).first();
-  await row.waitFor({ timeout: 8000 });
-  await row.click();
-  const s = await waitState((s) => s.session?.includes('/pi-agent/'), 'the pi session', 15000);
+  const s = await openFromSessions(row, (s) => s.session?.includes('/pi-agent/'), 'the pi session');
   await collapseSessions();
   await treeRow('PR opened').waitFor({ timeout: 8000 });
   // Its name has a tab and a bell: the Chat title draws them as the rows do.
@@ -849,9 +845,7 @@ await check('the live agent: a pi session\'s chat shows its agent, ready to answ
   ]);
   await expandSessions();
   const row = sessionRows().filter({ hasText: 'first question' }).first();
-  await row.waitFor({ timeout: 10000 });
-  await row.click();
-  const s = await waitState((s) => s.session?.endsWith(path.basename(piSession)) && s.chatAgent?.agent === 'pi', 'the pi session and its agent', 20000);
+  const s = await openFromSessions(row, (s) => s.session?.endsWith(path.basename(piSession)) && s.chatAgent?.agent === 'pi', 'the pi session and its agent');
   await collapseSessions();
   await chatFrame().locator('.entry.msg.assistant', { hasText: 'echo: first question' }).waitFor({ timeout: 10000 });
   const line = await chatFrame().locator('#status-line').innerText();
