@@ -155,10 +155,19 @@ pub struct RowsParams {
     /// rows; omp also leaves room for its chrome). 0 = every row.
     #[serde(default)]
     pub height: u32,
-    /// Folded entries (pi's `/tree` folding, Ctrl+← / Alt+←): their descendants are hidden and
-    /// their rows show `⊞`. The client keeps the set. omp has no folding: ignored there.
+    /// Folded entries, as pi's `/tree` folds them (Ctrl+← / Alt+←): their descendants are
+    /// hidden, whatever the filter shows, and pi draws `⊞` on them. omp has no folding of its
+    /// own and is folded by the same rule, with no marker drawn (the rows' `foldable` / `folded`
+    /// say it). The client keeps the set for its session and sends it with each request; pi
+    /// clears it when the filter or the search changes, and so do the clients. A selection
+    /// inside a folded branch (the leaf, say) selects the folded row.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub folded: Vec<String>,
+    /// Move the selection first, as pi's fold keys do when they do not fold (the client folds a
+    /// `foldable` row and unfolds a `folded` one; on other rows the key moves): the rows are
+    /// then the window around where it went, and `selection` in the result names it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub segment: Option<SegmentMove>,
 }
 
 /// Result of [`Rows`].

@@ -31,6 +31,19 @@ pub enum FilterMode {
     All,
 }
 
+/// A move of the selection along the tree's branches, as pi's `/tree` makes it when Ctrl+← /
+/// Ctrl+→ (Alt+← / Alt+→) do not fold or unfold (`findBranchSegmentStart`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub enum SegmentMove {
+    /// Up the visible parents to the first row of the branch segment holding the selection; from
+    /// a segment's first row, to the first row of the segment above (a root: stays).
+    Up,
+    /// Down the first visible children to the first child of the next branch point, or to the
+    /// end of the chain.
+    Down,
+}
+
 /// A half-open range of characters (Unicode scalar values) inside a row's `text`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -72,11 +85,14 @@ pub struct Row {
     /// Whether the row has visible children.
     #[serde(default)]
     pub has_children: bool,
-    /// pi: the row can be folded (it has visible children and is a root or starts a branch;
-    /// drawn `⊟`). Always false for omp.
+    /// The row can be folded: it has visible children and is a root (no visible parent) or
+    /// starts a branch (pi: its visible parent has more than one visible child, and pi draws
+    /// `⊟` in its connector; omp: it is drawn with a connector, and omp draws no marker, so a
+    /// client draws one from this field).
     #[serde(default)]
     pub foldable: bool,
-    /// pi: the row is folded (`folded` in the params; drawn `⊞`, its descendants hidden).
+    /// The row is folded (named in the request's `folded`): its descendants are hidden. pi draws
+    /// `⊞`; omp draws nothing, so a client draws the marker from this field.
     #[serde(default)]
     pub folded: bool,
     /// Whether the row is the selection.

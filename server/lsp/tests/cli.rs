@@ -281,3 +281,42 @@ fn migrate_keeps_a_backup_and_the_result_loads() {
     let out = run(&["migrate".as_ref(), file.as_os_str()]);
     assert!(String::from_utf8_lossy(&out.stdout).contains("already current"));
 }
+
+/// `tree --fold`: pi's list as pi draws it after folding the branch holding the leaf (the lines
+/// the installed pi printed for this file after Ctrl+← from the leaf); omp's session folds by the
+/// same rule and draws no marker.
+#[test]
+fn tree_folds_as_pi_does() {
+    let tree = |file: &Path, fold: &[&str]| {
+        let mut args: Vec<&std::ffi::OsStr> =
+            vec!["tree".as_ref(), "--width".as_ref(), "120".as_ref()];
+        for id in fold {
+            args.push("--fold".as_ref());
+            args.push(id.as_ref());
+        }
+        args.push(file.as_os_str());
+        let out = run(&args);
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let pi = sessiontree_testkit::fixture("c06-branch-basic/pi/session.jsonl");
+    assert_eq!(
+        tree(&pi, &["a7f4ac9e"]),
+        "  • user: Plan a trip\n  • assistant: Where to?\n› ├⊞ • user: Rome\n  └⊟ user: Paris\n        assistant: Paris is lovely.\n  (3/5)\n"
+    );
+    let omp = sessiontree_testkit::fixture("c06-branch-basic/omp/session.jsonl");
+    let open = tree(&omp, &[]);
+    let branch = "  ├─ • user: Rome\n› │  • assistant: Rome is historic.\n  └─ user: Paris\n";
+    assert_eq!(
+        open,
+        format!("  • user: Plan a trip\n  • assistant: Where to?\n{branch}     assistant: Paris is lovely.\n")
+    );
+    assert_eq!(
+        tree(&omp, &["c498f61c"]),
+        format!("  • user: Plan a trip\n  • assistant: Where to?\n{branch}")
+    );
+}

@@ -1136,3 +1136,80 @@ async fn opening_a_big_session_reports_progress() {
     }
     assert_eq!(kinds, ["begin", "end"]);
 }
+
+/// Folding over the wire, on an omp and a pi session: `folded` hides the branch's rows (the leaf
+/// inside selects the folded row) and drawing them back needs only the set without it; `segment`
+/// moves the selection as pi's fold keys do on rows they do not fold.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn rows_fold_and_move_by_branch_segments() {
+    let dir = tempfile::tempdir().expect("tmp");
+    let c = Client::initialized(false, Value::Null, None).await;
+    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let ids = |rows: &Value| -> Vec<String> {
+        rows["rows"]
+            .as_array()
+            .map(|r| {
+                r.iter()
+                    .filter_map(|r| r["id"].as_str().map(str::to_owned))
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    const U3: &str = "6c055220";
+    let open = c.ok("sessionTree/rows", json!({"uri": u})).await;
+    assert_eq!(ids(&open), [U1, A1, U3, A3, U2, A2], "{open}");
+    let foldable: Vec<bool> = open["rows"]
+        .as_array()
+        .map(|r| r.iter().map(|r| r["foldable"] == json!(true)).collect())
+        .unwrap_or_default();
+    assert_eq!(foldable, [true, false, true, false, true, false]);
+    let folded = c
+        .ok("sessionTree/rows", json!({"uri": u, "folded": [U3]}))
+        .await;
+    assert_eq!(ids(&folded), [U1, A1, U3, U2, A2], "{folded}");
+    assert_eq!(
+        folded["selection"],
+        json!(U3),
+        "the leaf inside selects the folded row"
+    );
+    assert_eq!(folded["rows"][2]["folded"], json!(true));
+    assert_eq!(folded["rows"][2]["foldable"], json!(false));
+    // omp draws the folded row as before (no marker), the cursor now on it.
+    let before = open["lines"][2].as_str().unwrap_or_default();
+    assert_eq!(folded["lines"][2], json!(before.replacen("  ", "› ", 1)));
+    // Up from the leaf: the first row of its branch; down from the root: the first child of the
+    // branch point.
+    let up = c
+        .ok("sessionTree/rows", json!({"uri": u, "segment": "up"}))
+        .await;
+    assert_eq!(up["selection"], json!(U3), "{up}");
+    let down = c
+        .ok(
+            "sessionTree/rows",
+            json!({"uri": u, "selection": U1, "segment": "down"}),
+        )
+        .await;
+    assert_eq!(down["selection"], json!(U3), "{down}");
+    let bad = c
+        .err("sessionTree/rows", json!({"uri": u, "segment": "left"}))
+        .await;
+    assert_eq!(kind(&bad), "invalidParams");
+
+    // pi: the same, drawn with pi's markers.
+    let (p, _) = open_copy(&c, dir.path(), "c06-branch-basic/pi/session.jsonl").await;
+    let up = c
+        .ok("sessionTree/rows", json!({"uri": p, "segment": "up"}))
+        .await;
+    let start = up["selection"].as_str().unwrap_or_default().to_owned();
+    assert!(
+        up["lines"].as_array().is_some_and(|l| l
+            .iter()
+            .any(|l| l.as_str().is_some_and(|l| l.starts_with("› ├⊟")))),
+        "{up}"
+    );
+    let folded = c
+        .ok("sessionTree/rows", json!({"uri": p, "folded": [start]}))
+        .await;
+    assert_eq!(folded["selection"], json!(start));
+    assert_eq!(folded["lines"][2], json!("› ├⊞ • user: Rome"), "{folded}");
+}

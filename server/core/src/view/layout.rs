@@ -70,9 +70,11 @@ impl Layout {
         let dialect = model.dialect;
         let query = search::Query::new(search, dialect);
         let mut visible = visibility::visible(model, filter, &query);
-        // pi: descendants of folded entries are hidden (by `parentId`, in flattened order).
+        // Descendants of folded entries are hidden, as pi hides them (by the tree's parents, in
+        // flattened order, whatever the filter shows); omp has no folding of its own and gets
+        // the same.
         let mut folded_key = vec![false; model.key_count()];
-        if dialect == Dialect::Pi && !folded.is_empty() {
+        if !folded.is_empty() {
             for id in folded {
                 if let Some(k) = model.key_of(id) {
                     folded_key[k] = true;

@@ -21,6 +21,7 @@ mod render;
 mod rows;
 pub mod search;
 mod search_cache;
+mod segment;
 mod shared_text;
 #[cfg(test)]
 mod testkit;
@@ -31,6 +32,7 @@ pub mod window;
 pub use first_window::{first_window, first_window_cut_below};
 pub use fixture::{tree_render_fixture, tree_render_for_inspect};
 pub use search::SearchWarmUp;
+pub use segment::Segment;
 pub use shared_text::SharedText;
 pub use tree_model::TreeModel;
 pub use visibility::FilterMode;
@@ -103,10 +105,11 @@ pub struct Row {
     pub parent_row: Option<usize>,
     /// This row's connector, when its parent branches.
     pub connector: Option<GutterCell>,
-    /// pi: can be folded (has visible children and is a root or starts a branch); drawn `⊟` in
-    /// its connector.
+    /// Can be folded: has visible children and is a root (no visible parent) or starts a branch
+    /// (pi: its visible parent has more than one visible child, and pi draws `⊟` in its
+    /// connector; omp: it is drawn with a connector, and omp draws no marker).
     pub foldable: bool,
-    /// pi: folded (drawn `⊞`; its descendants are hidden).
+    /// Folded: its descendants are hidden (pi draws `⊞`; omp draws no marker).
     pub folded: bool,
     /// The gutter as drawn (one cell per level); filled for rows inside the window.
     pub gutter: Vec<GutterCell>,
@@ -409,12 +412,48 @@ mod tests {
         assert!(view.rows[2].folded && view.rows[3].foldable);
         let root = model.rows_folded(&state, &[k.id("start")]);
         assert_eq!(root.text_lines(), ["› ⊞ • user: Start task", "  (1/1)"]);
-        // omp has no folding.
-        let omp = Kit::seed_example(Dialect::Omp);
-        let m = TreeModel::new(&omp.session, None);
+    }
+
+    /// omp has no folding of its own: pi's rule on omp's drawing, with no marker; the leaf inside
+    /// the folded branch selects the folded row.
+    #[test]
+    fn omp_folding() {
+        let k = Kit::seed_example(Dialect::Omp);
+        let model = TreeModel::new(&k.session, None);
+        let state = ViewState::default();
+        let open = model.rows(&state);
+        let foldable: Vec<_> = open
+            .rows
+            .iter()
+            .filter(|r| r.foldable)
+            .map(|r| r.text.as_str())
+            .collect();
         assert_eq!(
-            m.rows_folded(&state, &[omp.id("start")]).text_lines(),
-            m.rows(&state).text_lines()
+            foldable,
+            [
+                "user: Start task",
+                "user: Try approach A",
+                "user: Try approach B"
+            ]
+        );
+        let view = model.rows_folded(&state, &[k.id("try_a")]);
+        assert_eq!(
+            view.text_lines(),
+            [
+                "  • user: Start task",
+                "  • assistant: Plan",
+                "› ├─ • user: Try approach A",
+                "  └─ user: Try approach B",
+                "     assistant: B result",
+            ]
+        );
+        assert!(view.rows[2].folded && !view.rows[2].foldable && view.rows[3].foldable);
+        assert_eq!(view.selected_id(), Some(k.id("try_a").as_str()));
+        let root = model.rows_folded(&state, &[k.id("start")]);
+        assert_eq!(root.text_lines(), ["› • user: Start task"]);
+        assert_eq!(
+            model.rows_folded(&state, &[]).text_lines(),
+            open.text_lines()
         );
     }
 

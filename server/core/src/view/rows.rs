@@ -86,7 +86,11 @@ pub(super) fn compute_in(
                             GutterCell::Branch
                         },
                     );
-                    (node.depth as usize, connector, false)
+                    // pi's rule on omp's drawing: it has visible children and is a root (no
+                    // visible parent) or starts a branch (drawn with a connector).
+                    let foldable = child_rows[at] > 0
+                        && (parent_rows[at] == flatten::NONE || connector.is_some());
+                    (node.depth as usize, connector, foldable)
                 }
             };
             let drawn = in_window.then(|| match &pi {
@@ -149,7 +153,8 @@ pub(super) fn compute_in(
             selected: r.selected,
             prefix: r.prefix.as_deref().unwrap_or(""),
             body: render::row_body(
-                r.folded && r.connector.is_none(),
+                // pi draws `⊞ ` before a folded row without a connector; omp draws no marker.
+                dialect == Dialect::Pi && r.folded && r.connector.is_none(),
                 r.on_active_path,
                 r.label.as_deref(),
                 &r.text,

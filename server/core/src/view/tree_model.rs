@@ -12,8 +12,8 @@ use std::path::Path;
 /// the session's revision does not change.
 #[derive(Debug)]
 pub struct TreeModel {
-    model: Model,
-    leaf: Option<String>,
+    pub(super) model: Model,
+    pub(super) leaf: Option<String>,
     /// The last layout computed (filter, search, folding), reused while they stay the same.
     layout: std::sync::Mutex<Option<std::sync::Arc<Layout>>>,
 }
@@ -50,8 +50,10 @@ impl TreeModel {
         )
     }
 
-    /// pi's view with some entries folded (Ctrl+← / Alt+←): their descendants are hidden and they
-    /// show `⊞`. omp has no folding; its view ignores `folded`.
+    /// The view with some entries folded, as pi's `/tree` folds them (Ctrl+← / Alt+←): their
+    /// descendants are hidden and pi draws `⊞` on them. omp has no folding of its own: its view
+    /// folds by the same rule and draws no marker (the rows' `foldable` / `folded` say it), so
+    /// with nothing folded its lines are omp's.
     pub fn rows_folded(&self, state: &ViewState, folded: &[String]) -> RowsView {
         compute_folded(
             &self.model,
@@ -69,29 +71,11 @@ impl TreeModel {
         self.window_folded(state, &[])
     }
 
-    /// [`TreeModel::window`] with pi's folding (see [`TreeModel::rows_folded`]). The filter /
+    /// [`TreeModel::window`] with folding (see [`TreeModel::rows_folded`]). The filter /
     /// search / folding layout is kept between calls, so moving the selection or the window
     /// costs only the rows in the window.
     pub fn window_folded(&self, state: &ViewState, folded: &[String]) -> RowsView {
-        let layout = {
-            let mut cached = self
-                .layout
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            match cached.as_ref() {
-                Some(l) if l.is_for(state.filter, &state.search, folded) => l.clone(),
-                _ => {
-                    let l = std::sync::Arc::new(Layout::build(
-                        &self.model,
-                        state.filter,
-                        &state.search,
-                        folded,
-                    ));
-                    *cached = Some(l.clone());
-                    l
-                }
-            }
-        };
+        let layout = self.layout_for(state, folded);
         compute_in(
             &self.model,
             &layout,
@@ -100,6 +84,31 @@ impl TreeModel {
             false,
             None,
         )
+    }
+
+    /// The layout of a filter, search and folding: the last one, or one built now (and kept).
+    pub(super) fn layout_for(
+        &self,
+        state: &ViewState,
+        folded: &[String],
+    ) -> std::sync::Arc<Layout> {
+        let mut cached = self
+            .layout
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        match cached.as_ref() {
+            Some(l) if l.is_for(state.filter, &state.search, folded) => l.clone(),
+            _ => {
+                let l = std::sync::Arc::new(Layout::build(
+                    &self.model,
+                    state.filter,
+                    &state.search,
+                    folded,
+                ));
+                *cached = Some(l.clone());
+                l
+            }
+        }
     }
 
     /// The number of entries in the flattened tree.

@@ -1,6 +1,6 @@
 //! `sessiontree tree`: prints a session's `/tree` list exactly as the agent draws it (ANSI removed)
-//! for a filter, a search query, a selected entry and a terminal size; `--json` prints the
-//! structured rows instead.
+//! for a filter, a search query, a selected entry, folded entries and a terminal size; `--json`
+//! prints the structured rows instead.
 
 use super::CliResult;
 use sessiontree_core::view::{FilterMode, TreeModel, ViewState};
@@ -33,6 +33,10 @@ pub struct TreeArgs {
     /// Read the file with this agent's rules (`pi` or `omp`) instead of detecting them.
     #[arg(long)]
     pub dialect: Option<Dialect>,
+    /// Fold an entry (repeatable): its descendants are hidden, as pi's `/tree` folds them
+    /// (omp sessions fold by the same rule, with no marker drawn).
+    #[arg(long = "fold", value_name = "ID")]
+    pub folded: Vec<String>,
     /// Print the structured rows as JSON.
     #[arg(long)]
     pub json: bool,
@@ -62,8 +66,14 @@ fn print(args: TreeArgs) -> CliResult {
         height: args.height,
     };
     let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
-    // As the agent shows it: the selector opens on the selection, then the query is typed.
-    let view = TreeModel::new(&session, home.as_deref()).typed(&state);
+    let model = TreeModel::new(&session, home.as_deref());
+    let view = if args.folded.is_empty() {
+        // As the agent shows it: the selector opens on the selection, then the query is typed.
+        model.typed(&state)
+    } else {
+        // Folds are made in the list as it shows (pi clears them when the query changes).
+        model.rows_folded(&state, &args.folded)
+    };
     let mut out = std::io::stdout().lock();
     if args.json {
         let text = serde_json::to_string_pretty(&view)

@@ -337,6 +337,18 @@ impl Actor {
     }
 
     /// This revision's tree model, when it is built.
+    /// Where pi's fold keys move the selection from `state` when they do not fold (see
+    /// [`view::Segment`]), in this revision's tree model.
+    pub fn segment_start(
+        &self,
+        home: Option<&Path>,
+        state: &view::ViewState,
+        folded: &[String],
+        way: view::Segment,
+    ) -> Option<String> {
+        self.tree_model(home).segment_start(state, folded, way)
+    }
+
     fn built_tree_model(&self, home: Option<&Path>) -> Option<Arc<view::TreeModel>> {
         let revision = self.revision();
         let cached = self

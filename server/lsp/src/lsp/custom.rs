@@ -248,6 +248,14 @@ impl Backend {
         let home = self.locations().home;
         handle
             .read(move |a| {
+                let mut p = p;
+                if let Some(way) = p.segment {
+                    // pi's fold keys on a row they do not fold: the selection moves first.
+                    let state = rows::view_state(&a.session, &p);
+                    let to =
+                        a.segment_start(home.as_deref(), &state, &p.folded, rows::segment(way));
+                    p.selection = to.or(p.selection);
+                }
                 let window =
                     |state: &_, folded: &[String]| a.window(home.as_deref(), state, folded);
                 Ok(rows::compute_rows(&a.session, window, &p, a.revision()))

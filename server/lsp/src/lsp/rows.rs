@@ -53,6 +53,31 @@ fn is_control(c: char) -> bool {
     c < ' ' || c == '\u{7f}'
 }
 
+/// The view state the params ask for.
+pub fn view_state(session: &Session, p: &proto::RowsParams) -> ViewState {
+    let height = if p.height == 0 {
+        // Tall enough for every row whatever the dialect keeps for its chrome.
+        session.entries().len().saturating_mul(2).saturating_add(32)
+    } else {
+        p.height as usize
+    };
+    ViewState {
+        filter: filter(p.filter),
+        search: p.search.clone(),
+        selected: p.selection.clone(),
+        width: if p.width == 0 { 120 } else { p.width as usize },
+        height,
+    }
+}
+
+/// The engine's branch-segment move for the wire's.
+pub fn segment(way: proto::SegmentMove) -> view::Segment {
+    match way {
+        proto::SegmentMove::Up => view::Segment::Up,
+        proto::SegmentMove::Down => view::Segment::Down,
+    }
+}
+
 fn filter(f: FilterMode) -> view::FilterMode {
     match f {
         FilterMode::Default => view::FilterMode::Default,
@@ -71,19 +96,7 @@ pub fn compute_rows(
     p: &proto::RowsParams,
     revision: u64,
 ) -> proto::RowsResult {
-    let height = if p.height == 0 {
-        // Tall enough for every row whatever the dialect keeps for its chrome.
-        session.entries().len().saturating_mul(2).saturating_add(32)
-    } else {
-        p.height as usize
-    };
-    let state = ViewState {
-        filter: filter(p.filter),
-        search: p.search.clone(),
-        selected: p.selection.clone(),
-        width: if p.width == 0 { 120 } else { p.width as usize },
-        height,
-    };
+    let state = view_state(session, p);
     let v = window(&state, &p.folded);
     let window = v.window.start..v.window.end;
     let rows = v
@@ -206,6 +219,7 @@ mod tests {
             width,
             height: 0,
             folded: Vec::new(),
+            segment: None,
         };
         let result = compute_rows(
             &session,
@@ -268,6 +282,7 @@ mod tests {
                         width: 100,
                         height: 30,
                         folded: Vec::new(),
+                        segment: None,
                     };
                     let result = compute_rows(
                         &session,
@@ -286,11 +301,11 @@ mod tests {
         assert!(checked >= 12, "{checked}");
     }
 
-    /// pi's folding reaches the wire: a foldable row named in `folded` is drawn folded (`⊞`) and
-    /// its descendants leave the rows; omp has no folding, so nothing is foldable and `folded`
-    /// changes nothing.
+    /// Folding reaches the wire: a foldable row named in `folded` is folded and its descendants
+    /// leave the rows, nothing else; pi draws `⊟` / `⊞`, omp (folded by pi's rule) draws no
+    /// marker and its lines are otherwise unchanged.
     #[test]
-    fn folded_entries_hide_their_descendants_in_pi_only() {
+    fn folded_entries_hide_their_descendants_in_both_dialects() {
         let dir = tempfile::tempdir().unwrap_or_else(|e| panic!("{e}"));
         let rows_of = |session: &Session, folded: Vec<String>| {
             let model = view::TreeModel::new(session, None);
@@ -302,6 +317,7 @@ mod tests {
                 width: 100,
                 height: 0,
                 folded,
+                segment: None,
             };
             compute_rows(
                 session,
@@ -310,57 +326,65 @@ mod tests {
                 1,
             )
         };
-        let pi = generated(dir.path(), Dialect::Pi, 400, 6);
-        let open = rows_of(&pi, Vec::new());
-        let at = open
-            .rows
-            .iter()
-            .position(|r| r.foldable && r.depth > 0)
-            .unwrap_or_else(|| panic!("no foldable branch row"));
-        let id = open.rows[at].id.clone().unwrap_or_default();
-        assert!(open.lines[at].contains('⊟'), "{}", open.lines[at]);
-        let folded = rows_of(&pi, vec![id.clone()]);
-        let row = folded
-            .rows
-            .iter()
-            .position(|r| r.id.as_deref() == Some(id.as_str()))
-            .unwrap_or_else(|| panic!("the folded row is gone"));
-        assert!(folded.rows[row].folded && !open.rows[at].folded);
-        assert!(folded.lines[row].contains('⊞'), "{}", folded.lines[row]);
-        // Its descendants are hidden, nothing else.
-        let tree = pi.tree();
-        let mut descendants = HashSet::new();
-        let mut stack = vec![pi.index_of(&id).unwrap_or_else(|| panic!("no entry {id}"))];
-        while let Some(index) = stack.pop() {
-            for &child in tree.children(index) {
-                if let Some(child_id) = pi.entry_at(child).and_then(|e| e.id()) {
-                    descendants.insert(child_id.to_owned());
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            let session = generated(dir.path(), dialect, 400, 6);
+            let open = rows_of(&session, Vec::new());
+            let at = open
+                .rows
+                .iter()
+                .position(|r| r.foldable && r.depth > 0)
+                .unwrap_or_else(|| panic!("{dialect:?}: no foldable branch row"));
+            let id = open.rows[at].id.clone().unwrap_or_default();
+            let folded = rows_of(&session, vec![id.clone()]);
+            let row = folded
+                .rows
+                .iter()
+                .position(|r| r.id.as_deref() == Some(id.as_str()))
+                .unwrap_or_else(|| panic!("the folded row is gone"));
+            assert!(folded.rows[row].folded && !open.rows[at].folded);
+            match dialect {
+                Dialect::Pi => {
+                    assert!(open.lines[at].contains('⊟'), "{}", open.lines[at]);
+                    assert!(folded.lines[row].contains('⊞'), "{}", folded.lines[row]);
                 }
-                stack.push(child);
+                Dialect::Omp => {
+                    // The same line (the cursor column aside: the leaf may be inside).
+                    let after_cursor = |l: &str| l.chars().skip(2).collect::<String>();
+                    assert_eq!(
+                        after_cursor(&folded.lines[row]),
+                        after_cursor(&open.lines[at])
+                    );
+                    let markers =
+                        |r: &proto::RowsResult| r.lines.iter().any(|l| l.contains(['⊟', '⊞']));
+                    assert!(!markers(&open) && !markers(&folded));
+                }
             }
+            // Its descendants are hidden, nothing else.
+            let tree = session.tree();
+            let mut descendants = HashSet::new();
+            let mut stack = vec![session
+                .index_of(&id)
+                .unwrap_or_else(|| panic!("no entry {id}"))];
+            while let Some(index) = stack.pop() {
+                for &child in tree.children(index) {
+                    if let Some(child_id) = session.entry_at(child).and_then(|e| e.id()) {
+                        descendants.insert(child_id.to_owned());
+                    }
+                    stack.push(child);
+                }
+            }
+            let expected: Vec<_> = open
+                .rows
+                .iter()
+                .filter(|r| !r.id.as_ref().is_some_and(|i| descendants.contains(i)))
+                .map(|r| r.id.clone())
+                .collect();
+            let shown: Vec<_> = folded.rows.iter().map(|r| r.id.clone()).collect();
+            assert!(
+                expected.len() < open.rows.len(),
+                "{dialect:?}: the folded row hid nothing"
+            );
+            assert_eq!(shown, expected, "{dialect:?}");
         }
-        let expected: Vec<_> = open
-            .rows
-            .iter()
-            .filter(|r| !r.id.as_ref().is_some_and(|i| descendants.contains(i)))
-            .map(|r| r.id.clone())
-            .collect();
-        let shown: Vec<_> = folded.rows.iter().map(|r| r.id.clone()).collect();
-        assert!(
-            expected.len() < open.rows.len(),
-            "the folded row hid nothing"
-        );
-        assert_eq!(shown, expected);
-
-        let omp = generated(dir.path(), Dialect::Omp, 400, 6);
-        let open = rows_of(&omp, Vec::new());
-        assert!(open.rows.iter().all(|r| !r.foldable && !r.folded));
-        let some = open
-            .rows
-            .iter()
-            .filter_map(|r| r.id.clone())
-            .take(20)
-            .collect();
-        assert_eq!(rows_of(&omp, some), open);
     }
 }
