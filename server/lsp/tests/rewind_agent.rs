@@ -19,13 +19,17 @@ use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
 use support::tmux::Tmux;
 use support::uri;
 
-/// What must never change: HEAD, the branches, the index (its bytes), an ignored file.
-fn untouchables(project: &Path) -> (String, String, Vec<u8>, Vec<u8>) {
+/// What must never change: HEAD, the branches, the index (its bytes, named by their hash so a
+/// failure reads), an ignored file.
+fn untouchables(project: &Path) -> (String, String, String, String) {
     (
         git(project, &["rev-parse", "HEAD"]),
         git(project, &["for-each-ref", "refs/heads"]),
-        std::fs::read(project.join(".git/index")).expect("the index"),
-        std::fs::read(project.join("build.log")).expect("the ignored file"),
+        git(project, &["hash-object", "--no-filters", ".git/index"]),
+        String::from_utf8_lossy(
+            &std::fs::read(project.join("build.log")).expect("the ignored file"),
+        )
+        .into_owned(),
     )
 }
 
@@ -134,9 +138,9 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
                 && m["params"]["uri"] == session
                 && m["params"]["point"]["entryId"] == *id
         });
-        assert_eq!(note["params"]["point"]["moment"], moment);
-        assert_eq!(note["params"]["point"]["exact"], true);
-        assert_eq!(note["params"]["point"]["by"], "bridge");
+        assert_eq!(note["params"]["point"]["moment"], moment, "{note}");
+        assert_eq!(note["params"]["point"]["exact"], true, "{note}");
+        assert_eq!(note["params"]["point"]["by"], "bridge", "{note}");
     }
     // ... and they are the session's only points: none for the answer that called tools, none
     // taken by the server while it followed the file.
@@ -209,7 +213,8 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
             {"path": "a.txt", "status": "modified"},
             {"path": "hello.txt", "status": "added"},
             {"path": "notes.txt", "status": "added"}
-        ])
+        ]),
+        "{compare}"
     );
     let restored = server.ok(
         "sessionTree/rewindRestore",
