@@ -403,6 +403,24 @@ M.panel_actions = {
   filter_all = function()
     search.set_filter('all')
   end,
+  fold_or_up = function()
+    require('sessiontree.fold').fold_or_up()
+  end,
+  unfold_or_down = function()
+    require('sessiontree.fold').unfold_or_down()
+  end,
+  fold = function()
+    require('sessiontree.fold').fold()
+  end,
+  unfold = function()
+    require('sessiontree.fold').unfold()
+  end,
+  toggle_fold = function()
+    require('sessiontree.fold').toggle()
+  end,
+  unfold_all = function()
+    require('sessiontree.fold').unfold_all()
+  end,
   branch = M.branch_here,
   chat = function()
     require('sessiontree.chat').open(panel.state.uri)

@@ -36,6 +36,12 @@
 ---@field up string|string[]
 ---@field page_up string|string[]
 ---@field page_down string|string[]
+---@field fold_or_up string|string[]
+---@field unfold_or_down string|string[]
+---@field fold string|string[]
+---@field unfold string|string[]
+---@field toggle_fold string|string[]
+---@field unfold_all string|string[]
 ---@field select string|string[]
 ---@field search string|string[]
 ---@field search_backspace string|string[]
@@ -146,6 +152,14 @@ M.defaults = {
     up = { 'k', '<Up>' },
     page_up = '<Left>',
     page_down = '<Right>',
+    -- pi's /tree fold keys (Ctrl+← / Alt+←, Ctrl+→ / Alt+→): fold or move up a branch segment,
+    -- unfold or move down one; omp sessions fold the same way.
+    fold_or_up = { 'h', '<C-Left>', '<M-Left>' },
+    unfold_or_down = { 'l', '<C-Right>', '<M-Right>' },
+    fold = 'zc',
+    unfold = 'zo',
+    toggle_fold = 'za',
+    unfold_all = 'zR',
     select = '<CR>',
     search = '/',
     search_backspace = '<BS>',

@@ -14,6 +14,7 @@ local M = {}
 
 ---@class sessiontree.PanelState
 ---@field uri string|nil The session shown.
+---@field dialect string|nil Its agent (`pi` or `omp`), from the open answer.
 ---@field name string|nil The session name (or the file name).
 ---@field filter sessiontree.FilterMode
 ---@field search string
@@ -265,7 +266,7 @@ local function apply_rows(result, asked)
         virt_text = { { st.search ~= '' and 'No entries match the search' or 'No entries found', 'Comment' } },
       })
     else
-      render.draw(st.buf, st.lines, st.rows)
+      render.draw(st.buf, st.lines, st.rows, st.dialect)
       require('sessiontree.rewind').draw_marks(st.buf, st.uri, st.rows, st.revision)
     end
     st.marker_line = nil
@@ -333,10 +334,13 @@ function M.window_height()
   return max > 0 and math.max(10, math.floor(max)) * 2 or 0
 end
 
---- Asks the server for the rows of the current state and draws them. Answers to an older request
---- than the latest are dropped, so fast typing never draws a stale search.
+--- Asks the server for the rows of the current state (with the session's folds) and draws them.
+--- Answers to an older request than the latest are dropped, so fast typing never draws a stale
+--- search. `opts.segment` (`up`/`down`) moves the selection by branch segments first (pi's fold
+--- keys on a row they do not fold); the cursor goes where the server says it went.
 ---@param done fun(err: table|nil)|nil
-function M.refresh(done)
+---@param opts { segment: 'up'|'down'|nil }|nil
+function M.refresh(done, opts)
   local st = M.state
   if not st.uri then
     return
@@ -354,6 +358,8 @@ function M.refresh(done)
     selection = st.selection,
     width = M.row_width(),
     height = M.window_height(),
+    folded = require('sessiontree.fold').list(st.uri),
+    segment = opts and opts.segment or nil,
   }, function(err, result)
     st.pending = st.pending - 1
     st.last_ms = (vim.uv.hrtime() - started) / 1e6
@@ -369,6 +375,10 @@ function M.refresh(done)
       st.error = client.describe(err)
       vim.notify('sessiontree: rows: ' .. st.error, vim.log.levels.ERROR)
     else
+      if opts and opts.segment and result.selection then
+        st.selection = result.selection
+        asked = result.selection
+      end
       apply_rows(result, asked)
     end
     if done then
@@ -509,6 +519,7 @@ function M.open(uri, done)
     st.rows, st.lines, st.total, st.window_start = {}, {}, nil, 0
     st.name = M.file_title(uri)
     st.problems = nil
+    st.dialect = nil
   end
   M.update_header()
   client.request(protocol.OPEN, { uri = uri }, function(err, result)
@@ -538,6 +549,7 @@ function M.open(uri, done)
     end
     if M.same_uri(st.uri, uri) then
       st.name = result.name or st.name
+      st.dialect = result.dialect
       st.leaf = result.leaf
       st.revision = result.revision
       local diagnostics = result.diagnostics or {}

@@ -17,6 +17,7 @@ M.groups = {
   SessionTreeActivePath = 'Special',
   SessionTreeInactive = 'Comment',
   SessionTreeLeaf = 'DiagnosticOk',
+  SessionTreeFold = 'Special',
   SessionTreeLabel = 'Label',
   SessionTreeMatch = 'Search',
   SessionTreeCursor = 'CursorLine',
@@ -223,6 +224,50 @@ end
 --- Drawn after the leaf's row (the panel keeps room for it when rows are cut to its width).
 M.LEAF_MARK = ' ← leaf'
 
+--- Drawn after a folded row holding the leaf (the leaf's row is hidden under it).
+M.LEAF_FOLDED_MARK = ' ← leaf (folded)'
+
+--- Where omp's row `row` ends its gutter in `line` (bytes), when the line shows it whole: the
+--- cursor column, then the prefix.
+---@param line string
+---@param row table
+---@return integer|nil
+local function after_prefix(line, row)
+  local cursor = line:sub(1, #M.MARKER) == M.MARKER and #M.MARKER + 1 or 2
+  local prefix = row.prefix or ''
+  if line:sub(cursor + 1, cursor + #prefix) == prefix then
+    return cursor + #prefix
+  end
+  return nil
+end
+
+--- The fold marker the panel draws itself on an omp row (omp draws none; pi's lines carry their
+--- own), placed as pi places its markers: over the `─` of the row's connector (`├⊟`, `└⊞`), or
+--- before the text of a folded row without one (`⊞ `). `⊞`: folded; `⊟`: foldable, on rows with
+--- a connector only (as pi). Returns the marker, the byte column and whether it covers the `─`.
+---@param line string
+---@param row table
+---@return string|nil marker
+---@return integer|nil col
+---@return boolean|nil overlay
+function M.omp_fold_marker(line, row)
+  if not (row.folded or row.foldable) then
+    return nil
+  end
+  local at = after_prefix(line, row)
+  if not at then
+    return nil
+  end
+  local connector = (row.prefix or ''):sub(-#'─ ') == '─ '
+  if connector then
+    return row.folded and '⊞' or '⊟', at - #'─ ', true
+  end
+  if row.folded then
+    return '⊞ ', at, false
+  end
+  return nil
+end
+
 --- The cursor marker the server draws in front of the selected row (`› `), if its lines have one.
 M.MARKER = '›'
 
@@ -321,7 +366,8 @@ local drawn = {}
 ---@param buf integer
 ---@param lines string[] the server's `lines`
 ---@param rows table[] the server's `rows` (same order)
-function M.draw(buf, lines, rows)
+---@param dialect string|nil the session's agent: omp rows get their fold markers drawn here
+function M.draw(buf, lines, rows, dialect)
   vim.bo[buf].modifiable = true
   vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
   vim.bo[buf].modifiable = false
@@ -329,11 +375,23 @@ function M.draw(buf, lines, rows)
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   drawn[buf] = rows
   for i, row in ipairs(rows) do
-    if row.isLeaf then
+    local leaf_mark = row.isLeaf and M.LEAF_MARK
+      or (row.folded and row.onActivePath and M.LEAF_FOLDED_MARK)
+      or nil
+    if leaf_mark then
       vim.api.nvim_buf_set_extmark(buf, M.ns, i - 1, 0, {
-        virt_text = { { M.LEAF_MARK, 'SessionTreeLeaf' } },
+        virt_text = { { leaf_mark, 'SessionTreeLeaf' } },
         virt_text_pos = 'eol',
       })
+    end
+    if dialect == 'omp' then
+      local marker, col, overlay = M.omp_fold_marker(lines[i] or '', row)
+      if marker then
+        vim.api.nvim_buf_set_extmark(buf, M.ns, i - 1, col, {
+          virt_text = { { marker, 'SessionTreeFold' } },
+          virt_text_pos = overlay and 'overlay' or 'inline',
+        })
+      end
     end
   end
 end

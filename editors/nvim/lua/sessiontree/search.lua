@@ -56,6 +56,8 @@ end
 --- Sets the filter mode.
 ---@param mode sessiontree.FilterMode
 function M.set_filter(mode)
+  -- As pi: a filter change unfolds everything.
+  require('sessiontree.fold').clear(panel.state.uri)
   panel.state.filter = mode
   panel.update_header()
   panel.refresh()
@@ -81,6 +83,10 @@ local search_timer = nil
 ---@param text string
 function M.set(text)
   local st = panel.state
+  -- As pi: typing or clearing a search unfolds everything.
+  if text ~= st.search then
+    require('sessiontree.fold').clear(st.uri)
+  end
   st.search = text
   panel.update_header()
   if search_timer and not search_timer:is_closing() then
