@@ -8,6 +8,7 @@ mod support;
 use sessiontree_core::session::SessionStore;
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
+use sessiontree_testkit::fixtures::shared_conformance_dir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 use std::sync::Arc;
@@ -24,17 +25,9 @@ fn run(args: &[&str]) -> Output {
         .unwrap_or_else(|e| panic!("{e}"))
 }
 
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
-        })
-}
-
 /// Every omp session file of the suite (and pi's: a Redis store may hold either layout).
 fn fixtures() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared_conformance_dir())
         .unwrap_or_else(|e| panic!("conformance fixtures: {e}"))
         .filter_map(|d| d.ok())
         .flat_map(|d| {
@@ -128,7 +121,7 @@ fn store_errors_are_clear_and_never_show_the_password() {
     put(
         &server,
         path,
-        &conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
+        &shared_conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
     );
     let secret = "hunter2-secret";
     let go = |url: &str, session: &str| {
@@ -184,7 +177,7 @@ fn continue_on_a_store_session_is_refused_with_the_reason() {
     put(
         &server,
         path,
-        &conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
+        &shared_conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
     );
     let key = format!("omp:sessions:file:{path}");
     let before: Vec<u8> = redis::cmd("GET")
@@ -243,7 +236,7 @@ fn a_tls_store_reads_with_its_ca_file_and_is_refused_clearly_without() {
     let tls = support::tls_store::TlsStore::start(dir.path());
     let (server, tls_port) = (&tls.server, tls.tls_port);
     let ca_file = tls.ca_file.to_string_lossy().into_owned();
-    let fixture = conformance_dir().join("c06-branch-basic/omp/session.jsonl");
+    let fixture = shared_conformance_dir().join("c06-branch-basic/omp/session.jsonl");
     let path = "/home/me/.omp/agent/sessions/-proj/tls.jsonl";
     put(server, path, &fixture);
     let url = tls.url();

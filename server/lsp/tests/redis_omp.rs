@@ -11,18 +11,12 @@ mod support;
 
 use serde_json::{json, Value};
 use sessiontree_redis::testing::RedisServer;
-use std::path::PathBuf;
+use sessiontree_testkit::fixtures::shared_conformance_dir;
 use std::process::Command;
 use support::inproc::Client;
 
 const HOME: &str = "/home/me";
 const SESSIONS: &str = "/home/me/.omp/agent/sessions/-proj";
-
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| sessiontree_testkit::agents::repo().join("../shared/conformance"))
-}
 
 /// Runs `scripts/testing/omp-redis.ts <command> <url> omp:sessions: <args>` (omp's own storage
 /// code under Bun) on the store at `url`; what it printed, as JSON.
@@ -90,7 +84,7 @@ fn strings(v: &Value) -> Vec<String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_session_omp_keeps_in_redis_opens_follows_omp_and_omp_reloads_our_writes() {
     let server = RedisServer::start();
-    let scenario = conformance_dir().join("c06-branch-basic/scenario.json");
+    let scenario = shared_conformance_dir().join("c06-branch-basic/scenario.json");
     let written = omp(
         &server.url(),
         &[

@@ -9,18 +9,13 @@ use serde_json::Value;
 use sessiontree_core::{Error, OpenOptions, Session};
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
+use sessiontree_testkit::fixtures::shared_conformance_dir;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::Arc;
 
 fn repo() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| repo().join("../shared/conformance"))
 }
 
 /// Bun from the installed agents (installing them when missing).
@@ -121,7 +116,7 @@ fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
     let writes: Vec<Vec<String>> = scenarios
         .iter()
         .map(|name| {
-            let scenario = conformance_dir().join(name).join("scenario.json");
+            let scenario = shared_conformance_dir().join(name).join("scenario.json");
             cmd(&[
                 "write",
                 &scenario.to_string_lossy(),
@@ -154,7 +149,7 @@ fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
 #[test]
 fn omp_reloads_what_we_write_into_redis() {
     let server = RedisServer::start();
-    let scenario = conformance_dir().join("c06-branch-basic/scenario.json");
+    let scenario = shared_conformance_dir().join("c06-branch-basic/scenario.json");
     let written = omp_json(
         &server,
         &[
@@ -229,7 +224,7 @@ fn omp_reloads_what_we_write_into_redis() {
 #[test]
 fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
     let server = RedisServer::start();
-    let scenario = conformance_dir().join("c01-linear-basic/scenario.json");
+    let scenario = shared_conformance_dir().join("c01-linear-basic/scenario.json");
     let written = omp_json(
         &server,
         &[

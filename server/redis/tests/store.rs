@@ -8,22 +8,15 @@ use sessiontree_core::session::SessionStore;
 use sessiontree_core::{snapshot, Error, OpenOptions, Session};
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
+use sessiontree_testkit::fixtures::shared_conformance_dir;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 const PATH: &str = "/home/me/.omp/agent/sessions/-proj/2026-01-01T00-00-00-000Z_abc.jsonl";
 
-fn conformance_dir() -> PathBuf {
-    std::env::var_os("SESSIONTREE_CONFORMANCE_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            Path::new(env!("CARGO_MANIFEST_DIR")).join("../../../shared/conformance")
-        })
-}
-
 /// Every omp session file of the conformance suite.
 fn omp_fixtures() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(conformance_dir())
+    let mut files: Vec<PathBuf> = std::fs::read_dir(shared_conformance_dir())
         .unwrap_or_else(|e| panic!("conformance fixtures: {e}"))
         .filter_map(|d| d.ok())
         .flat_map(|d| {
@@ -107,7 +100,7 @@ fn every_omp_fixture_reads_from_redis_as_from_its_file() {
 }
 
 fn omp_sample() -> Vec<u8> {
-    std::fs::read(conformance_dir().join("c01-linear-basic/omp/session.jsonl"))
+    std::fs::read(shared_conformance_dir().join("c01-linear-basic/omp/session.jsonl"))
         .unwrap_or_else(|e| panic!("{e}"))
 }
 

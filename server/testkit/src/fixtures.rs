@@ -37,6 +37,12 @@ pub fn conformance_dirs() -> Vec<PathBuf> {
     dirs
 }
 
+/// The shared conformance folder alone (the first of [`conformance_dirs`]): where a test finds a
+/// scenario by its name (`c01-linear-basic`, …). Fails when it is missing.
+pub fn shared_conformance_dir() -> PathBuf {
+    conformance_dirs().swap_remove(0)
+}
+
 /// The scenario folders (those with a `scenario.json`) of one conformance folder, sorted.
 pub fn scenarios(root: &Path) -> Vec<PathBuf> {
     let mut out: Vec<PathBuf> = std::fs::read_dir(root)
