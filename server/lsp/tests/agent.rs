@@ -69,15 +69,8 @@ fn prompt_from_an_earlier_point(agent: Agent) {
     let mut server = Server::start(&home, json!({}), json!({}));
     let session = uri(&file);
     server.ok("sessionTree/open", json!({"uri": session}));
-    let turn = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "second question"}),
-    );
+    let turn = server.prompt_to_end(&session, "second question", "the first answer's end", 90);
     assert_eq!(turn["agent"]["source"], "spawned");
-    let first_turn = turn["turn"].as_u64().expect("turn");
-    server.wait_for("the first answer's end", 90, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == first_turn
-    });
     let messages = message_entries(&file);
     let texts: Vec<String> = messages.iter().map(text_of_entry).collect();
     assert_eq!(
@@ -99,14 +92,8 @@ fn prompt_from_an_earlier_point(agent: Agent) {
     assert_eq!(nav["editorText"], "first question");
     assert_eq!(nav["newLeaf"], first_user["parentId"]);
     let before = model.requests().len();
-    let answer = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "edited question"}),
-    );
+    let answer = server.prompt_to_end(&session, "edited question", "the edited answer's end", 90);
     let turn = answer["turn"].as_u64().expect("turn");
-    server.wait_for("the edited answer's end", 90, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
-    });
     // The file: the new user message is a child of the first one's parent.
     let messages = message_entries(&file);
     let edited = messages
@@ -240,14 +227,7 @@ fn abort_then_continue(agent: Agent) {
         String::from_utf8_lossy(&check.stdout)
     );
     // And the agent answers the next prompt.
-    let next = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "after the abort"}),
-    )["turn"]
-        .clone();
-    server.wait_for("the next answer", 60, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == next
-    });
+    server.prompt_to_end(&session, "after the abort", "the next answer", 60);
     let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
     assert_eq!(
         texts.last().map(String::as_str),
@@ -319,15 +299,8 @@ fn killed_mid_turn(agent: Agent) {
     let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
     assert!(texts.contains(&"slow please".to_owned()), "{texts:?}");
     // The next prompt starts a new agent.
-    let next = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "are you back"}),
-    );
+    let next = server.prompt_to_end(&session, "are you back", "the new agent's answer", 90);
     assert_ne!(next["agent"]["pid"].as_u64(), Some(pid));
-    let next_turn = next["turn"].clone();
-    server.wait_for("the new agent's answer", 90, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == next_turn
-    });
     let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
     assert_eq!(texts.last().map(String::as_str), Some("echo: are you back"));
     server.shutdown();
@@ -451,14 +424,7 @@ fn writes_go_through_the_agent(agent: Agent) {
     let mut server = Server::start(&home, json!({}), json!({}));
     let session = uri(&file);
     server.ok("sessionTree/open", json!({"uri": session}));
-    let turn = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "second question"}),
-    )["turn"]
-        .clone();
-    server.wait_for("the answer", 90, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
-    });
+    server.prompt_to_end(&session, "second question", "the answer", 90);
     let first = message_entries(&file)[0].clone();
     let labelled = server.ok(
         "sessionTree/setLabel",
@@ -641,14 +607,12 @@ fn omp_in_a_terminal_is_driven_from_the_editor() {
     assert_eq!(status["source"], "terminal", "{status}");
     assert_eq!(status["armed"], false);
     // A prompt from the editor: the terminal agent answers it (and shows it).
-    let turn = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "from the editor"}),
-    )["turn"]
-        .clone();
-    server.wait_for("the terminal agent's answer", 90, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == turn
-    });
+    server.prompt_to_end(
+        &session,
+        "from the editor",
+        "the terminal agent's answer",
+        90,
+    );
     tui.wait_for("echo: from the editor", 30);
     let messages = message_entries(&file);
     let texts: Vec<String> = messages.iter().map(text_of_entry).collect();

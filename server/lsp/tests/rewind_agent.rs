@@ -89,15 +89,8 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     let mut server = Server::start(&home, json!({}), json!({}));
     let session = uri(&file);
     server.ok("sessionTree/open", json!({"uri": session}));
-    let turn = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "change the files"}),
-    );
+    let turn = server.prompt_to_end(&session, "change the files", "the turn's end", 120);
     assert_eq!(turn["agent"]["source"], "spawned");
-    let number = turn["turn"].as_u64().expect("turn");
-    server.wait_for("the turn's end", 120, |m| {
-        is_event(m, &session, "agentEnd") && m["params"]["turn"] == number
-    });
     // The agent ran its own tools.
     assert_eq!(
         read(&project.join("hello.txt")).as_deref(),

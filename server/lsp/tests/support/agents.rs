@@ -427,6 +427,18 @@ impl Server {
         );
     }
 
+    /// Sends `text` as a prompt on `uri` and waits up to `secs` for that turn's `agentEnd` (`what`
+    /// names it if it does not come); the prompt's result (`turn`, `agent`, `revision`).
+    pub fn prompt_to_end(&mut self, uri: &str, text: &str, what: &str, secs: u64) -> Value {
+        let answer = self.ok("sessionTree/prompt", json!({"uri": uri, "text": text}));
+        let turn = answer["turn"].clone();
+        assert!(turn.is_u64(), "the prompt gave no turn: {answer}");
+        self.wait_for(what, secs, |m| {
+            is_event(m, uri, "agentEnd") && m["params"]["turn"] == turn
+        });
+        answer
+    }
+
     /// The `agentEvent` bodies seen so far for `uri`, in order (with their turns).
     pub fn agent_events(&self, uri: &str) -> Vec<Value> {
         self.seen
