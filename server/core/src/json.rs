@@ -20,22 +20,6 @@ impl Formatter for JsFormatter {
     }
 }
 
-/// The character a JSON one-character escape stands for (`\n` → line feed, …): what follows
-/// the backslash; `None` for `u` and anything else.
-pub(crate) fn simple_escape(byte: u8) -> Option<char> {
-    Some(match byte {
-        b'"' => '"',
-        b'\\' => '\\',
-        b'/' => '/',
-        b'b' => '\u{8}',
-        b'f' => '\u{c}',
-        b'n' => '\n',
-        b'r' => '\r',
-        b't' => '\t',
-        _ => return None,
-    })
-}
-
 /// Serializes a value as one compact line (no newline), as `JSON.stringify` would.
 pub fn to_line<T: Serialize + ?Sized>(value: &T) -> String {
     let mut out = Vec::with_capacity(128);

@@ -18,6 +18,7 @@ pub mod fast_line;
 pub mod ids;
 pub mod js;
 pub mod json;
+mod json_scan;
 pub mod listing;
 pub mod migrate;
 pub mod parallel;

@@ -5,8 +5,8 @@
 //! text that allocates only the few small fields it keeps.
 //!
 //! The probe must never accept a text that parsing into a value would read differently, so the
-//! scan validates everything `serde_json::from_str::<Value>` checks (grammar, control characters
-//! and paired surrogates in strings, numbers in range) and gives up — the caller then parses the
+//! scan ([`crate::json_scan`]) validates everything `serde_json::from_str::<Value>` checks
+//! (grammar, control characters and paired surrogates in strings, numbers in range) and gives up — the caller then parses the
 //! entry as before — on anything unusual: a message that is not an object, a role other than
 //! `user`, `assistant` or `toolResult`, a repeated `message` or `content` key, deep nesting, very
 //! long numbers or large exponents, or serde_json's private raw-value key (which its value parser
@@ -15,12 +15,11 @@
 use super::canonical;
 use super::text::SharedStr;
 use crate::js;
+use crate::json_scan::{self, Scanner, Watch};
 use serde_json::Value;
 use std::borrow::Cow;
 use std::ops::Range;
 
-/// Nesting the probe follows before it gives up (serde_json's own limit is 128).
-const MAX_DEPTH: usize = 96;
 /// The key serde_json's value parser treats as a raw value instead of an object key.
 const RAW_VALUE_TOKEN: &str = "$serde_json::private::RawValue";
 
@@ -75,14 +74,15 @@ pub(crate) struct Probed {
 /// Probes the JSON text of a `message` entry; `None` when the entry must be parsed instead.
 pub(crate) fn message_entry(shared: &SharedStr) -> Option<Probed> {
     let entry = shared.as_str();
-    let mut scan = Scan::new(entry);
+    let mut scan = Scanner::watched(entry, Watched::default());
+    let mut message = None;
     scan.ws();
-    scan.entry().ok()?;
+    read_entry(&mut scan, &mut message)?;
     scan.ws();
-    if scan.at != entry.len() {
+    if !scan.at_end() {
         return None;
     }
-    let (span, found, plain) = scan.message?;
+    let (span, found, plain) = message?;
     let text_spans = found
         .text_spans(entry)?
         .into_iter()
@@ -96,10 +96,11 @@ pub(crate) fn message_entry(shared: &SharedStr) -> Option<Probed> {
     })
 }
 
-/// Why the probe gave up (the caller parses the entry instead).
-struct GiveUp;
+/// A step of the scan; `None` gives up (the caller parses the entry instead).
+type Step<T = ()> = Option<T>;
 
-type Step<T = ()> = Result<T, GiveUp>;
+/// The scanner as the probe runs it.
+type Scan<'a> = Scanner<'a, Watched>;
 
 /// Spans of the message's fields the rules read (the last of repeated keys, as `JSON.parse` keeps).
 #[derive(Default)]
@@ -152,7 +153,7 @@ impl Found {
             let (Some(kind), Some(body)) = (&block.kind, &block.texts[0]) else {
                 continue;
             };
-            if text[kind.clone()].starts_with('"') && string_at(text, kind.clone()).ok()? == "text"
+            if text[kind.clone()].starts_with('"') && string_at(text, kind.clone())? == "text"
             {
                 spans.push(body.clone());
             }
@@ -246,42 +247,25 @@ fn block_meaningful(block: &FoundBlock, kind: Option<&Value>, text: &str) -> Opt
     })
 }
 
-/// A key's text (decoded only when it has escapes); the raw-value key gives up.
-fn key(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
-    let key = string_at(text, span)?;
-    if key == RAW_VALUE_TOKEN {
-        return Err(GiveUp);
-    }
-    Ok(key)
-}
-
-/// A validating scan of one entry's JSON text.
-struct Scan<'a> {
-    text: &'a str,
-    at: usize,
-    /// The span of the entry's `message`, what was found in it, and whether its text is plain.
-    message: Option<(Range<usize>, Found, bool)>,
-    /// While the message is scanned: whether its text is still what serde_json writes for it.
+/// What the probe watches while it scans: numbers the value parser reads without going out of
+/// range, and while the message is scanned whether its text is still what serde_json writes.
+struct Watched {
+    /// `Some` while the message is scanned: whether its text is still plain.
     plain: Option<bool>,
     /// The keys of the message's objects being scanned, to find repeated ones.
     keys: canonical::Keys,
 }
 
-impl<'a> Scan<'a> {
-    fn new(text: &'a str) -> Scan<'a> {
-        Scan {
-            text,
-            at: 0,
-            message: None,
+impl Default for Watched {
+    fn default() -> Self {
+        Watched {
             plain: None,
             keys: canonical::Keys::with_capacity(32),
         }
     }
+}
 
-    fn peek(&self) -> Option<u8> {
-        self.text.as_bytes().get(self.at).copied()
-    }
-
+impl Watched {
     /// Whether the text being scanned is checked for being plain and still is.
     fn checking(&self) -> bool {
         self.plain == Some(true)
@@ -292,302 +276,153 @@ impl<'a> Scan<'a> {
             *plain = false;
         }
     }
+}
 
-    fn ws(&mut self) {
-        let start = self.at;
-        while let Some(b' ' | b'\n' | b'\t' | b'\r') = self.peek() {
-            self.at += 1;
-        }
-        if self.at != start {
-            self.not_plain();
-        }
+impl Watch for Watched {
+    fn whitespace(&mut self) {
+        self.not_plain();
     }
 
-    fn eat(&mut self, byte: u8) -> Step {
-        self.ws();
-        if self.peek() != Some(byte) {
-            return Err(GiveUp);
+    fn escape(&mut self, escape: &[u8]) {
+        if !self.checking() {
+            return;
         }
-        self.at += 1;
-        Ok(())
-    }
-
-    /// Walks an object's members, calling `member(self, key, depth)` with the scan at each value.
-    fn object(
-        &mut self,
-        depth: usize,
-        mut member: impl FnMut(&mut Self, &str, usize) -> Step,
-    ) -> Step {
-        if depth > MAX_DEPTH {
-            return Err(GiveUp);
-        }
-        self.eat(b'{')?;
-        self.ws();
-        if self.peek() == Some(b'}') {
-            self.at += 1;
-            return Ok(());
-        }
-        let keys = self.keys.open();
-        loop {
-            self.ws();
-            let span = self.string()?;
-            if self.checking() && !self.keys.add(keys, self.text, span.clone()) {
-                self.not_plain();
-            }
-            let key = key(self.text, span)?;
-            self.eat(b':')?;
-            self.ws();
-            member(self, &key, depth + 1)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b'}') => {
-                    self.at += 1;
-                    self.keys.close(keys);
-                    return Ok(());
-                }
-                _ => return Err(GiveUp),
-            }
-        }
-    }
-
-    /// Walks an array's elements, calling `element(self, depth)` with the scan at each one.
-    fn array(&mut self, depth: usize, mut element: impl FnMut(&mut Self, usize) -> Step) -> Step {
-        if depth > MAX_DEPTH {
-            return Err(GiveUp);
-        }
-        self.eat(b'[')?;
-        self.ws();
-        if self.peek() == Some(b']') {
-            self.at += 1;
-            return Ok(());
-        }
-        loop {
-            self.ws();
-            element(self, depth + 1)?;
-            self.ws();
-            match self.peek() {
-                Some(b',') => self.at += 1,
-                Some(b']') => {
-                    self.at += 1;
-                    return Ok(());
-                }
-                _ => return Err(GiveUp),
-            }
-        }
-    }
-
-    /// Any value, validated; returns its span.
-    fn value(&mut self, depth: usize) -> Step<Range<usize>> {
-        let start = self.at;
-        match self.peek().ok_or(GiveUp)? {
-            b'{' => self.object(depth, |s, _, d| s.value(d).map(drop))?,
-            b'[' => self.array(depth, |s, d| s.value(d).map(drop))?,
-            b'"' => {
-                self.string()?;
-            }
-            b't' => self.literal("true")?,
-            b'f' => self.literal("false")?,
-            b'n' => self.literal("null")?,
-            _ => self.number()?,
-        }
-        Ok(start..self.at)
-    }
-
-    fn literal(&mut self, word: &str) -> Step {
-        if !self.text[self.at..].starts_with(word) {
-            return Err(GiveUp);
-        }
-        self.at += word.len();
-        Ok(())
-    }
-
-    /// `-?(0|[1-9][0-9]*)(\.[0-9]+)?([eE][+-]?[0-9]+)?`, short enough and with an exponent small
-    /// enough that the value parser never finds it out of range.
-    fn number(&mut self) -> Step {
-        let start = self.at;
-        let digits = |s: &mut Self| {
-            let from = s.at;
-            while s.peek().is_some_and(|b| b.is_ascii_digit()) {
-                s.at += 1;
-            }
-            s.at - from
+        let written = match escape {
+            [b'/'] => false,
+            [b'u', hex @ ..] => canonical::unicode_escape(std::str::from_utf8(hex).unwrap_or("")),
+            _ => true,
         };
-        if self.peek() == Some(b'-') {
-            self.at += 1;
-        }
-        match self.peek() {
-            Some(b'0') => self.at += 1,
-            Some(b'1'..=b'9') => {
-                digits(self);
-            }
-            _ => return Err(GiveUp),
-        }
-        if self.peek() == Some(b'.') {
-            self.at += 1;
-            if digits(self) == 0 {
-                return Err(GiveUp);
-            }
-        }
-        if let Some(b'e' | b'E') = self.peek() {
-            self.at += 1;
-            if let Some(b'+' | b'-') = self.peek() {
-                self.at += 1;
-            }
-            if !(1..=2).contains(&digits(self)) {
-                return Err(GiveUp);
-            }
-        }
-        if self.at - start > 24 {
-            return Err(GiveUp);
-        }
-        if self.checking() && !canonical::number(&self.text[start..self.at]) {
+        if !written {
             self.not_plain();
         }
-        Ok(())
     }
 
-    /// A string, validated as serde_json reads it into a `String`; returns its span with quotes.
-    fn string(&mut self) -> Step<Range<usize>> {
-        let start = self.at;
-        if self.peek() != Some(b'"') {
-            return Err(GiveUp);
+    /// Short enough and with an exponent small enough that the value parser never finds it out
+    /// of range.
+    fn number(&mut self, token: &str) -> bool {
+        let exponent = token.find(['e', 'E']).map_or("", |i| &token[i + 1..]);
+        if token.len() > 24 || exponent.trim_start_matches(['+', '-']).len() > 2 {
+            return false;
         }
-        self.at += 1;
-        loop {
-            // Sixteen bytes at a time to a quote, a backslash or a control character.
-            self.at = crate::fast_line::plain_run(self.text.as_bytes(), self.at);
-            let stop = self.peek().ok_or(GiveUp)?;
-            self.at += 1;
-            match stop {
-                b'"' => return Ok(start..self.at),
-                b'\\' => self.escape()?,
-                _ => return Err(GiveUp),
-            }
+        if self.checking() && !canonical::number(token) {
+            self.not_plain();
         }
-    }
-
-    /// The escape after a backslash: surrogates must come in pairs.
-    fn escape(&mut self) -> Step {
-        match self.peek().ok_or(GiveUp)? {
-            b'"' | b'\\' | b'b' | b'f' | b'n' | b'r' | b't' => {
-                self.at += 1;
-                Ok(())
-            }
-            b'/' => {
-                self.not_plain();
-                self.at += 1;
-                Ok(())
-            }
-            b'u' => {
-                self.at += 1;
-                if self.checking() {
-                    let hex = self.text.get(self.at..self.at + 4).unwrap_or_default();
-                    if !canonical::unicode_escape(hex) {
-                        self.not_plain();
-                    }
-                }
-                let n = self.hex4()?;
-                match n {
-                    0xDC00..=0xDFFF => Err(GiveUp),
-                    0xD800..=0xDBFF => {
-                        if !self.text[self.at..].starts_with("\\u") {
-                            return Err(GiveUp);
-                        }
-                        self.at += 2;
-                        match self.hex4()? {
-                            0xDC00..=0xDFFF => Ok(()),
-                            _ => Err(GiveUp),
-                        }
-                    }
-                    _ => Ok(()),
-                }
-            }
-            _ => Err(GiveUp),
-        }
-    }
-
-    fn hex4(&mut self) -> Step<u16> {
-        let hex = self.text.get(self.at..self.at + 4).ok_or(GiveUp)?;
-        if !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(GiveUp);
-        }
-        self.at += 4;
-        u16::from_str_radix(hex, 16).map_err(|_| GiveUp)
-    }
-
-    /// The entry object: its `message` read for facts, everything else validated.
-    fn entry(&mut self) -> Step {
-        self.object(0, |s, key, depth| {
-            if key != "message" {
-                return s.value(depth).map(drop);
-            }
-            if s.message.is_some() || s.peek() != Some(b'{') {
-                return Err(GiveUp);
-            }
-            let start = s.at;
-            s.plain = Some(true);
-            let found = s.message_object(depth)?;
-            let plain = s.plain.take() == Some(true);
-            s.message = Some((start..s.at, found, plain));
-            Ok(())
-        })
-    }
-
-    fn message_object(&mut self, depth: usize) -> Step<Found> {
-        let mut found = Found::default();
-        let mut content = false;
-        self.object(depth, |s, key, depth| {
-            match MESSAGE_KEYS.iter().position(|k| *k == key) {
-                Some(i @ 0..=6) => found.fields[i] = Some(s.value(depth)?),
-                Some(7) => {
-                    found.pruned_at = true;
-                    s.value(depth)?;
-                }
-                Some(_) if content => return Err(GiveUp),
-                Some(_) => {
-                    content = true;
-                    if s.peek() == Some(b'"') {
-                        found.content_string = Some(s.string()?);
-                    } else if s.peek() == Some(b'[') {
-                        s.array(depth, |s, depth| {
-                            let block = s.block(depth)?;
-                            found.blocks.push(block);
-                            Ok(())
-                        })?;
-                    } else {
-                        s.value(depth)?;
-                    }
-                }
-                None => {
-                    s.value(depth)?;
-                }
-            }
-            Ok(())
-        })?;
-        Ok(found)
-    }
-
-    fn block(&mut self, depth: usize) -> Step<FoundBlock> {
-        let mut block = FoundBlock::default();
-        if self.peek() != Some(b'{') {
-            self.value(depth)?;
-            return Ok(block);
-        }
-        block.object = true;
-        self.object(depth, |s, key, depth| {
-            let span = s.value(depth)?;
-            match BLOCK_KEYS.iter().position(|k| *k == key) {
-                Some(0) => block.kind = Some(span),
-                Some(1) => block.id = Some(span),
-                Some(i) => block.texts[i - 2] = Some(span),
-                None => {}
-            }
-            Ok(())
-        })?;
-        Ok(block)
+        true
     }
 }
+
+/// Walks an object's members, calling `member(scan, key, depth)` with the scan at each value; a
+/// repeated key makes the text not plain, serde_json's raw-value key gives up.
+fn object(
+    s: &mut Scan<'_>,
+    depth: u32,
+    mut member: impl FnMut(&mut Scan<'_>, &str, u32) -> Step,
+) -> Step {
+    let keys = s.watch.keys.open();
+    s.object(depth, |s, key, depth| {
+        if s.watch.checking() && !s.watch.keys.add(keys, s.text, key.span()) {
+            s.watch.not_plain();
+        }
+        let key = key.text()?;
+        if key == RAW_VALUE_TOKEN {
+            return None;
+        }
+        member(s, &key, depth)
+    })?;
+    s.watch.keys.close(keys);
+    Some(())
+}
+
+/// Any value, validated (objects by [`object`]); returns its span.
+fn value(s: &mut Scan<'_>, depth: u32) -> Step<Range<usize>> {
+    let start = s.at;
+    match s.peek()? {
+        b'{' => object(s, depth, |s, _, depth| value(s, depth).map(drop))?,
+        b'[' => s.array(depth, |s, depth| value(s, depth).map(drop))?,
+        _ => s.skip(depth)?,
+    }
+    Some(start..s.at)
+}
+
+/// A string; returns its span with quotes.
+fn string(s: &mut Scan<'_>) -> Step<Range<usize>> {
+    let start = s.at;
+    s.string()?;
+    Some(start..s.at)
+}
+
+/// The entry object: its `message` read for facts, everything else validated.
+fn read_entry(s: &mut Scan<'_>, message: &mut Option<(Range<usize>, Found, bool)>) -> Step {
+    object(s, 0, |s, key, depth| {
+        if key != "message" {
+            return value(s, depth).map(drop);
+        }
+        if message.is_some() || s.peek() != Some(b'{') {
+            return None;
+        }
+        let start = s.at;
+        s.watch.plain = Some(true);
+        let found = message_object(s, depth)?;
+        let plain = s.watch.plain.take() == Some(true);
+        *message = Some((start..s.at, found, plain));
+        Some(())
+    })
+}
+
+fn message_object(s: &mut Scan<'_>, depth: u32) -> Step<Found> {
+    let mut found = Found::default();
+    let mut content = false;
+    object(s, depth, |s, key, depth| {
+        match MESSAGE_KEYS.iter().position(|k| *k == key) {
+            Some(i @ 0..=6) => found.fields[i] = Some(value(s, depth)?),
+            Some(7) => {
+                found.pruned_at = true;
+                value(s, depth)?;
+            }
+            Some(_) if content => return None,
+            Some(_) => {
+                content = true;
+                if s.peek() == Some(b'"') {
+                    found.content_string = Some(string(s)?);
+                } else if s.peek() == Some(b'[') {
+                    s.array(depth, |s, depth| {
+                        let block = block(s, depth)?;
+                        found.blocks.push(block);
+                        Some(())
+                    })?;
+                } else {
+                    value(s, depth)?;
+                }
+            }
+            None => {
+                value(s, depth)?;
+            }
+        }
+        Some(())
+    })?;
+    Some(found)
+}
+
+fn block(s: &mut Scan<'_>, depth: u32) -> Step<FoundBlock> {
+    let mut block = FoundBlock::default();
+    if s.peek() != Some(b'{') {
+        value(s, depth)?;
+        return Some(block);
+    }
+    block.object = true;
+    object(s, depth, |s, key, depth| {
+        let span = value(s, depth)?;
+        match BLOCK_KEYS.iter().position(|k| *k == key) {
+            Some(0) => block.kind = Some(span),
+            Some(1) => block.id = Some(span),
+            Some(i) => block.texts[i - 2] = Some(span),
+            None => {}
+        }
+        Some(())
+    })?;
+    Some(block)
+}
+
 
 /// The text of a probed message's content as the fixtures' reduced shape reads it: string content,
 /// or the `text` of every `text` block joined (`String(text)` for non-strings). `None` only if the
@@ -596,7 +431,7 @@ pub(crate) fn content_text(probed: &Probed) -> Option<String> {
     let message = probed.json.as_str();
     let mut out = String::new();
     for span in &probed.text_spans {
-        out.push_str(&js_string_at(message, span.clone()).ok()?);
+        out.push_str(&js_string_at(message, span.clone())?);
     }
     Some(out)
 }
@@ -622,39 +457,9 @@ pub(crate) fn content_text_json(probed: &Probed) -> Option<Vec<&str>> {
 fn string_at(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
     let inner = &text[span.start + 1..span.end - 1];
     if !inner.contains('\\') {
-        return Ok(Cow::Borrowed(inner));
+        return Some(Cow::Borrowed(inner));
     }
-    unescape(inner).map(Cow::Owned).ok_or(GiveUp)
-}
-
-/// Decodes the escapes of a string the scan validated (serde_json's own decoding is several times
-/// slower on text with many line breaks).
-fn unescape(inner: &str) -> Option<String> {
-    let mut out = String::with_capacity(inner.len());
-    let mut rest = inner;
-    while let Some(i) = memchr::memchr(b'\\', rest.as_bytes()) {
-        out.push_str(&rest[..i]);
-        let escape = *rest.as_bytes().get(i + 1)?;
-        rest = &rest[i + 2..];
-        let c = match escape {
-            b'u' => {
-                let hex = |s: &str| u32::from_str_radix(s.get(..4)?, 16).ok();
-                let n = hex(rest)?;
-                rest = &rest[4..];
-                if (0xD800..0xDC00).contains(&n) {
-                    let low = hex(rest.strip_prefix("\\u")?)?;
-                    rest = &rest[6..];
-                    char::from_u32(0x10000 + ((n - 0xD800) << 10) + (low.checked_sub(0xDC00)?))?
-                } else {
-                    char::from_u32(n)?
-                }
-            }
-            other => crate::json::simple_escape(other)?,
-        };
-        out.push(c);
-    }
-    out.push_str(rest);
-    Some(out)
+    json_scan::decode(inner).map(Cow::Owned)
 }
 
 /// `String(v)` of the value at `span`.
@@ -662,8 +467,8 @@ fn js_string_at(text: &str, span: Range<usize>) -> Step<Cow<'_, str>> {
     if text[span.clone()].starts_with('"') {
         return string_at(text, span);
     }
-    let value: Value = serde_json::from_str(&text[span]).map_err(|_| GiveUp)?;
-    Ok(Cow::Owned(js::to_string(Some(&value))))
+    let value: Value = serde_json::from_str(&text[span]).ok()?;
+    Some(Cow::Owned(js::to_string(Some(&value))))
 }
 
 #[cfg(test)]
@@ -774,7 +579,7 @@ mod tests {
         for json in [r#""a\nb\t\"\\\/\u00e9\ud83d\ude00\u0001x""#, r#""\b\f\r""#] {
             let expected: String = serde_json::from_str(json).expect("json");
             assert_eq!(
-                unescape(&json[1..json.len() - 1]).as_deref(),
+                json_scan::decode(&json[1..json.len() - 1]).as_deref(),
                 Some(&*expected)
             );
         }
