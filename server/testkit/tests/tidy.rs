@@ -25,6 +25,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("js", 0),
     ("cells", 0),
     ("json", 0),
+    ("json_scan", 0),
     ("time", 0),
     ("ids", 0),
     ("dialect", 0),
