@@ -198,7 +198,7 @@ fn decode_prefix(raw: &str, limit: usize) -> Option<String> {
         let cut = cut_text(text);
         return (cut.len() < text.len()).then(|| cut.to_owned());
     }
-    // Cut after a whole character or escape, then close the string.
+    // Cut after a whole character or escape.
     let mut i = 1;
     while i < limit {
         match memchr::memchr(b'\\', &bytes[i..limit]) {
@@ -210,10 +210,9 @@ fn decode_prefix(raw: &str, limit: usize) -> Option<String> {
     while !raw.is_char_boundary(i) {
         i += 1;
     }
-    let mut closed = String::with_capacity(i + 1);
-    closed.push_str(raw.get(..i)?);
-    closed.push('"');
-    let text: String = serde_json::from_str(&closed).ok()?;
+    // The prefix's text: `None` where serde_json would not read the prefix as a string (a
+    // surrogate pair cut in two, a lone surrogate).
+    let text = crate::json_scan::decode(raw.get(1..i)?)?;
     let cut = cut_text(&text);
     // Only when the prefix held everything the cut needs.
     (cut.len() < text.len()).then(|| cut.to_owned())
