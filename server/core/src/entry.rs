@@ -274,7 +274,7 @@ impl Entry {
         };
         // The common message line, as agents write it, is read straight into its fields.
         if text.starts_with(r#"{"type":"message","#) {
-            if let Some(fast) = crate::fast_line::scan(text, facts_for) {
+            if let Some(fast) = crate::message_line::scan(text, facts_for) {
                 let entry = Entry::from_fast(&fast, body(at), line);
                 if let (Some(dialect), Some(facts)) = (facts_for, fast.facts) {
                     entry.keep_facts(facts, dialect);
@@ -300,8 +300,8 @@ impl Entry {
         Entry::from_value_at(value, Body::Inline(raw.into_boxed_str()), 0)
     }
 
-    /// An entry from a line read by [`crate::fast_line`].
-    fn from_fast(fast: &crate::fast_line::FastLine<'_>, body: Body, line: usize) -> Entry {
+    /// An entry from a line read by [`crate::message_line`].
+    fn from_fast(fast: &crate::message_line::MessageLine<'_>, body: Body, line: usize) -> Entry {
         let timestamp: Option<Box<str>> = fast.timestamp.map(Into::into);
         Entry {
             body,
@@ -580,7 +580,7 @@ pub(crate) fn json_of_all(entries: &[&Entry]) -> Vec<Value> {
     out
 }
 
-/// Checks that a message line the fast path (`fast_line`) reads gives the entry and facts the projection gives (for both
+/// Checks that a message line the fast path (`message_line`) reads gives the entry and facts the projection gives (for both
 /// dialects' facts); lines it leaves alone pass. For the fuzz targets and the tests.
 #[doc(hidden)]
 pub fn check_against_projection(line: &str) -> Result<(), String> {
@@ -602,7 +602,7 @@ pub fn check_against_projection(line: &str) -> Result<(), String> {
         return Ok(());
     }
     for dialect in [Dialect::Pi, Dialect::Omp] {
-        if crate::fast_line::scan(line, Some(dialect)).is_none() {
+        if crate::message_line::scan(line, Some(dialect)).is_none() {
             continue;
         }
         let fast = Entry::scan(line, 0, None, Some(dialect)).map_err(|e| format!("{e:?}"))?;

@@ -13,13 +13,13 @@ pub mod dialect;
 pub mod entry;
 pub mod error;
 pub mod facts;
-#[doc(hidden)]
-pub mod fast_line;
 pub mod ids;
 pub mod js;
 pub mod json;
 mod json_scan;
 pub mod listing;
+#[doc(hidden)]
+pub mod message_line;
 pub mod migrate;
 pub mod parallel;
 mod projection;

@@ -38,7 +38,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("facts", 1),
     // Entries: one line read into its index fields and facts.
     ("entry", 2),
-    ("fast_line", 2),
+    ("message_line", 2),
     ("projection", 2),
     // The session: reading, the index, labels, leaf, names, storage and writes, the tree.
     ("reader", 3),

@@ -252,9 +252,9 @@ pub(super) fn message_facts(msg: &Map<String, Value>, dialect: Dialect, facts: &
     facts.text = RowText::Ready(text);
 }
 
-/// A message of the common shapes, read straight from its line (`crate::fast_line`): a `user`,
+/// A message of the common shapes, read straight from its line (`crate::message_line`): a `user`,
 /// `assistant` or `toolResult` role, string fields as strings, no retry recovery. Anything else
-/// goes through [`entry_facts`]; both give the same facts (checked by `fast_line`'s tests).
+/// goes through [`entry_facts`]; both give the same facts (checked by `message_line`'s tests).
 pub(crate) struct PlainMessage<'a> {
     pub role: &'a str,
     pub content: PlainContent<'a>,

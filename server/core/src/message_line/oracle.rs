@@ -1,7 +1,7 @@
-//! The typed serde read the scanner in `fast_line.rs` replaced, kept as the tests' oracle: for
+//! The typed serde read the scanner in `message_line.rs` replaced, kept as the tests' oracle: for
 //! every line, the scanner answers as this read does, or leaves the line to the projection.
 
-use super::FastLine;
+use super::MessageLine;
 use crate::dialect::Dialect;
 use crate::facts::{PlainBlock, PlainContent, PlainMessage};
 use serde::de::{Deserializer, IgnoredAny};
@@ -90,7 +90,7 @@ struct Block<'a> {
 
 /// Reads `text` (one line, no newline) when it is a common message line; the facts are made
 /// for `facts_for`.
-pub(super) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_>> {
+pub(super) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<MessageLine<'_>> {
     let mut de = serde_json::Deserializer::from_str(text);
     let line = Line::deserialize(&mut de).ok()?;
     de.end().ok()?;
@@ -126,7 +126,7 @@ pub(super) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
         }
         None => None,
     };
-    Some(FastLine {
+    Some(MessageLine {
         id: line.id,
         parent: line.parent,
         timestamp: line.timestamp,

@@ -18,7 +18,7 @@ use serde_json::Value;
 mod oracle;
 
 /// What a line gives the index and the view.
-pub(crate) struct FastLine<'a> {
+pub(crate) struct MessageLine<'a> {
     pub id: Option<&'a str>,
     /// `None`: no `parentId`; `Some(None)`: `null`.
     pub parent: Option<Option<&'a str>>,
@@ -36,7 +36,7 @@ pub(crate) struct FastLine<'a> {
 /// (the tests compare it with that read, kept in `oracle.rs`): strings borrowed (a field written
 /// with escapes, or any object key with escapes, leaves the line), `null` read as absent where an
 /// `Option` was, repeated known keys leave the line.
-pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_>> {
+pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<MessageLine<'_>> {
     let mut cur = Scanner::new(text);
     let mut seen = 0u8;
     let (mut id, mut parent, mut timestamp, mut message) = (None, None, None, None);
@@ -86,7 +86,7 @@ pub(crate) fn scan(text: &str, facts_for: Option<Dialect>) -> Option<FastLine<'_
         }
         None => None,
     };
-    Some(FastLine {
+    Some(MessageLine {
         id,
         parent,
         timestamp,
@@ -356,7 +356,7 @@ mod tests {
     /// The scanner's answer for `line` against the typed serde read it replaced: where the scanner
     /// reads a line, the typed read gave the same (`Err` otherwise). `Ok(true)` when it reads it.
     fn same_as_the_typed_read(line: &str) -> Result<bool, String> {
-        let describe = |fast: &FastLine<'_>| {
+        let describe = |fast: &MessageLine<'_>| {
             format!(
                 "{:?} {:?} {:?} {:?} {} {:?}",
                 fast.id,
