@@ -1,8 +1,8 @@
 //! Whether a piece of JSON text is exactly what serde_json writes for the value it parses to
 //! (compact, with the map keeping key order), so that a message kept as text can be written out
-//! as it is instead of being parsed and serialized again. The probe asks about each escape and
-//! number of a message; whitespace between tokens and repeated keys (parsing keeps one) it
-//! checks itself. The agents write their lines with `JSON.stringify`, whose output is almost
+//! as it is instead of being parsed and serialized again. The scan of a kept message
+//! (`message_facts.rs`) asks about each escape and number of a message; whitespace between
+//! tokens and repeated keys (parsing keeps one) it checks itself. The agents write their lines with `JSON.stringify`, whose output is almost
 //! always that form; anything else is written through the value, as before.
 
 use serde_json::Value;

@@ -1,10 +1,10 @@
 //! [`Message`]: one context message, either a value (messages the rules make or change, and all of
 //! [`build_context`](super::build_context)'s) or a message entry's message passed through as its
-//! JSON text with the facts the rules read ([`probe`](super::probe)). Consumers that need a value
+//! JSON text with the facts the rules read ([`message_facts`](super::message_facts)). Consumers that need a value
 //! parse it on demand, which gives exactly the value parsing the entry would have given, so
 //! answers built from either form are the same.
 
-use super::probe::{Facts, Probed, Role};
+use super::message_facts::{Facts, Probed, Role};
 use crate::js;
 use serde::{Serialize, Serializer};
 use serde_json::Value;
@@ -72,7 +72,7 @@ impl Message {
     /// role and the text of its content (the reduced LLM shape's `role` and `text`).
     pub(crate) fn plain_llm_text(&self, dialect: crate::Dialect) -> Option<(&'static str, String)> {
         let (role, p) = self.plain_llm_role(dialect)?;
-        Some((role, super::probe::content_text(p)?))
+        Some((role, super::message_facts::content_text(p)?))
     }
 
     /// The role of a probed message that convertToLlm passes on unchanged, and the message.
@@ -102,7 +102,7 @@ impl Message {
         match &self.0 {
             Repr::Raw(p) if p.plain => {
                 let (role, _) = self.plain_llm_role(dialect)?;
-                Some((role, super::probe::content_text_json(p)?))
+                Some((role, super::message_facts::content_text_json(p)?))
             }
             _ => None,
         }

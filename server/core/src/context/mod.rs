@@ -7,19 +7,20 @@
 //!
 //! `state` holds the settings, `pi`/`omp` the message emission rules, `emit` the synthesized
 //! messages, `llm`/`omp_llm` the LLM conversion, `template` omp's prompt rendering, `reduce` the fixture
-//! shapes; the JavaScript value semantics they share are [`crate::js`]. `probe` reads kept message entries
-//! without building values (their texts shared with the blocks they were read in, `text`), and
-//! `canonical` tells whether such a text is what serde_json writes for it.
+//! shapes; the JavaScript value semantics they share are [`crate::js`]. `message_facts` reads kept
+//! message entries for the facts the rules need without building values (their texts shared with
+//! the blocks they were read in, `text`), and `canonical` tells whether such a text is what
+//! serde_json writes for it.
 
 mod canonical;
 mod emit;
 mod llm;
 mod llm_shapes;
 mod message;
+mod message_facts;
 mod omp;
 mod omp_llm;
 mod pi;
-mod probe;
 mod reduce;
 mod session;
 mod state;
@@ -33,7 +34,7 @@ pub use state::{ContextState, OmpState, PiModel, PiState};
 use crate::dialect::Dialect;
 use crate::js;
 use message::MessageRef;
-use probe::Probed;
+use message_facts::Probed;
 use serde_json::Value;
 use std::borrow::Cow;
 use std::sync::Arc;

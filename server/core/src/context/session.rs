@@ -7,7 +7,7 @@
 //! omp compactions whose replay looks further back (context rollover, provider payloads) take the
 //! whole path.
 
-use super::probe::{self, Probed};
+use super::message_facts::{self, Probed};
 use super::{build_context_owned, state, SessionContext};
 use crate::dialect::Dialect;
 use crate::entry::Entry;
@@ -183,7 +183,9 @@ fn read_fresh(entries: &[&Entry]) -> Vec<Read> {
     super::text::for_each_text(entries, |k, text| {
         let entry = entries[k];
         let probed = match (entry.kind(), entry.id(), text) {
-            ("message", Some(id), Some(text)) => probe::message_entry(&text).map(|p| (id, p)),
+            ("message", Some(id), Some(text)) => {
+                message_facts::message_entry(&text).map(|p| (id, p))
+            }
             _ => None,
         };
         out.push(match probed {

@@ -308,7 +308,15 @@ impl<'a, W: Watch> Scanner<'a, W> {
             cur.ws();
             cur.eat(b':')?;
             cur.ws();
-            field(cur, Key { start, raw, escapes }, depth)
+            field(
+                cur,
+                Key {
+                    start,
+                    raw,
+                    escapes,
+                },
+                depth,
+            )
         })
     }
 

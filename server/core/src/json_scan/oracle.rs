@@ -246,7 +246,11 @@ fn edited(rng: &mut Rng, text: &str) -> String {
 /// token in it.
 fn check(text: &str) -> bool {
     let accepted = scanner_accepts(text);
-    assert_eq!(accepted, serde_accepts(text), "acceptance differs on {text:?}");
+    assert_eq!(
+        accepted,
+        serde_accepts(text),
+        "acceptance differs on {text:?}"
+    );
     if accepted {
         check_strings(text);
     }
@@ -311,7 +315,10 @@ fn edited_documents_are_accepted_exactly_when_serde_json_accepts_them() {
         accepted += usize::from(check(&text));
     }
     // Both kinds are met often.
-    assert!(accepted * 10 > tried && accepted * 10 < tried * 9, "{accepted} of {tried}");
+    assert!(
+        accepted * 10 > tried && accepted * 10 < tried * 9,
+        "{accepted} of {tried}"
+    );
 }
 
 #[test]
@@ -412,7 +419,9 @@ fn the_watch_sees_numbers_white_space_and_escapes() {
     assert_eq!(s.watch.whitespace, 6);
     assert_eq!(s.watch.escapes, ["n", "u00e9", "/", "ud83d", "ude00"]);
     assert_eq!(s.watch.numbers, ["1", "-2.5e3"]);
-    assert!(Scanner::watched("[1,7]", Seen::default()).document().is_none());
+    assert!(Scanner::watched("[1,7]", Seen::default())
+        .document()
+        .is_none());
 }
 
 #[test]

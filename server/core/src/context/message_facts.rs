@@ -153,8 +153,7 @@ impl Found {
             let (Some(kind), Some(body)) = (&block.kind, &block.texts[0]) else {
                 continue;
             };
-            if text[kind.clone()].starts_with('"') && string_at(text, kind.clone())? == "text"
-            {
+            if text[kind.clone()].starts_with('"') && string_at(text, kind.clone())? == "text" {
                 spans.push(body.clone());
             }
         }
@@ -422,7 +421,6 @@ fn block(s: &mut Scan<'_>, depth: u32) -> Step<FoundBlock> {
     })?;
     Some(block)
 }
-
 
 /// The text of a probed message's content as the fixtures' reduced shape reads it: string content,
 /// or the `text` of every `text` block joined (`String(text)` for non-strings). `None` only if the
