@@ -282,7 +282,7 @@ impl Entry {
                 return Ok(entry);
             }
         }
-        let value = match crate::projection::parse_projected(text) {
+        let value = match crate::entry_value::parse_projected(text) {
             Ok(Value::Null) => return Err(LineError::Null),
             Ok(value) => value,
             Err(err) => return Err(LineError::Invalid(err.to_string())),
@@ -611,7 +611,7 @@ pub fn check_against_projection(line: &str) -> Result<(), String> {
             .get()
             .map(|s| s.facts.clone())
             .ok_or("no facts")?;
-        let value = crate::projection::parse_projected(line).map_err(|e| e.to_string())?;
+        let value = crate::entry_value::parse_projected(line).map_err(|e| e.to_string())?;
         let slow = Entry::from_value(&value);
         let slow_facts = crate::facts::entry_facts(&value, dialect);
         let (fast, slow) = (describe(&fast, &fast_facts), describe(&slow, &slow_facts));

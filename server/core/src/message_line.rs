@@ -6,7 +6,7 @@
 //! escapes, no repeated keys, a `user` / `assistant` / `toolResult` role, content as a string or
 //! an array of blocks, no retry recovery. Anything else (or any doubt: a type error, a repeated
 //! key, a malformed line) returns `None`, and the line goes through the projection
-//! (`projection.rs`) and `view::text::entry_facts`, which give the same answer for
+//! (`entry_value.rs`) and `view::text::entry_facts`, which give the same answer for
 //! every line this path takes (the tests check it over generated sessions and the fixtures).
 
 use crate::dialect::Dialect;
@@ -134,7 +134,7 @@ fn blocks_of(blocks: Vec<ScannedBlock<'_>>) -> Option<PlainContent<'_>> {
         out.push(match b.kind {
             Some("text") => PlainBlock::Text(match b.text? {
                 (raw, Some(escapes)) => cut_string(raw, escapes)?,
-                (raw, None) => crate::projection::cut_raw_string(raw)?,
+                (raw, None) => crate::entry_value::cut_raw_string(raw)?,
             }),
             Some("toolCall") => PlainBlock::ToolCall {
                 id: b.id?,
@@ -147,9 +147,9 @@ fn blocks_of(blocks: Vec<ScannedBlock<'_>>) -> Option<PlainContent<'_>> {
     Some(PlainContent::Blocks(out))
 }
 
-/// A string token's content text, cut as [`crate::projection::cut_raw_string`] cuts it.
+/// A string token's content text, cut as [`crate::entry_value::cut_raw_string`] cuts it.
 fn cut_string(raw: &str, escapes: Escapes) -> Option<String> {
-    let cut = crate::projection::cut_content_text;
+    let cut = crate::entry_value::cut_content_text;
     let inner = raw.get(1..raw.len().checked_sub(1)?)?;
     if !escapes.any {
         return Some(cut(inner).to_owned());
@@ -554,9 +554,13 @@ mod tests {
                 unicode: raw.contains("\\u"),
             };
             let text: String = serde_json::from_str(&raw).unwrap();
-            let want = crate::projection::cut_content_text(&text).to_owned();
+            let want = crate::entry_value::cut_content_text(&text).to_owned();
             assert_eq!(cut_string(&raw, escapes).as_ref(), Some(&want), "{raw}");
-            assert_eq!(crate::projection::cut_raw_string(&raw), Some(want), "{raw}");
+            assert_eq!(
+                crate::entry_value::cut_raw_string(&raw),
+                Some(want),
+                "{raw}"
+            );
         }
     }
 

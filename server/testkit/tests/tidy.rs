@@ -39,7 +39,7 @@ const FLOORS: &[(&str, u8)] = &[
     // Entries: one line read into its index fields and facts.
     ("entry", 2),
     ("message_line", 2),
-    ("projection", 2),
+    ("entry_value", 2),
     // The session: reading, the index, labels, leaf, names, storage and writes, the tree.
     ("reader", 3),
     ("session", 3),

@@ -156,7 +156,7 @@ impl<'de: 'a, 'a> Deserialize<'de> for Content<'a> {
             }
             fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Self::Value, E> {
                 Ok(RawContent::Text(
-                    crate::projection::cut_content_text(v).to_owned(),
+                    crate::entry_value::cut_content_text(v).to_owned(),
                 ))
             }
             fn visit_seq<A: serde::de::SeqAccess<'de>>(
@@ -204,7 +204,7 @@ fn content_of(content: RawContent<'_>) -> Option<PlainContent<'_>> {
     for Object(b) in blocks {
         out.push(match b.kind {
             Some("text") => match b.text {
-                Some(t) => PlainBlock::Text(crate::projection::cut_raw_string(t.get())?),
+                Some(t) => PlainBlock::Text(crate::entry_value::cut_raw_string(t.get())?),
                 None => return None,
             },
             Some("toolCall") => PlainBlock::ToolCall {

@@ -1,6 +1,7 @@
-//! Parsing an entry line into the part of its JSON that the index, the view's facts and the open
-//! checks read, in one pass that still validates every byte (so a malformed line is found exactly
-//! as `JSON.parse` would find it).
+//! An entry line's value as far as its readers read it (the projection): the line parsed into the
+//! part of its JSON that the index, the view's facts and the open checks read, in one pass that
+//! still validates every byte (so a malformed line is found exactly as `JSON.parse` would find
+//! it). Every line the message-line read ([`crate::message_line`]) leaves comes here.
 //!
 //! Everything is kept except inside `message`: there only the keys the readers look at are kept
 //! (`role`, `content`, `command`, `stopReason`, `errorMessage`, `retryRecovery`, `toolCallId`,
