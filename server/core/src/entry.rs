@@ -18,7 +18,7 @@ use std::sync::{Arc, OnceLock};
 
 /// What file-backed bodies are read from: the open session file, the bytes of a session read
 /// whole (a small value of a store, a listing's read), or a store's value read by byte range on
-/// demand (see [`crate::session::store`]).
+/// demand ([`RangedBytes`], implemented by the session's store floor).
 #[derive(Debug)]
 pub struct BodySource {
     data: SourceData,
@@ -29,7 +29,15 @@ pub struct BodySource {
 enum SourceData {
     File(File),
     Bytes(Box<[u8]>),
-    Store(crate::session::StoreBodies),
+    Store(Box<dyn RangedBytes>),
+}
+
+/// A value outside the file system read by byte range (a store's session: its bodies stay there).
+pub(crate) trait RangedBytes: Send + Sync + std::fmt::Debug {
+    /// Exactly `len` bytes at `offset` (an error when the value ends before).
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>>;
+    /// Up to `buf.len()` bytes at `at` (fewer where the value ends).
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize>;
 }
 
 impl BodySource {
@@ -50,7 +58,7 @@ impl BodySource {
     }
 
     /// Reads a store's value by byte range (`path` names it in messages).
-    pub(crate) fn from_store(bodies: crate::session::StoreBodies, path: &Path) -> Arc<BodySource> {
+    pub(crate) fn from_store(bodies: Box<dyn RangedBytes>, path: &Path) -> Arc<BodySource> {
         Arc::new(BodySource {
             data: SourceData::Store(bodies),
             path: path.to_path_buf(),

@@ -160,7 +160,7 @@ impl Session {
             Session::open_bytes(&path, bytes, options)?
         } else {
             let source = BodySource::from_store(
-                super::StoreBodies::new(Arc::clone(&store), head.clone()),
+                Box::new(super::StoreBodies::new(Arc::clone(&store), head.clone())),
                 &path,
             );
             Session::open_source(&path, source, size, &head, options)?

@@ -14,6 +14,7 @@
 //! are checked) and the session is opened again.
 
 use super::store::SessionStore;
+use crate::entry::RangedBytes;
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
@@ -85,9 +86,10 @@ impl StoreBodies {
             cache: Mutex::new(Blocks::default()),
         }
     }
+}
 
-    /// Exactly `len` bytes at `offset` (an error when the value ends before).
-    pub(crate) fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
+impl RangedBytes for StoreBodies {
+    fn read(&self, offset: u64, len: usize) -> std::io::Result<Vec<u8>> {
         let mut bytes = if len >= DIRECT_FROM {
             self.read_direct(offset, len)?
         } else {
@@ -108,15 +110,17 @@ impl StoreBodies {
         Ok(bytes)
     }
 
-    /// Up to `buf.len()` bytes at `at` (fewer where the value ends), straight from the store.
-    pub(crate) fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
+    /// Straight from the store (the open's scan reads each byte once: no cache).
+    fn read_at(&self, buf: &mut [u8], at: u64) -> std::io::Result<usize> {
         let mut bytes = self.read_direct(at, buf.len())?;
         bytes.truncate(buf.len());
         self.lay_head_over(at, &mut bytes);
         buf[..bytes.len()].copy_from_slice(&bytes);
         Ok(bytes.len())
     }
+}
 
+impl StoreBodies {
     /// The bytes at `offset` that the head covers are the head's.
     fn lay_head_over(&self, offset: u64, bytes: &mut [u8]) {
         let Ok(start) = usize::try_from(offset) else {
