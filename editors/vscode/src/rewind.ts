@@ -91,6 +91,7 @@ export class Rewind implements vscode.Disposable, vscode.TextDocumentContentProv
   async refreshPoints(uri: string, revision: number | undefined): Promise<void> {
     if (this.fetched.has(uri) && this.fetched.get(uri) === revision) return;
     this.fetched.set(uri, revision);
+    const before = JSON.stringify([...(this.points.get(uri)?.values() ?? [])]);
     try {
       const res = await this.request<RewindPointsResult>(Methods.rewindPoints, { uri });
       this.points.set(uri, new Map(res.points.map((p) => [p.entryId, p])));
@@ -98,7 +99,9 @@ export class Rewind implements vscode.Disposable, vscode.TextDocumentContentProv
     } catch {
       this.points.set(uri, new Map());
     }
-    this.marksChanged.fire();
+    // Only a change of the points redraws the tree: every redraw retires the rows' commands, so a
+    // click landing during a needless one (each revision brings one) would be lost.
+    if (JSON.stringify([...(this.points.get(uri)?.values() ?? [])]) !== before) this.marksChanged.fire();
   }
 
   /** Whether the entry has a point of its own (not pruned). */
