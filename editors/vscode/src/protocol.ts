@@ -90,9 +90,9 @@ export interface Row {
   onActivePath?: boolean;
   isLeaf?: boolean;
   hasChildren?: boolean;
-  /** pi: the row can be folded (drawn `⊟`); always false for omp. */
+  /** The row can be folded (pi draws `⊟`; omp, folded by the same rule, draws no marker). */
   foldable?: boolean;
-  /** pi: the row is folded (named in the request's `folded`; drawn `⊞`, its descendants hidden). */
+  /** The row is folded (named in the request's `folded`; pi draws `⊞`), its descendants hidden. */
   folded?: boolean;
   selected?: boolean;
   matches?: CharRange[];
@@ -235,9 +235,13 @@ export interface RowsParams {
   selection?: string | null;
   width?: number;
   height?: number;
-  /** pi: folded entries (pi's `/tree` folding): their descendants are hidden; omp ignores it. */
+  /** Folded entries (pi's `/tree` folding; omp sessions fold by the same rule): their descendants are hidden. */
   folded?: string[];
+  /** Move the selection along the branches first, as pi's fold keys do on a row they do not fold. */
+  segment?: SegmentMove;
 }
+/** `up`: to the first row of the branch segment (or the one above); `down`: to the next branch point's first child. */
+export type SegmentMove = 'up' | 'down';
 export interface RowsResult {
   revision: number;
   leaf?: string | null;

@@ -226,28 +226,26 @@ await check('Tree view renders the server rows (labels, active path, leaf)', asy
 
 await check('tooltip is the entry, resolved lazily from the server', async () => {
   const hovers = page.locator('.monaco-hover, .workbench-hover');
-  const hover = hovers.filter({ hasText: 'line ' }).first();
+  const hover = hovers.filter({ hasText: 'line ' }).filter({ hasText: 'Let me look at the parser' }).first();
   // VS Code shows a hover only after the pointer rests on the row; on a busy machine a rest can be
-  // missed, so leave the row and come back (gliding in, so the row sees several pointer moves) up to
-  // five times before calling it a failure, and then say which hovers were on the screen.
+  // missed, so leave the row and rest on it again, a little further along each time (Playwright
+  // scrolls it into view first), up to five times before calling it a failure, and then say
+  // which hovers were on the screen.
   for (let attempt = 1; ; attempt++) {
     await page.mouse.move(900, 700);
-    const box = await treeRow('Let me look at the parser').boundingBox();
-    if (!box) throw new Error('the row "Let me look at the parser" is not on the screen');
-    await page.mouse.move(box.x + 20, box.y + box.height / 2, { steps: 1 });
-    await page.mouse.move(box.x + 40 + attempt * 10, box.y + box.height / 2, { steps: 8 });
+    await treeRow('Let me look at the parser').hover({ position: { x: 30 + attempt * 12, y: 8 } });
     try {
       await hover.waitFor({ timeout: 8000 });
       break;
     } catch (e) {
       if (attempt >= 5) {
         const seen = await hovers.allInnerTexts().catch(() => []);
-        throw new Error(`no entry tooltip after ${attempt} rests; hovers on screen: ${JSON.stringify(seen.map((t) => t.slice(0, 120)))}`, { cause: e });
+        throw new Error(`no tooltip of the row after ${attempt} rests; hovers on screen: ${JSON.stringify(seen.map((t) => t.slice(0, 120)))}`, { cause: e });
       }
     }
   }
   const text = (await hover.innerText()).replace(/\s+/g, ' ');
-  if (!text.includes('Let me look at the parser')) throw new Error('tooltip: ' + text);
+  if (!text.includes('line ')) throw new Error('tooltip without its line: ' + text);
   await page.mouse.move(900, 700);
   return text.slice(0, 80);
 });
