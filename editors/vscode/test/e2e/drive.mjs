@@ -787,8 +787,21 @@ await check('folding: the context menu\'s "Unfold" brings the branch\'s rows bac
   await menu.waitFor({ timeout: 5000 });
   const items = await menu.locator('.action-item').allInnerTexts();
   if (items.some((t) => /^Fold$/m.test(t.trim()))) throw new Error('a folded row offers Fold: ' + JSON.stringify(items));
-  await menu.locator('.action-item', { hasText: /^Unfold$/ }).first().click();
-  const s = await waitState((s) => s.folded?.length === 0 && s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch unfolded', 10000);
+  // Chosen with the keys: a click on a menu item can be lost.
+  let chosen = false;
+  for (let i = 0; i < 16 && !chosen; i++) {
+    await page.keyboard.press('ArrowDown');
+    const focused = await menu.locator('.action-item.focused').first().innerText({ timeout: 500 }).catch(() => '');
+    if (focused.trim() === 'Unfold') {
+      await page.keyboard.press('Enter');
+      chosen = true;
+    }
+  }
+  if (!chosen) throw new Error('the row\'s menu has no "Unfold": ' + JSON.stringify(items));
+  const s = await waitState((s) => s.folded?.length === 0 && s.lines.some((l) => l.includes(FOLDED_AWAY[0])), 'the branch unfolded', 10000).catch((e) => {
+    const x = readState();
+    throw new Error(`${e.message.split(';')[0]}; folded ${JSON.stringify(x.folded)}, lines ${JSON.stringify(x.lines)}`, { cause: e });
+  });
   for (const t of FOLDED_AWAY) await treeRow(t).waitFor({ timeout: 5000 });
   const after = await rowText(FOLD_ROW);
   if (!/[├└]⊟/.test(after)) throw new Error('the row did not go back to ⊟: ' + after);
@@ -1000,6 +1013,11 @@ await check('a new pi session not on disk yet: "Append Without Running the Agent
   await page.waitForTimeout(1000);
   if (fs.existsSync(s.branch.newPath)) throw new Error('a file was written: ' + s.branch.newPath);
   if (modelRequests() !== asked) throw new Error('the model was asked');
+  // Back to the session it came from, as the checks after this one expect.
+  await expandSessions();
+  const back = sessionRows().filter({ hasText: 'first question', hasNotText: 'fork of' }).first();
+  await openFromSessions(back, (x) => x.session === src.session && x.chatAgent?.agent === 'pi', 'the source session again');
+  await collapseSessions();
   return { newPath: path.basename(s.branch.newPath), input: p.chatInput };
 });
 
