@@ -8,7 +8,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
+use support::agents::{entries, is_event, message_entries, Agent, Home, ModelServer, Server};
 use support::tmux::Tmux;
 use support::uri;
 
@@ -43,13 +43,6 @@ fn conversation(request: &Value) -> Vec<String> {
         .iter()
         .filter(|m| m["role"] == "user" || m["role"] == "assistant")
         .map(|m| format!("{}: {}", m["role"].as_str().unwrap_or(""), user_text(m)))
-        .collect()
-}
-
-fn message_entries(file: &std::path::Path) -> Vec<Value> {
-    entries(file)
-        .into_iter()
-        .filter(|e| e["type"] == "message")
         .collect()
 }
 

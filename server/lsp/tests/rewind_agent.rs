@@ -15,7 +15,7 @@ use sessiontree_testkit::git;
 use std::os::unix::fs::PermissionsExt as _;
 use std::path::Path;
 use std::process::Command;
-use support::agents::{entries, is_event, Agent, Home, ModelServer, Server};
+use support::agents::{entries, is_event, message_entries, Agent, Home, ModelServer, Server};
 use support::tmux::Tmux;
 use support::uri;
 
@@ -39,6 +39,33 @@ fn read(path: &Path) -> Option<Vec<u8>> {
 
 fn mode(path: &Path) -> u32 {
     std::fs::metadata(path).expect("stat").permissions().mode() & 0o777
+}
+
+/// The files `tool_rules` has the agent write, as its own `write` tool left them.
+fn assert_the_agent_wrote_its_files(project: &Path) {
+    assert_eq!(
+        read(&project.join("hello.txt")).as_deref(),
+        Some(&b"hello from the agent\n"[..])
+    );
+    assert_eq!(
+        read(&project.join("a.txt")).as_deref(),
+        Some(&b"changed by the agent\n"[..])
+    );
+}
+
+/// The turn's user message "change the files" and the last message, among `messages`.
+fn prompt_and_last_message(messages: &[Value]) -> (Value, Value) {
+    let asked = messages
+        .iter()
+        .find(|m| {
+            m["message"]["role"] == "user"
+                && m["message"]["content"]
+                    .to_string()
+                    .contains("change the files")
+        })
+        .expect("the prompt in the file");
+    let last = messages.last().expect("the turn's last message");
+    (asked.clone(), last.clone())
 }
 
 /// The agent's model answers "change the files" with two `write` calls (a new file, a committed
@@ -92,30 +119,11 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     let turn = server.prompt_to_end(&session, "change the files", "the turn's end", 120);
     assert_eq!(turn["agent"]["source"], "spawned");
     // The agent ran its own tools.
-    assert_eq!(
-        read(&project.join("hello.txt")).as_deref(),
-        Some(&b"hello from the agent\n"[..])
-    );
-    assert_eq!(
-        read(&project.join("a.txt")).as_deref(),
-        Some(&b"changed by the agent\n"[..])
-    );
+    assert_the_agent_wrote_its_files(&project);
 
     // The entries of the turn: the user message, the tool-calling answer, the turn's last answer.
-    let messages: Vec<Value> = entries(&file)
-        .into_iter()
-        .filter(|e| e["type"] == "message")
-        .collect();
-    let asked = messages
-        .iter()
-        .find(|m| {
-            m["message"]["role"] == "user"
-                && m["message"]["content"]
-                    .to_string()
-                    .contains("change the files")
-        })
-        .expect("the user message in the file");
-    let last = messages.last().expect("the last message");
+    let messages = message_entries(&file);
+    let (asked, last) = prompt_and_last_message(&messages);
     assert_eq!(last["message"]["role"], "assistant");
     assert_eq!(last["message"]["stopReason"], "stop");
     let tool_use = messages
@@ -321,10 +329,7 @@ fn a_turn_from_the_command_line_has_its_points(agent: Agent) {
         read(&project.join("hello.txt")).as_deref(),
         Some(&b"hello from the agent\n"[..])
     );
-    let messages: Vec<Value> = entries(&file)
-        .into_iter()
-        .filter(|e| e["type"] == "message")
-        .collect();
+    let messages = message_entries(&file);
     let asked = messages
         .iter()
         .find(|m| m["parentId"] == answer["id"])
@@ -475,28 +480,8 @@ fn a_terminal_agents_turn_has_its_points(agent: Agent) {
         is_event(m, &session, "agentEnd")
     });
     tui.wait_for("written", 30);
-    assert_eq!(
-        read(&project.join("hello.txt")).as_deref(),
-        Some(&b"hello from the agent\n"[..])
-    );
-    assert_eq!(
-        read(&project.join("a.txt")).as_deref(),
-        Some(&b"changed by the agent\n"[..])
-    );
-    let messages: Vec<Value> = entries(&file)
-        .into_iter()
-        .filter(|e| e["type"] == "message")
-        .collect();
-    let asked = messages
-        .iter()
-        .find(|m| {
-            m["message"]["role"] == "user"
-                && m["message"]["content"]
-                    .to_string()
-                    .contains("change the files")
-        })
-        .expect("the typed prompt in the file");
-    let last = messages.last().expect("the turn's last answer");
+    assert_the_agent_wrote_its_files(&project);
+    let (asked, last) = prompt_and_last_message(&message_entries(&file));
     assert_eq!(last["message"]["stopReason"], "stop");
     let (asked_id, last_id) = (asked["id"].clone(), last["id"].clone());
 

@@ -273,6 +273,14 @@ pub fn entries(file: &Path) -> Vec<Value> {
         .collect()
 }
 
+/// The message entries of a session file, in file order.
+pub fn message_entries(file: &Path) -> Vec<Value> {
+    entries(file)
+        .into_iter()
+        .filter(|e| e["type"] == "message")
+        .collect()
+}
+
 /// The real server over stdio, with a reader thread: requests wait for their answers, every
 /// notification and server request is kept in arrival order.
 pub struct Server {
