@@ -3,7 +3,9 @@
 -- whose answers follow rules the spec writes, and a home folder whose agents' only model is that
 -- server (scripts/testing/agent-home.mjs). The Neovim process takes that home's environment, so
 -- the server it starts, and the agents the server starts, run offline against the model server.
+-- Loaded through the support module: `local A = H.agents()`.
 
+local H = ...
 local A = {}
 
 --- Runs a command to its end; its stdout, or an error naming it.
@@ -12,15 +14,17 @@ local A = {}
 ---@return string
 local function run(cmd, opts)
   local res = vim.system(cmd, vim.tbl_extend('force', { text = true }, opts or {})):wait(600000)
-  assert(res.code == 0, table.concat(cmd, ' ') .. ' failed (' .. tostring(res.code) .. '): ' .. (res.stderr or '') .. (res.stdout or ''))
+  assert(
+    res.code == 0,
+    table.concat(cmd, ' ') .. ' failed (' .. tostring(res.code) .. '): ' .. (res.stderr or '') .. (res.stdout or '')
+  )
   return res.stdout or ''
 end
 
 --- The folder with the `pi`, `omp` and `bun` launchers (installs them on first use).
----@param repo string
 ---@return string
-function A.bin(repo)
-  local out = run({ 'bash', repo .. '/scripts/install-agents.sh' })
+function A.bin()
+  local out = run({ 'bash', H.repo .. '/scripts/install-agents.sh' })
   local lines = vim.split(vim.trim(out), '\n')
   local bin = lines[#lines]
   assert(vim.fn.executable(bin .. '/pi') == 1 and vim.fn.executable(bin .. '/omp') == 1, 'no agents in ' .. bin)
@@ -33,17 +37,16 @@ end
 ---@field log string every request received, one JSON line each
 ---@field proc vim.SystemObj
 
---- Starts the model server with `rules` (see the script's header).
----@param repo string
+--- Starts the model server with `rules` (see the script's header); it stops when the spec ends.
 ---@param dir string
 ---@param rules table
 ---@return sessiontree.test.ModelServer
-function A.model_server(repo, dir, rules)
+function A.model_server(dir, rules)
   local server = { rules = dir .. '/model-rules.json', log = dir .. '/model-requests.jsonl' }
   vim.fn.writefile({ vim.json.encode(rules) }, server.rules)
   local first
   server.proc = vim.system(
-    { 'node', repo .. '/scripts/testing/model-server.mjs', '--rules', server.rules, '--log', server.log },
+    { 'node', H.repo .. '/scripts/testing/model-server.mjs', '--rules', server.rules, '--log', server.log },
     {
       stdin = true,
       text = true,
@@ -60,6 +63,9 @@ function A.model_server(repo, dir, rules)
     end, 20),
     'the model server did not start'
   )
+  H.cleanup(function()
+    A.stop(server)
+  end)
   server.url = vim.json.decode(vim.split(first, '\n')[1]).url
   return server
 end
@@ -100,14 +106,12 @@ end
 
 --- Makes `dir`/home the agents' home with the model server as their only model, a git project
 --- for them to work in, and puts this Neovim (and what it starts) in that environment.
----@param repo string
 ---@param dir string
 ---@param server sessiontree.test.ModelServer
----@param bin string
 ---@return { home: string, project: string, env: table<string, string> }
-function A.home(repo, dir, server, bin)
+function A.home(dir, server)
   local home = dir .. '/home'
-  run({ 'node', repo .. '/scripts/testing/agent-home.mjs', '--home', home, '--url', server.url })
+  run({ 'node', H.repo .. '/scripts/testing/agent-home.mjs', '--home', home, '--url', server.url })
   local project = dir .. '/project'
   vim.fn.mkdir(project, 'p')
   run({ 'git', 'init', '-q' }, { cwd = project })
@@ -126,15 +130,41 @@ function A.home(repo, dir, server, bin)
   return { home = home, project = project, env = env }
 end
 
+---@class sessiontree.test.Live
+---@field dir string the workspace (`H.workspace`)
+---@field bin string the folder with the agents' launchers
+---@field model sessiontree.test.ModelServer
+---@field home string the agents' home
+---@field project string the git project they work in
+
+--- A workspace where the real agents answer from the model server with `rules`: the agents
+--- installed, the model server started, this Neovim in the agents' home.
+---@param rules table
+---@return sessiontree.test.Live
+function A.start(rules)
+  local dir = H.workspace({})
+  local bin = A.bin()
+  local model = A.model_server(dir, rules)
+  local env = A.home(dir, model)
+  return { dir = dir, bin = bin, model = model, home = env.home, project = env.project }
+end
+
+--- Configures the plugin for the workspace with the real agents as the live agent, and defines
+--- its commands.
+---@param live sessiontree.test.Live
+function A.setup(live)
+  H.setup(live.dir, { agent = { pi_path = live.bin .. '/pi', omp_path = live.bin .. '/omp' } })
+  vim.cmd('runtime plugin/sessiontree.lua')
+end
+
 --- Runs the agent once in print mode with `prompt` in the project, as a user would, writing its
---- session into `sessions`; returns the session file it wrote.
----@param bin string
+--- session into the workspace's sessions folder; returns the session file it wrote.
+---@param live sessiontree.test.Live
 ---@param agent 'pi'|'omp'
----@param project string
----@param sessions string
 ---@param prompt string
 ---@return string
-function A.first_session(bin, agent, project, sessions, prompt)
+function A.first_session(live, agent, prompt)
+  local bin, project, sessions = live.bin, live.project, live.dir .. '/sessions'
   vim.fn.mkdir(sessions, 'p')
   local before = {}
   for _, f in ipairs(vim.fn.glob(sessions .. '/*.jsonl', true, true)) do
@@ -184,6 +214,25 @@ function A.message(file, pattern)
       end
     end
   end
+end
+
+--- The first entry written under the message whose text matches `pattern` (its answer), and
+--- that message.
+---@param file string
+---@param pattern string
+---@return table|nil answer
+---@return table|nil message
+function A.answer_to(file, pattern)
+  local message = A.message(file, pattern)
+  if not message then
+    return nil, nil
+  end
+  for _, e in ipairs(A.entries(file)) do
+    if e.parentId == message.id then
+      return e, message
+    end
+  end
+  return nil, message
 end
 
 return A
