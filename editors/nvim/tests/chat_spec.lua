@@ -6,36 +6,21 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local conf = H.conformance_dir()
   local dir = H.workspace({
-    ['c02.jsonl'] = conf .. '/c02-tool-calls/pi/session.jsonl',
-    ['c04.jsonl'] = conf .. '/c04-model-thinking/omp/session.jsonl',
+    ['c02.jsonl'] = H.fixture('c02-tool-calls/pi/session.jsonl'),
+    ['c04.jsonl'] = H.fixture('c04-model-thinking/omp/session.jsonl'),
   })
   -- The agents named by the options do not exist: the chat must say so.
   H.setup(dir, { agent = { pi_path = dir .. '/no-such-pi', omp_path = dir .. '/no-such-omp' } })
   vim.cmd('runtime plugin/sessiontree.lua')
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-    notify(msg, level)
-  end
-  local function said(text, level)
-    for _, m in ipairs(messages) do
-      if m.msg:find(text, 1, true) and (level == nil or m.level == level) then
-        return true
-      end
-    end
-    return false
-  end
+  local messages = H.messages()
+  local said = messages.said
 
   local chat = require('sessiontree.chat')
   local protocol = require('sessiontree.protocol')
   local st = chat.state
-  local c02 = dir .. '/sessions/c02.jsonl'
-  H.redraw_after(function()
-    vim.cmd('SessionTree ' .. c02)
-  end, 10000)
+  local c02 = H.session('c02.jsonl')
+  H.show(c02)
   vim.cmd('SessionChat')
   local uri = require('sessiontree.panel').state.uri
   H.check(
@@ -44,9 +29,7 @@ H.run(function()
     end, 10000),
     'the chat drew the conversation and knows the agent state'
   )
-  local lines = function()
-    return vim.api.nvim_buf_get_lines(st.conv_buf, 0, -1, false)
-  end
+  local lines = H.chat_lines
 
   -- Every block of the server's transcript is drawn: a tool call and a tool result as one line
   -- each (the server's own summaries), folded over their details.
@@ -94,14 +77,11 @@ H.run(function()
     H.feed('<CR>')
     H.check(vim.fn.foldclosed(line_of(calls[1])) == line_of(calls[1]), '<CR> closes it again')
   end
-  H.check(
-    #vim.tbl_filter(function(l)
-      return l == '## user'
-    end, lines()) == #vim.tbl_filter(function(i)
-      return i.role == 'user'
-    end, transcript.items),
-    'a heading per user message of the transcript'
-  )
+  H.check(#vim.tbl_filter(function(l)
+    return l == '## user'
+  end, lines()) == #vim.tbl_filter(function(i)
+    return i.role == 'user'
+  end, transcript.items), 'a heading per user message of the transcript')
 
   -- The missing agent: the winbars say what <CR> will do; <CR> appends and says why.
   H.check(st.conversation.status.state == 'unavailable', 'the agent is unavailable', st.conversation.status)
@@ -111,14 +91,16 @@ H.run(function()
     vim.wo[st.conv_win].winbar
   )
   H.check(
-    vim.wo[st.input_win].winbar:find('<CR> appends without an answer (set agent.pi_path in setup() to run the agent)', 1, true) ~= nil,
+    vim.wo[st.input_win].winbar:find(
+      '<CR> appends without an answer (set agent.pi_path in setup() to run the agent)',
+      1,
+      true
+    ) ~= nil,
     'the input winbar says <CR> appends, and which option runs the agent',
     vim.wo[st.input_win].winbar
   )
   local before = #vim.fn.readfile(c02)
-  vim.api.nvim_buf_set_lines(st.input_buf, 0, -1, false, { 'Is anyone there?' })
-  vim.api.nvim_set_current_win(st.input_win)
-  H.feed('<CR>')
+  H.send('Is anyone there?')
   H.check(
     H.wait(function()
       return #vim.fn.readfile(c02) == before + 1
@@ -127,10 +109,11 @@ H.run(function()
   )
   H.check(
     H.wait(function()
-      return said('does not exist or cannot be run', vim.log.levels.WARN) and said('set agent.pi_path in setup()', vim.log.levels.WARN)
+      return said('does not exist or cannot be run', vim.log.levels.WARN)
+        and said('set agent.pi_path in setup()', vim.log.levels.WARN)
     end),
     'the message says the agent cannot run and which option to set',
-    messages
+    messages.list
   )
   H.check(
     H.wait(function()
@@ -142,9 +125,7 @@ H.run(function()
   )
 
   -- Thinking (an omp session): one folded line.
-  H.redraw_after(function()
-    vim.cmd('SessionTree ' .. dir .. '/sessions/c04.jsonl')
-  end, 10000)
+  H.show(H.session('c04.jsonl'))
   H.check(
     H.wait(function()
       return st.conversation.uri ~= uri and table.concat(lines(), '\n'):find('▸ thinking', 1, true)
@@ -176,7 +157,7 @@ H.run(function()
       return vim.fn.filereadable(bridge) == 1 and said('installed the bridge at ' .. bridge)
     end),
     ':SessionInstallBridge pi installs the bridge and says where',
-    messages
+    messages.list
   )
   H.check(
     st.last.install and st.last.install.path == bridge and st.last.install.written == true,
@@ -222,5 +203,8 @@ H.run(function()
     answer = dialogs.answer({ uri = uri, dialog = 'input', title = 'Name?' })
   end)()
   H.check(vim.deep_equal(answer, { cancelled = true }), 'a dismissed input is cancelled', answer)
-  H.check(vim.deep_equal(dialogs.answer({ uri = uri, dialog = 'select', title = 'x', options = {} }), { cancelled = true }), 'outside a coroutine a dialog is cancelled at once')
+  H.check(
+    vim.deep_equal(dialogs.answer({ uri = uri, dialog = 'select', title = 'x', options = {} }), { cancelled = true }),
+    'outside a coroutine a dialog is cancelled at once'
+  )
 end)

@@ -3,57 +3,37 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local conf = H.conformance_dir()
-  local dir = H.workspace({
-    ['m01.jsonl'] = conf .. '/M01-malformed-lines/input.jsonl',
-    ['m03.jsonl'] = conf .. '/M03-invalid-header/input.jsonl',
+  local dir = H.start({
+    ['m01.jsonl'] = H.fixture('M01-malformed-lines/input.jsonl'),
+    ['m03.jsonl'] = H.fixture('M03-invalid-header/input.jsonl'),
   })
-  H.setup(dir)
-  vim.cmd('runtime plugin/sessiontree.lua')
-  local messages = {}
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
-  local function said(text)
-    for _, m in ipairs(messages) do
-      if m:find(text, 1, true) then
-        return true
-      end
-    end
-    return false
-  end
+  local messages = H.messages(true)
+  local said = messages.said
   local panel = require('sessiontree.panel')
   local st = panel.state
 
-  local before = vim.fn.readfile(dir .. '/sessions/m01.jsonl', 'b')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree ' .. dir .. '/sessions/m01.jsonl')
-    end, 10000),
-    'a file with malformed lines still draws its rows'
-  )
+  local m01 = H.session('m01.jsonl')
+  local before = vim.fn.readfile(m01, 'b')
+  H.check(H.show(m01), 'a file with malformed lines still draws its rows')
   H.check(#st.rows > 0 and vim.deep_equal(H.panel_lines(), (H.server_lines())), 'its rows equal the server lines')
   H.check(
     st.problems and st.problems >= 2 and panel.header():find('problems', 1, true),
     'the header counts the problems',
     panel.header()
   )
-  H.check(said('problems in m01.jsonl'), 'a warning names the file and a problem', messages)
-  H.check(
-    vim.deep_equal(vim.fn.readfile(dir .. '/sessions/m01.jsonl', 'b'), before),
-    'the damaged file is left as it is'
-  )
+  H.check(said('problems in m01.jsonl'), 'a warning names the file and a problem', messages.texts())
+  H.check(vim.deep_equal(vim.fn.readfile(m01, 'b'), before), 'the damaged file is left as it is')
 
-  messages = {}
-  vim.cmd('SessionTree ' .. dir .. '/sessions/m03.jsonl')
+  messages.clear()
+  vim.cmd('SessionTree ' .. H.session('m03.jsonl'))
   H.check(
     H.wait(function()
       return said('cannot open')
     end),
     'a file that is not a session: "cannot open" with the reason',
-    messages
+    messages.texts()
   )
-  H.check(said('invalidHeader'), 'the error kind is named (invalidHeader)', messages)
+  H.check(said('invalidHeader'), 'the error kind is named (invalidHeader)', messages.texts())
   local marks = vim.api.nvim_buf_get_extmarks(st.buf, -1, 0, -1, { details = true })
   local shown = false
   for _, m in ipairs(marks) do
@@ -65,21 +45,20 @@ H.run(function()
   H.check(not panel.header():find('problems', 1, true), "the previous file's problem count is gone", panel.header())
 
   -- No server binary.
-  require('sessiontree.client').stop(true)
-  vim.wait(300)
+  H.stop_server()
   require('sessiontree.config').options.cmd = { dir .. '/no-such-sessiontree', 'lsp' }
-  messages = {}
+  messages.clear()
   vim.cmd('SessionOpen')
   H.check(
     H.wait(function()
-      return #messages > 0
+      return #messages.list > 0
     end),
     ':SessionOpen without a server gives a message',
-    messages
+    messages.texts()
   )
   H.check(
     said('could not start the server') or said('not executable') or said('failed'),
     'the message says the server could not start',
-    messages
+    messages.texts()
   )
 end)

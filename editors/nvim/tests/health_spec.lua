@@ -3,8 +3,7 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local conf = H.conformance_dir()
-  local dir = H.workspace({ ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl' })
+  local dir = H.workspace({ ['c06.jsonl'] = H.fixture('c06-branch-basic/omp/session.jsonl') })
   H.setup(dir)
   vim.cmd('checkhealth sessiontree')
   local text = table.concat(vim.api.nvim_buf_get_lines(0, 0, -1, false), '\n')
@@ -19,22 +18,11 @@ H.run(function()
   H.check(not text:find('ERROR', 1, true), 'no errors', text)
 
   -- A missing binary is an error with advice.
-  require('sessiontree.client').stop(true)
-  vim.wait(500)
+  H.stop_server()
   require('sessiontree').setup({ cmd = { dir .. '/no-such-sessiontree', 'lsp' } })
-  -- (Captured from vim.health directly: a second :checkhealth in one headless run trips a redraw assertion.)
-  local got = {}
-  local real = vim.health
-  vim.health = setmetatable({}, {
-    __index = function(_, level)
-      return function(msg)
-        table.insert(got, level .. ' ' .. tostring(msg))
-      end
-    end,
-  })
-  local ok, err = pcall(require('sessiontree.health').check)
-  vim.health = real
-  text = table.concat(got, '\n')
+  -- (Read from vim.health directly: a second :checkhealth in one headless run trips a redraw assertion.)
+  local ok, err
+  ok, err, text = H.health(require('sessiontree.health').check)
   H.check(ok, 'the check runs', err)
   H.check(
     text:find('error server command is not executable', 1, true),
@@ -48,34 +36,19 @@ H.run(function()
   vim.fn.writefile({ '#!/bin/sh', 'exit 0' }, fake_pi)
   vim.fn.setfperm(fake_pi, 'rwxr-xr-x')
   require('sessiontree').setup({ agent = { pi_path = fake_pi, omp_path = dir .. '/no-such-omp' } })
-  got = {}
-  vim.health = setmetatable({}, {
-    __index = function(_, level)
-      return function(msg)
-        table.insert(got, level .. ' ' .. tostring(msg))
-      end
-    end,
-  })
-  ok, err = pcall(require('sessiontree.health').check_agents)
-  vim.health = real
-  text = table.concat(got, '\n')
+  ok, err, text = H.health(require('sessiontree.health').check_agents)
   H.check(ok, 'the agent check runs', err)
-  H.check(text:find('ok pi: ' .. fake_pi .. ' (from agent.pi_path)', 1, true), 'pi is reported found, and where from', text)
+  H.check(
+    text:find('ok pi: ' .. fake_pi .. ' (from agent.pi_path)', 1, true),
+    'pi is reported found, and where from',
+    text
+  )
   H.check(
     text:find('error omp: `' .. dir .. '/no-such-omp` (from agent.omp_path) does not exist or cannot be run', 1, true),
     'an omp option naming nothing is an error',
     text
   )
   require('sessiontree').setup({ agent = { disabled = true } })
-  got = {}
-  vim.health = setmetatable({}, {
-    __index = function(_, level)
-      return function(msg)
-        table.insert(got, level .. ' ' .. tostring(msg))
-      end
-    end,
-  })
-  require('sessiontree.health').check_agents()
-  vim.health = real
-  H.check(table.concat(got, '\n'):find('warn the live agent is turned off', 1, true), 'a disabled agent is a warning', got)
+  _, _, text = H.health(require('sessiontree.health').check_agents)
+  H.check(text:find('warn the live agent is turned off', 1, true), 'a disabled agent is a warning', text)
 end)

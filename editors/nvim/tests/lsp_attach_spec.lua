@@ -5,27 +5,14 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local dir = H.workspace({
-    ['csv.pi.jsonl'] = H.repo .. '/examples/csv-importer.pi.jsonl',
-  })
-  H.setup(dir)
-  vim.cmd('runtime plugin/sessiontree.lua')
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-    notify(msg, level)
-  end
+  local dir = H.start({ ['csv.pi.jsonl'] = H.example('csv-importer.pi.jsonl') })
+  local messages = H.messages()
   -- A project's own JSON lines, and a session kept outside the agents' folders.
   vim.fn.mkdir(dir .. '/project', 'p')
   vim.fn.writefile({ '{"a":1}', '{"b":2}' }, dir .. '/project/data.jsonl')
   vim.fn.writefile({ '{"type":"other","id":"1"}' }, dir .. '/project/events.jsonl')
   vim.fn.mkdir(dir .. '/elsewhere', 'p')
-  vim.fn.writefile(
-    vim.fn.readfile(H.repo .. '/examples/csv-importer.omp.jsonl', 'b'),
-    dir .. '/elsewhere/kept.jsonl',
-    'b'
-  )
+  vim.fn.writefile(vim.fn.readfile(H.example('csv-importer.omp.jsonl'), 'b'), dir .. '/elsewhere/kept.jsonl', 'b')
 
   vim.lsp.enable('sessiontree')
   local function attached(buf)
@@ -39,7 +26,8 @@ H.run(function()
 
   local data = open(dir .. '/project/data.jsonl')
   local events = open(dir .. '/project/events.jsonl')
-  vim.wait(1500)
+  -- vim.lsp.enable decides on FileType and starts a client in a scheduled callback.
+  H.settle()
   H.check(attached(data) == nil and attached(events) == nil, 'no client on a data.jsonl or another JSON-lines file')
   H.check(
     #vim.diagnostic.get(data) == 0 and #vim.diagnostic.get(events) == 0,
@@ -65,7 +53,7 @@ H.run(function()
   H.check(attached(data) == nil, 'the data file still has none')
   local errors = vim.tbl_filter(function(m)
     return m.level == vim.log.levels.ERROR or m.level == vim.log.levels.WARN
-  end, messages)
+  end, messages.list)
   H.check(#errors == 0, 'no error or warning so far', errors)
 
   -- No server binary: a message names it and points at :checkhealth; nothing is started.
@@ -79,22 +67,17 @@ H.run(function()
   -- read again (vim.lsp.config() drops the resolved one).
   require('sessiontree.config').options.cmd = { dir .. '/no-such-sessiontree', 'lsp' }
   vim.lsp.config('sessiontree', {})
-  messages = {}
+  messages.clear()
   vim.cmd('bwipeout! ' .. session)
   local again = open(dir .. '/sessions/csv.pi.jsonl')
   H.check(
     H.wait(function()
-      return #messages > 0
+      return #messages.list > 0
     end, 5000),
     'opening a session file without the server gives a message',
-    messages
+    messages.list
   )
-  local said = table.concat(
-    vim.tbl_map(function(m)
-      return m.msg
-    end, messages),
-    '\n'
-  )
+  local said = table.concat(messages.texts(), '\n')
   H.check(
     said:find('no-such-sessiontree', 1, true) and said:find('not found', 1, true) and said:find(':checkhealth', 1, true),
     'the message names the missing binary and :checkhealth',
@@ -103,18 +86,7 @@ H.run(function()
   H.check(attached(again) == nil, 'nothing attached')
 
   -- :checkhealth says it too (captured from vim.health: a headless :checkhealth trips a redraw assertion).
-  local got = {}
-  local real = vim.health
-  vim.health = setmetatable({}, {
-    __index = function(_, level)
-      return function(msg)
-        table.insert(got, level .. ' ' .. tostring(msg))
-      end
-    end,
-  })
-  local ran, err = pcall(require('sessiontree.health').check)
-  vim.health = real
-  local text = table.concat(got, '\n')
+  local ran, err, text = H.health(require('sessiontree.health').check)
   H.check(ran, 'the health check runs', err)
   H.check(
     text:find('error server command is not executable: ' .. dir .. '/no-such-sessiontree', 1, true) ~= nil,
@@ -124,17 +96,7 @@ H.run(function()
   -- A command given to vim.lsp.config that cannot run: Neovim skips the file without a word, so
   -- :checkhealth names it.
   vim.lsp.config('sessiontree', { cmd = { dir .. '/also-missing', 'lsp' } })
-  got = {}
-  vim.health = setmetatable({}, {
-    __index = function(_, level)
-      return function(msg)
-        table.insert(got, level .. ' ' .. tostring(msg))
-      end
-    end,
-  })
-  ran, err = pcall(require('sessiontree.health').check)
-  vim.health = real
-  text = table.concat(got, '\n')
+  ran, err, text = H.health(require('sessiontree.health').check)
   H.check(ran, 'the health check runs again', err)
   H.check(
     text:find("error vim.lsp.config('sessiontree') runs `" .. dir .. '/also-missing`', 1, true) ~= nil,

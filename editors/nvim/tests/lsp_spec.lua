@@ -3,15 +3,14 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local dir = H.workspace({
-    ['csv.pi.jsonl'] = H.repo .. '/examples/csv-importer.pi.jsonl',
-  })
   -- Keys remapped through setup(): `n` moves down instead of j/<Down>, <M-o> goes back a filter, q unmapped.
-  H.setup(dir, { keys = { down = 'n', filter_prev = '<M-o>', close = false } })
-  vim.cmd('runtime plugin/sessiontree.lua')
-  local file = dir .. '/sessions/csv.pi.jsonl'
+  H.start(
+    { ['csv.pi.jsonl'] = H.example('csv-importer.pi.jsonl') },
+    { keys = { down = 'n', filter_prev = '<M-o>', close = false } }
+  )
+  local file = H.session('csv.pi.jsonl')
 
-  vim.lsp.config('sessiontree', { cmd = { vim.env.SESSIONTREE_BIN or (H.repo .. '/target/debug/sessiontree'), 'lsp' } })
+  vim.lsp.config('sessiontree', { cmd = { H.bin(), 'lsp' } })
   vim.lsp.enable('sessiontree')
   vim.cmd.edit(file)
   vim.bo.filetype = 'jsonl' -- -u NONE does no filetype detection
@@ -36,12 +35,7 @@ H.run(function()
   )
 
   local panel = require('sessiontree.panel')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree')
-    end, 10000),
-    ':SessionTree from the session buffer drew rows'
-  )
+  H.check(H.show(), ':SessionTree from the session buffer drew rows')
   H.check(panel.same_uri(panel.state.uri, vim.uri_from_fname(file)), ":SessionTree shows the current buffer's session")
   H.check(#vim.lsp.get_clients({ name = 'sessiontree' }) == 1, 'the panel reused the enabled client')
   H.check(
@@ -61,48 +55,30 @@ H.run(function()
   vim.api.nvim_win_set_cursor(panel.state.win, { 1, 0 })
   H.feed('n')
   H.check(vim.api.nvim_win_get_cursor(panel.state.win)[1] == 2, 'the remapped n moves down')
-  H.redraw_after(function()
-    H.feed('<M-o>')
-  end)
+  H.press('<M-o>')
   H.check(panel.state.filter == 'all', '<M-o> cycles back from default to all', panel.state.filter)
 
   -- pi defers writing a branched file until it has an assistant message: branching from the first
   -- user message gives an unwritten session, which the panel still shows (empty), with the text back.
-  local nodes = H.ask(require('sessiontree.protocol').TREE, { uri = panel.state.uri, offset = 0, limit = 0 }).nodes
-  local first_user = nil
-  for _, n in ipairs(nodes) do
-    if n.kind == 'message' and n.role == 'user' and (first_user == nil or n.line < first_user.line) then
-      first_user = n
-    end
-  end
+  local first_user = H.first_user_message(panel.state.uri)
   local source_uri = panel.state.uri
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
-  local branched
-  require('sessiontree.actions').branch(first_user.id, function(err, result)
-    branched = { err = err, result = result }
+  local messages = H.messages(true)
+  local answered, err, result = H.answer(function(done)
+    require('sessiontree.actions').branch(first_user.id, done)
   end)
+  messages.stop()
+  H.check(answered, 'pi: branch from the first user message answered')
   H.check(
-    H.wait(function()
-      return branched ~= nil
-    end),
-    'pi: branch from the first user message answered'
-  )
-  vim.notify = notify
-  local result = branched and branched.result or {}
-  H.check(
-    branched and branched.err == nil and result.written == false,
+    answered and err == nil and result and result.written == false,
     'pi: the branched session is not written yet',
-    branched
+    { err = err, result = result }
   )
+  result = result or {}
   H.check(result.newPath == nil or vim.fn.filereadable(result.newPath) == 0, 'pi: no file on disk yet')
   H.check(
-    table.concat(messages, '\n'):find('written at the first assistant reply', 1, true) ~= nil,
+    messages.said('written at the first assistant reply'),
     'the user is told when the file will be written',
-    messages
+    messages.texts()
   )
   H.check(
     H.wait(function()
@@ -113,9 +89,7 @@ H.run(function()
     'the panel shows the new session and the message text is in the input',
     { panel.state.uri, require('sessiontree.chat').input_text(), result.editorText, source_uri }
   )
-  H.redraw_after(function()
-    vim.cmd('SessionTree ' .. file)
-  end)
+  H.show(file)
 
   -- K: the entry as markdown in a float.
   local wins = #vim.api.nvim_list_wins()

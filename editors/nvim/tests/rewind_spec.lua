@@ -12,23 +12,6 @@ local function git(dir, ...)
   assert(vim.v.shell_error == 0, 'git ' .. table.concat({ ... }, ' ') .. ': ' .. out)
 end
 
-local function write(path, text)
-  vim.fn.mkdir(vim.fn.fnamemodify(path, ':h'), 'p')
-  local f = assert(io.open(path, 'wb'))
-  f:write(text)
-  f:close()
-end
-
-local function read(path)
-  local f = io.open(path, 'rb')
-  if not f then
-    return nil
-  end
-  local text = f:read('*a')
-  f:close()
-  return text
-end
-
 local function append(path, text)
   local f = assert(io.open(path, 'ab'))
   f:write(text)
@@ -57,11 +40,11 @@ H.run(function()
   local repo = dir .. '/repo'
   vim.fn.mkdir(repo, 'p')
   git(repo, 'init', '-q', '-b', 'main')
-  write(repo .. '/src/app.lua', 'return 1\n')
+  H.write(repo .. '/src/app.lua', 'return 1\n')
   git(repo, 'add', '-A')
   git(repo, 'commit', '-qm', 'init')
   local file = dir .. '/sessions/live.jsonl'
-  write(
+  H.write(
     file,
     '{"type":"session","version":3,"id":"'
       .. SID
@@ -76,12 +59,7 @@ H.run(function()
   local panel = require('sessiontree.panel')
   local rewind = require('sessiontree.rewind')
   local protocol = require('sessiontree.protocol')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree ' .. file)
-    end, 10000),
-    ':SessionTree drew the session'
-  )
+  H.check(H.show(file), ':SessionTree drew the session')
 
   -- The agent (another process) takes a turn: the prompt, then its files, then the turn's end.
   append(file, user('u2000002', 'a1000001', 'change the app'))
@@ -99,9 +77,13 @@ H.run(function()
     return found
   end
   local before = point_of('u2000002')
-  H.check(before and before.moment == 'before' and before.by == 'server', 'the prompt got a "before" point from the server', before)
-  write(repo .. '/src/app.lua', 'return 2 -- the agent\n')
-  write(repo .. '/src/new.lua', 'return "new"\n')
+  H.check(
+    before and before.moment == 'before' and before.by == 'server',
+    'the prompt got a "before" point from the server',
+    before
+  )
+  H.write(repo .. '/src/app.lua', 'return 2 -- the agent\n')
+  H.write(repo .. '/src/new.lua', 'return "new"\n')
   append(file, assistant('a2000002', 'u2000002'))
   local after = point_of('a2000002')
   H.check(after and after.moment == 'after', 'the turn end got an "after" point', after)
@@ -116,26 +98,12 @@ H.run(function()
   )
 
   -- Compare with the prompt's point: quickfix + a diff split per file.
-  local function goto_row(id)
-    for i, row in ipairs(panel.state.rows) do
-      if row.id == id then
-        vim.api.nvim_set_current_win(panel.state.win)
-        vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
-        panel.state.selection = id
-        return true
-      end
-    end
-    return false
-  end
-  H.check(goto_row('u2000002'), 'the cursor is on the prompt')
+  H.check(H.goto_row('u2000002'), 'the cursor is on the prompt')
   local tabs = vim.fn.tabpagenr('$')
-  local compared
-  rewind.compare(nil, function(result)
-    compared = result
-  end)
-  H.check(H.wait(function()
-    return compared ~= nil
-  end, 15000), ':SessionRewindCompare answered')
+  local _, compared = H.answer(function(done)
+    rewind.compare(nil, done)
+  end, 15000)
+  H.check(compared ~= nil, ':SessionRewindCompare answered')
   local qf = vim.fn.getqflist()
   local names = {}
   for _, item in ipairs(qf) do
@@ -165,30 +133,28 @@ H.run(function()
   vim.cmd('tabfirst | tabonly')
 
   -- Restore (answering the question), then undo brings the user's own edit back.
-  write(repo .. '/src/app.lua', 'return 3 -- my own edit\n')
+  H.write(repo .. '/src/app.lua', 'return 3 -- my own edit\n')
   local asked
   vim.ui.select = function(items, opts, on_choice)
     asked = opts.prompt
     on_choice(items[1], 1)
   end
-  H.check(goto_row('u2000002'), 'the cursor is on the prompt again')
-  local restored
-  rewind.restore(nil, function(result)
-    restored = result
-  end)
-  H.check(H.wait(function()
-    return restored ~= nil
-  end, 15000), ':SessionRewindRestore restored')
-  H.check(asked and asked:find('1 changed, 0 added, 1 deleted', 1, true) ~= nil, 'it asked first, with the counts', asked)
-  H.check(read(repo .. '/src/app.lua') == 'return 1\n', 'app.lua is as the point has it')
-  H.check(read(repo .. '/src/new.lua') == nil, 'the file the agent made is gone')
-  local undone
-  rewind.undo(function(result)
-    undone = result
-  end)
-  H.check(H.wait(function()
-    return undone ~= nil
-  end, 15000), ':SessionRewindUndo answered')
-  H.check(read(repo .. '/src/app.lua') == 'return 3 -- my own edit\n', "undo brings back the user's own edit")
-  H.check(read(repo .. '/src/new.lua') == 'return "new"\n', "and the agent's file")
+  H.check(H.goto_row('u2000002'), 'the cursor is on the prompt again')
+  local _, restored = H.answer(function(done)
+    rewind.restore(nil, done)
+  end, 15000)
+  H.check(restored ~= nil, ':SessionRewindRestore restored')
+  H.check(
+    asked and asked:find('1 changed, 0 added, 1 deleted', 1, true) ~= nil,
+    'it asked first, with the counts',
+    asked
+  )
+  H.check(H.read(repo .. '/src/app.lua') == 'return 1\n', 'app.lua is as the point has it')
+  H.check(H.read(repo .. '/src/new.lua') == nil, 'the file the agent made is gone')
+  local _, undone = H.answer(function(done)
+    rewind.undo(done)
+  end, 15000)
+  H.check(undone ~= nil, ':SessionRewindUndo answered')
+  H.check(H.read(repo .. '/src/app.lua') == 'return 3 -- my own edit\n', "undo brings back the user's own edit")
+  H.check(H.read(repo .. '/src/new.lua') == 'return "new"\n', "and the agent's file")
 end)

@@ -67,39 +67,15 @@ local function model_server()
     end)
   end))
   srv.port = listener:getsockname().port
-  srv.listener = listener
+  H.cleanup(function()
+    listener:close()
+  end)
   return srv
 end
 
----@param path string
----@return string
-local function bytes(path)
-  local f = assert(io.open(path, 'rb'))
-  local s = f:read('*a')
-  f:close()
-  return s
-end
-
----@param id string
-local function goto_row(id)
-  local panel = require('sessiontree.panel')
-  for i, row in ipairs(panel.state.rows) do
-    if row.id == id then
-      vim.api.nvim_set_current_win(panel.state.win)
-      vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
-      panel.state.selection = id
-      return true
-    end
-  end
-  return false
-end
-
 H.run(function()
-  local conf = H.conformance_dir()
-  local dir = H.workspace({ ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl' })
-  local c06 = dir .. '/sessions/c06.jsonl'
   local srv = model_server()
-  H.setup(dir, {
+  H.start({ ['c06.jsonl'] = H.fixture('c06-branch-basic/omp/session.jsonl') }, {
     init_options = {
       branchSummary = {
         enabled = true,
@@ -108,32 +84,14 @@ H.run(function()
       },
     },
   })
-  vim.cmd('runtime plugin/sessiontree.lua')
-
-  local messages = {}
-  local notify = vim.notify
-  vim.notify = function(msg, level)
-    table.insert(messages, msg)
-    notify(msg, level)
-  end
-  local function said(text)
-    for _, m in ipairs(messages) do
-      if m:find(text, 1, true) then
-        return true
-      end
-    end
-    return false
-  end
+  local c06 = H.session('c06.jsonl')
+  local messages = H.messages()
+  local said = messages.said
 
   local panel = require('sessiontree.panel')
   local actions = require('sessiontree.actions')
   local st = panel.state
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree ' .. c06)
-    end, 10000),
-    ':SessionTree {file} drew rows'
-  )
+  H.check(H.show(c06), ':SessionTree {file} drew rows')
   H.check(st.leaf == '662d009f', 'c06 opens at its leaf (662d009f)', st.leaf)
   H.check(
     H.wait(function()
@@ -146,15 +104,15 @@ H.run(function()
   end
 
   -- A model that never finishes: <C-c> cancels the running summary.
-  local original = bytes(c06)
-  H.check(goto_row('c498f61c'), 'row c498f61c (user message "u2") found')
+  local original = H.read(c06)
+  H.check(H.goto_row('c498f61c'), 'row c498f61c (user message "u2") found')
   H.feed('<CR>')
   H.check(
     H.wait(function()
       return srv.requests == 1
     end, 10000),
     'Enter + "Summarize" asked the model server',
-    { requests = srv.requests, messages = messages }
+    { requests = srv.requests, messages = messages.texts() }
   )
   H.check(
     H.wait(function()
@@ -176,11 +134,11 @@ H.run(function()
       return said('Navigation cancelled; nothing moved')
     end, 10000),
     '<C-c> in the panel cancelled the running summary',
-    messages
+    messages.texts()
   )
   H.check(actions.pending_navigate == nil and st.busy == nil, 'nothing pending, header not busy', st.busy)
   H.check(st.leaf == '662d009f', 'the leaf stayed at 662d009f', st.leaf)
-  H.check(bytes(c06) == original, 'the session file is byte-identical after the cancel')
+  H.check(H.read(c06) == original, 'the session file is byte-identical after the cancel')
   H.check(
     H.wait(function()
       return srv.closed_early
@@ -192,17 +150,17 @@ H.run(function()
 
   -- A model that answers: one branch_summary line at the new position.
   srv.mode = 'stream'
-  messages = {}
-  H.check(goto_row('c498f61c'), 'row c498f61c found again')
+  messages.clear()
+  H.check(H.goto_row('c498f61c'), 'row c498f61c found again')
   H.feed('<CR>')
   H.check(
     H.wait(function()
       return said('Moved to')
     end, 10000),
     '"Summarize" with a model that answers moved the leaf',
-    messages
+    messages.texts()
   )
-  local now = bytes(c06)
+  local now = H.read(c06)
   local added = now:sub(#original + 1)
   local lines = vim.split(vim.trim(added), '\n')
   local entry = #lines == 1 and vim.json.decode(lines[1]) or {}
@@ -229,5 +187,4 @@ H.run(function()
     { leaf = st.leaf, id = entry.id }
   )
   H.check(srv.requests == 2, 'two model requests in all', srv.requests)
-  srv.listener:close()
 end)
