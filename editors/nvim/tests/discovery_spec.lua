@@ -3,24 +3,18 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local conf = H.conformance_dir()
   local dir = H.workspace({})
   local cwd = vim.fn.resolve(dir)
   local folder = dir .. '/pi-agent/sessions/--' .. cwd:gsub('^/', ''):gsub('[/\\:]', '-') .. '--'
   vim.fn.mkdir(folder, 'p')
-  vim.fn.writefile(vim.fn.readfile(conf .. '/c05-labels/omp/session.jsonl', 'b'), folder .. '/older.jsonl', 'b')
-  vim.fn.writefile(vim.fn.readfile(conf .. '/c06-branch-basic/omp/session.jsonl', 'b'), folder .. '/newer.jsonl', 'b')
+  H.write(folder .. '/older.jsonl', H.read(H.fixture('c05-labels/omp/session.jsonl')))
+  H.write(folder .. '/newer.jsonl', H.read(H.fixture('c06-branch-basic/omp/session.jsonl')))
   vim.uv.fs_utime(folder .. '/older.jsonl', os.time() - 60, os.time() - 60)
   H.setup(dir, { extra_roots = {} })
   vim.fn.chdir(cwd)
   vim.cmd('runtime plugin/sessiontree.lua')
   local panel = require('sessiontree.panel')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree')
-    end, 10000),
-    ":SessionTree found a session in pi's folder for the working directory"
-  )
+  H.check(H.show(), ":SessionTree found a session in pi's folder for the working directory")
   H.check(
     panel.same_uri(panel.state.uri, vim.uri_from_fname(folder .. '/newer.jsonl')),
     'it is the most recently modified one',

@@ -5,19 +5,13 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local dir = H.workspace({})
-  H.setup(dir)
-  vim.cmd('runtime plugin/sessiontree.lua')
-  local bin = require('sessiontree.config').options.cmd[1]
+  H.start({})
   -- Big enough that its open takes longer than the panel's 30 ms redraw timer.
-  local big = dir .. '/sessions/big.jsonl'
-  local gen = vim.system({ bin, 'generate', '--entries', '20000', '--seed', '5', '--out', big }):wait(60000)
-  H.check(gen.code == 0, 'generated a 20,000-entry session', gen.stderr)
+  local big = H.session('big.jsonl')
+  local generated, out = H.generate(big, { '--entries', '20000', '--seed', '5' })
+  H.check(generated, 'generated a 20,000-entry session', out)
 
-  local messages = {}
-  vim.notify = function(msg, level)
-    table.insert(messages, { msg = msg, level = level })
-  end
+  local messages = H.messages(true)
   local client = require('sessiontree.client')
   local protocol = require('sessiontree.protocol')
   -- Every request as it reaches the RPC layer, and when the open of the session was answered.
@@ -39,11 +33,9 @@ H.run(function()
   -- A fresh server each round, and the resize coming a little later each time: while the client
   -- starts, requests wait for `initialize`; each must still reach the server after the open.
   for round, delay in ipairs({ 0, 4, 9, 15, 22, 30 }) do
-    messages, sent, opened_at = {}, {}, nil
-    client.stop(true)
-    H.wait(function()
-      return client.get() == nil
-    end)
+    sent, opened_at = {}, nil
+    messages.clear()
+    H.stop_server()
     panel.state.uri = nil
     panel.open(uri)
     if delay > 0 then
@@ -62,7 +54,7 @@ H.run(function()
       end, 30000),
       'round ' .. round .. ': the rows are drawn'
     )
-    vim.wait(300) -- the redraw timer of the resize, and anything else queued
+    H.wait(panel.idle) -- the redraw timer of the resize, and anything else queued
     local refused = {}
     for _, s in ipairs(sent) do
       if s.err then
@@ -71,7 +63,7 @@ H.run(function()
     end
     H.check(#refused == 0, 'round ' .. round .. ': no request was refused', refused)
     local errors = {}
-    for _, m in ipairs(messages) do
+    for _, m in ipairs(messages.list) do
       if m.level == vim.log.levels.ERROR or m.msg:find('not open', 1, true) then
         table.insert(errors, m.msg)
       end

@@ -4,23 +4,13 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local dir = H.workspace({ ['csv-importer.omp.jsonl'] = H.repo .. '/examples/csv-importer.omp.jsonl' })
-  H.setup(dir) -- the default panel width (60)
-  vim.cmd('runtime plugin/sessiontree.lua')
-  local messages = {}
-  vim.notify = function(msg)
-    table.insert(messages, msg)
-  end
+  H.start({ ['csv-importer.omp.jsonl'] = H.example('csv-importer.omp.jsonl') }) -- the default panel width (60)
+  local messages = H.messages(true)
   local panel = require('sessiontree.panel')
   local render = require('sessiontree.render')
   local search = require('sessiontree.search')
   local st = panel.state
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree ' .. dir .. '/sessions/csv-importer.omp.jsonl')
-    end, 10000),
-    ':SessionTree drew rows'
-  )
+  H.check(H.show(H.session('csv-importer.omp.jsonl')), ':SessionTree drew rows')
 
   --- The winbar as Neovim draws it in the panel's width.
   local function bar()
@@ -71,39 +61,31 @@ H.run(function()
   vim.ui.input = function(_, on_confirm)
     on_confirm('spec-label')
   end
-  messages = {}
-  H.redraw_after(function()
-    H.feed('L')
-  end)
+  messages.clear()
+  H.press('L')
   H.check(
     H.wait(function()
-      return table.concat(messages, '\n'):find('Label [spec-label] set on "', 1, true) ~= nil
+      return messages.said('Label [spec-label] set on "')
     end),
     'L: "Label [spec-label] set on …"',
-    messages
+    messages.texts()
   )
   vim.ui.input = function(_, on_confirm)
     on_confirm('')
   end
-  messages = {}
-  H.redraw_after(function()
-    H.feed('L')
-  end)
+  messages.clear()
+  H.press('L')
   H.check(
     H.wait(function()
-      return table.concat(messages, '\n'):find('Label cleared on "', 1, true) ~= nil
+      return messages.said('Label cleared on "')
     end),
     'L with an empty label: "Label cleared on …"',
-    messages
+    messages.texts()
   )
 
   -- The previous filter on a key any terminal can send.
-  H.redraw_after(function()
-    H.feed('<M-o>')
-  end)
+  H.press('<M-o>')
   H.check(st.filter == 'all', '<M-o> goes back from default to all', st.filter)
-  H.redraw_after(function()
-    H.feed('<M-d>')
-  end)
+  H.press('<M-d>')
   H.check(st.filter == 'default', '<M-d> back to default')
 end)

@@ -3,16 +3,15 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local conf = H.conformance_dir()
   local dir = H.workspace({
-    ['c06.jsonl'] = conf .. '/c06-branch-basic/omp/session.jsonl',
-    ['csv-importer.omp.jsonl'] = H.repo .. '/examples/csv-importer.omp.jsonl',
+    ['c06.jsonl'] = H.fixture('c06-branch-basic/omp/session.jsonl'),
+    ['csv-importer.omp.jsonl'] = H.example('csv-importer.omp.jsonl'),
   })
   -- The csv session is the newest: :SessionTree picks it.
-  vim.uv.fs_utime(dir .. '/sessions/c06.jsonl', os.time() - 100, os.time() - 100)
+  vim.uv.fs_utime(H.session('c06.jsonl'), os.time() - 100, os.time() - 100)
   H.setup(dir, { panel = { width = 70 } })
 
-  local csv_uri = vim.uri_from_fname(dir .. '/sessions/csv-importer.omp.jsonl')
+  local csv_uri = vim.uri_from_fname(H.session('csv-importer.omp.jsonl'))
 
   H.check(vim.fn.exists(':SessionTree') == 0, 'no commands before plugin/ is sourced (-u NONE)')
   vim.cmd('runtime plugin/sessiontree.lua')
@@ -46,12 +45,7 @@ H.run(function()
 
   local panel = require('sessiontree.panel')
   local protocol = require('sessiontree.protocol')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree')
-    end, 10000),
-    ':SessionTree drew rows'
-  )
+  H.check(H.show(), ':SessionTree drew rows')
   local st = panel.state
   H.check(panel.same_uri(st.uri, csv_uri), ':SessionTree opened the most recently modified session', st.uri)
   H.check(panel.is_open() and vim.api.nvim_get_current_win() == st.win, 'the panel window is open and focused')
@@ -125,12 +119,7 @@ H.run(function()
   )
 
   -- filters: <M-u> user only, <C-o> cycles on, <M-a> all, <M-d> back
-  H.check(
-    H.redraw_after(function()
-      H.feed('<M-u>')
-    end),
-    '<M-u> redraws'
-  )
+  H.check(H.press('<M-u>'), '<M-u> redraws')
   local user_only = H.server_lines('userOnly', '')
   H.check(
     st.filter == 'userOnly' and vim.deep_equal(H.panel_lines(), user_only),
@@ -139,34 +128,24 @@ H.run(function()
   )
   H.check(#user_only < n, 'user-only shows fewer rows')
   H.check(panel.header():find('filter: userOnly', 1, true), 'header shows the filter')
-  H.redraw_after(function()
-    H.feed('<C-o>')
-  end)
+  H.press('<C-o>')
   H.check(st.filter == 'labeledOnly', '<C-o> cycles to the next filter', st.filter)
   H.redraw_after(function()
     require('sessiontree.search').cycle_filter(-1)
   end)
   H.check(st.filter == 'userOnly', 'cycling back (<C-S-o>) returns to the previous filter', st.filter)
-  H.redraw_after(function()
-    H.feed('<M-a>')
-  end)
+  H.press('<M-a>')
   local all = H.server_lines('all', '')
   H.check(
     st.filter == 'all' and vim.deep_equal(H.panel_lines(), all) and #all >= n,
     '<M-a>: every row',
     { H.panel_lines(), all }
   )
-  H.redraw_after(function()
-    H.feed('<M-t>')
-  end)
+  H.press('<M-t>')
   H.check(st.filter == 'noTools', '<M-t>: no tools')
-  H.redraw_after(function()
-    vim.cmd('SessionFilter labeled')
-  end)
+  H.command('SessionFilter labeled')
   H.check(st.filter == 'labeledOnly', ':SessionFilter labeled')
-  H.redraw_after(function()
-    H.feed('<M-d>')
-  end)
+  H.press('<M-d>')
   H.check(st.filter == 'default' and #H.panel_lines() == n, '<M-d>: back to default')
   H.check(
     H.cursor_id() == kept,
@@ -178,9 +157,7 @@ H.run(function()
   H.feed('/')
   H.check(st.searching and panel.header():find('search: ', 1, true), '/ starts the search')
   for _, ch in ipairs({ 'q', 'u', 'o', 't', 'e', 'd' }) do
-    H.redraw_after(function()
-      H.feed(ch)
-    end)
+    H.press(ch)
   end
   H.check(st.search == 'quoted', 'typing goes into the search', st.search)
   local searched = H.server_lines('default', 'quoted')
@@ -188,32 +165,20 @@ H.run(function()
   H.check(#searched < n and #searched > 0, 'the search narrows (' .. #searched .. ' of ' .. n .. ')')
   local _, match_marks = H.panel_groups()
   H.check(match_marks > 0, 'search matches highlighted (' .. match_marks .. ')')
-  H.redraw_after(function()
-    H.feed('<BS>')
-  end)
+  H.press('<BS>')
   H.check(st.search == 'quote', 'Backspace edits the search', st.search)
-  H.redraw_after(function()
-    H.feed('<CR>')
-  end)
+  H.press('<CR>')
   H.check(not st.searching and st.search == 'quote', '<CR> ends typing, the search stays')
   H.feed('j')
   H.check(st.search == 'quote', 'after typing, j moves again instead of typing')
-  H.redraw_after(function()
-    H.feed('<Esc>')
-  end)
+  H.press('<Esc>')
   H.check(st.search == '' and panel.is_open() and #H.panel_lines() == n, 'Esc clears the search first')
-  H.redraw_after(function()
-    vim.cmd('SessionSearch comma')
-  end)
+  H.command('SessionSearch comma')
   H.check(st.search == 'comma' and #H.panel_lines() < n, ':SessionSearch comma narrows')
-  H.redraw_after(function()
-    H.feed('<Esc>')
-  end)
+  H.press('<Esc>')
   H.feed('<Esc>')
   H.check(not panel.is_open(), 'the second Esc closes the panel')
-  H.redraw_after(function()
-    vim.cmd('SessionTree')
-  end)
+  H.show()
   H.check(panel.is_open(), ':SessionTree reopens it')
   H.feed('q')
   H.check(not panel.is_open(), 'q closes the panel')
@@ -228,14 +193,9 @@ H.run(function()
       end
     end
   end
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionOpen')
-    end),
-    ':SessionOpen drew the picked session'
-  )
+  H.check(H.command('SessionOpen'), ':SessionOpen drew the picked session')
   H.check(offered and #offered == 2, ':SessionOpen offered the 2 sessions', offered and #offered)
-  H.check(panel.same_uri(st.uri, vim.uri_from_fname(dir .. '/sessions/c06.jsonl')), 'the picked session is shown')
+  H.check(panel.same_uri(st.uri, vim.uri_from_fname(H.session('c06.jsonl'))), 'the picked session is shown')
   local c06 = H.server_lines('default', '')
   H.check(vim.deep_equal(H.panel_lines(), c06), 'c06 rows equal the server lines', { H.panel_lines(), c06 })
 end)

@@ -6,34 +6,21 @@
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 
 H.run(function()
-  local dir = H.workspace({})
-  local bin = os.getenv('SESSIONTREE_BIN') or (H.repo .. '/target/debug/sessiontree')
-  local file = dir .. '/sessions/big.jsonl'
-  local out = vim.fn.system({ bin, 'generate', '--dialect', 'omp', '--entries', '3000', '--seed', '3', '--out', file })
-  H.check(vim.v.shell_error == 0, 'a 3000-entry session is generated', out)
-  H.setup(dir, { panel = { max_rows = 100 } })
-  vim.cmd('runtime plugin/sessiontree.lua')
+  H.start({}, { panel = { max_rows = 100 } })
+  local file = H.session('big.jsonl')
+  local generated, out = H.generate(file, { '--dialect', 'omp', '--entries', '3000', '--seed', '3' })
+  H.check(generated, 'a 3000-entry session is generated', out)
   vim.o.lines = 40
   local panel = require('sessiontree.panel')
   local search = require('sessiontree.search')
-  local client = require('sessiontree.client')
   local st = panel.state
-  local heights = {}
-  local request = client.request
-  client.request = function(method, params, handler)
-    if method == 'sessionTree/rows' then
-      table.insert(heights, params.height)
-    end
-    return request(method, params, handler)
+  --- The height the panel asked its last rows for.
+  local function height()
+    return H.last_request('sessionTree/rows').height
   end
 
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionTree ' .. file)
-    end, 30000),
-    ':SessionTree drew rows'
-  )
-  H.check(heights[#heights] == 200, 'rows are asked for a window (height 2 × max_rows)', heights)
+  H.check(H.show(file, 30000), ':SessionTree drew rows')
+  H.check(height() == 200, 'rows are asked for a window (height 2 × max_rows)', height())
   H.check(st.total ~= nil and st.total > 1000, 'the session has over a thousand visible rows', st.total)
   H.check(#st.rows <= 100 and #st.rows >= 50, 'the panel holds a window of about max_rows rows', #st.rows)
   H.check(panel.header():find(st.total .. ' rows', 1, true) ~= nil, 'the header counts every row', panel.header())
@@ -116,9 +103,5 @@ H.run(function()
   H.redraw_after(function()
     search.set_filter('all')
   end, 30000)
-  H.check(
-    heights[#heights] == 0 and #st.rows == st.total,
-    'max_rows = 0 asks for every row',
-    { heights[#heights], #st.rows, st.total }
-  )
+  H.check(height() == 0 and #st.rows == st.total, 'max_rows = 0 asks for every row', { height(), #st.rows, st.total })
 end)

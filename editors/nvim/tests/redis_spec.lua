@@ -16,13 +16,29 @@ local function free_port()
   return port
 end
 
-local server
-local function body()
+H.run(function()
   H.check(vim.fn.executable('redis-server') == 1, 'redis-server is installed (scripts/install-test-deps.sh)')
   H.check(vim.fn.executable('redis-cli') == 1, 'redis-cli is installed (with redis-server)')
   local port = tostring(free_port())
   local dir = H.workspace({})
-  server = vim.system({ 'redis-server', '--port', port, '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--dir', dir })
+  local server = vim.system({
+    'redis-server',
+    '--port',
+    port,
+    '--bind',
+    '127.0.0.1',
+    '--save',
+    '',
+    '--appendonly',
+    'no',
+    '--dir',
+    dir,
+  })
+  -- The spec's redis-server goes with it, whatever happens.
+  H.cleanup(function()
+    server:kill(9)
+    server:wait(5000)
+  end)
   local function cli(args, stdin)
     local cmd = { 'redis-cli', '-p', port }
     vim.list_extend(cmd, args)
@@ -34,7 +50,7 @@ local function body()
     end, 10000),
     'the redis-server answers'
   )
-  local text = table.concat(vim.fn.readfile(H.conformance_dir() .. '/c06-branch-basic/omp/session.jsonl', 'b'), '\n') .. '\n'
+  local text = table.concat(vim.fn.readfile(H.fixture('c06-branch-basic/omp/session.jsonl'), 'b'), '\n') .. '\n'
   cli({ '-x', 'SET', KEY }, text)
   cli({ 'HSET', 'omp:sessions:meta', PATH, tostring(os.time() * 1000) })
 
@@ -52,12 +68,7 @@ local function body()
   end
   local uri = 'redis://127.0.0.1:' .. port .. '/0' .. PATH
   local panel = require('sessiontree.panel')
-  H.check(
-    H.redraw_after(function()
-      vim.cmd('SessionOpen')
-    end, 15000),
-    ':SessionOpen opens the chosen session'
-  )
+  H.check(H.command('SessionOpen', 15000), ':SessionOpen opens the chosen session')
   H.check(offered and #offered == 1 and offered[1].uri == uri, 'the store session is offered by its URI', offered)
   H.check(
     offered and require('sessiontree').describe_session(offered[1]):find('Plan a trip', 1, true) ~= nil,
@@ -73,14 +84,8 @@ local function body()
   vim.ui.input = function(_, on_confirm)
     on_confirm('from neovim')
   end
-  for i, row in ipairs(panel.state.rows) do
-    if row.id == '2ececf0f' then
-      vim.api.nvim_win_set_cursor(panel.state.win, { i, 0 })
-    end
-  end
-  H.redraw_after(function()
-    H.feed('L')
-  end)
+  H.goto_row('2ececf0f')
+  H.press('L')
   H.check(
     H.wait(function()
       return (cli({ 'GET', KEY }).stdout or ''):find('"label":"from neovim"', 1, true) ~= nil
@@ -99,16 +104,4 @@ local function body()
     'a line appended in the store reaches the panel',
     H.panel_lines()
   )
-end
-
-H.run(function()
-  local ok, err = pcall(body)
-  -- The spec's redis-server goes with it, whatever happened.
-  if server then
-    server:kill(9)
-    server:wait(5000)
-  end
-  if not ok then
-    error(err, 0)
-  end
 end)

@@ -5,7 +5,7 @@
 # request for the session may reach the server before its open is answered: the screen must show
 # the rows, never "is not open" (sessionNotFound) or a Press-ENTER prompt. Ten fresh Neovims.
 # usage: tui_open_race.sh NVIM SESSIONTREE_BIN
-# Ends with "tui_open_race: N passed, M failed, 0 pending"; exits non-zero on a failure.
+# Ends with "tui_open_race: N passed, M failed"; exits non-zero on a failure.
 set -uo pipefail
 export LC_ALL=C.UTF-8
 NVIM=$1 BIN=$2
@@ -85,5 +85,5 @@ for round in 1 2 3 4 5 6 7 8 9 10; do
     tm kill-session -t "$S" 2>/dev/null || true
     sleep 0.2
 done
-echo "tui_open_race: $passed passed, $failed failed, 0 pending"
+echo "tui_open_race: $passed passed, $failed failed"
 [ "$failed" -eq 0 ]
