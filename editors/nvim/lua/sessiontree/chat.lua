@@ -91,10 +91,17 @@ local function map(buf, lhs, fn, desc)
   end
 end
 
+--- Whether the conversation buffer exists (it is drawn into even while the chat is closed).
+---@return boolean
+local function has_conv_buf()
+  local buf = M.state.conv_buf
+  return buf ~= nil and vim.api.nvim_buf_is_valid(buf)
+end
+
 local function ensure_bufs()
   local st = M.state
   local keys = config.options.chat.keys or {}
-  if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+  if not has_conv_buf() then
     st.conv_buf = scratch('sessiontree://chat', 'markdown')
     vim.bo[st.conv_buf].modifiable = false
     map(st.conv_buf, keys.toggle, M.toggle_fold, 'open or close the details under the cursor')
@@ -156,14 +163,19 @@ function M.update_winbars()
   end
 end
 
+--- Runs `fn` in the conversation window, when the chat is open (folds belong to a window).
+---@param fn fun()
+local function in_conv_win(fn)
+  if M.is_open() then
+    vim.api.nvim_win_call(M.state.conv_win, fn)
+  end
+end
+
 --- Remembers which of the drawn folds are open (before the lines change).
 local function remember_folds()
   local st = M.state
-  if not M.is_open() then
-    return
-  end
-  local count = vim.api.nvim_buf_line_count(st.conv_buf)
-  vim.api.nvim_win_call(st.conv_win, function()
+  in_conv_win(function()
+    local count = vim.api.nvim_buf_line_count(st.conv_buf)
     for _, f in ipairs(st.folds) do
       local lnum = f[1] + 1
       if lnum <= count and vim.fn.foldlevel(lnum) > 0 then
@@ -176,10 +188,7 @@ end
 --- Makes the drawn folds (closed, except those the user opened).
 local function make_folds()
   local st = M.state
-  if not M.is_open() then
-    return
-  end
-  vim.api.nvim_win_call(st.conv_win, function()
+  in_conv_win(function()
     vim.wo.foldmethod = 'manual'
     vim.wo.foldenable = true
     vim.cmd('silent! normal! zE')
@@ -215,6 +224,18 @@ local function put(draw, from)
   end
 end
 
+--- Puts `draw` from line `from` (0-based), makes the folds `st.folds` now holds, and counts the
+--- draw.
+---@param draw sessiontree.ChatDraw
+---@param from integer
+local function show(draw, from)
+  local st = M.state
+  put(draw, from)
+  make_folds()
+  st.draws = st.draws + 1
+  M.update_winbars()
+end
+
 ---@param draw sessiontree.ChatDraw
 ---@param offset integer
 ---@return table[]
@@ -229,7 +250,7 @@ end
 --- Draws the whole conversation: the transcript, then what streams.
 function M.draw()
   local st = M.state
-  if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+  if not has_conv_buf() then
     return
   end
   local conv = st.conversation
@@ -255,16 +276,13 @@ function M.draw()
     all.lines = { '_(empty: the next message starts the conversation)_' }
   end
   st.folds = vim.list_extend(vim.list_extend({}, head.folds), shifted(live, st.live_start))
-  put(all, 0)
-  make_folds()
-  st.draws = st.draws + 1
-  M.update_winbars()
+  show(all, 0)
 end
 
 --- Draws only what streams (the transcript above it stays as drawn).
 function M.draw_live()
   local st = M.state
-  if not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+  if not has_conv_buf() then
     return
   end
   if st.live_start > vim.api.nvim_buf_line_count(st.conv_buf) then
@@ -279,10 +297,7 @@ function M.draw_live()
     end
   end
   st.folds = vim.list_extend(kept, shifted(live, st.live_start))
-  put(live, st.live_start)
-  make_folds()
-  st.draws = st.draws + 1
-  M.update_winbars()
+  show(live, st.live_start)
 end
 
 local flush_pending = false
@@ -435,7 +450,7 @@ end
 ---@param done fun(err: table|nil)|nil
 function M.refresh(done)
   local st = M.state
-  if not st.uri or not (st.conv_buf and vim.api.nvim_buf_is_valid(st.conv_buf)) then
+  if not st.uri or not has_conv_buf() then
     return
   end
   local uri = st.uri

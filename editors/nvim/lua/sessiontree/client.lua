@@ -357,9 +357,11 @@ end
 ---@type table<string, { opens: integer, waiting: fun()[] }>
 local opening = {}
 
+--- The file a session URI names, normalized (the server and the editor may spell one file's URI
+--- differently); a URI that names no file is its own key; nil for anything but a string.
 ---@param uri any
 ---@return string|nil
-local function session_key(uri)
+function M.session_path(uri)
   if type(uri) ~= 'string' then
     return nil
   end
@@ -371,7 +373,7 @@ end
 ---@param uri string
 ---@return boolean
 function M.opening(uri)
-  local key = session_key(uri)
+  local key = M.session_path(uri)
   return key ~= nil and opening[key] ~= nil
 end
 
@@ -386,7 +388,7 @@ local send
 ---@param handler fun(err: table|nil, result: any)
 ---@return integer|nil
 function M.request(method, params, handler)
-  local key = session_key(type(params) == 'table' and params.uri or nil)
+  local key = M.session_path(type(params) == 'table' and params.uri or nil)
   local gate = key and opening[key]
   if method == protocol.OPEN and key then
     gate = gate or { opens = 0, waiting = {} }

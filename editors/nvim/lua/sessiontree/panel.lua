@@ -51,22 +51,12 @@ M.state = {
 
 local augroup = vim.api.nvim_create_augroup('sessiontree.panel', { clear = true })
 
----@param uri string|nil
----@return string|nil
-local function path_of(uri)
-  if not uri then
-    return nil
-  end
-  local ok, path = pcall(vim.uri_to_fname, uri)
-  return ok and vim.fs.normalize(path) or uri
-end
-
 --- Whether two session URIs name the same file (the server may spell them differently).
 ---@param a string|nil
 ---@param b string|nil
 ---@return boolean
 function M.same_uri(a, b)
-  return a ~= nil and b ~= nil and (a == b or path_of(a) == path_of(b))
+  return a ~= nil and b ~= nil and (a == b or client.session_path(a) == client.session_path(b))
 end
 
 --- A title for an unnamed session: the agents name files `<ISO time>_<id>.jsonl`, so the time is
@@ -74,7 +64,7 @@ end
 ---@param uri string
 ---@return string
 function M.file_title(uri)
-  local base = vim.fn.fnamemodify(path_of(uri) or uri, ':t')
+  local base = vim.fn.fnamemodify(client.session_path(uri) or uri, ':t')
   local date, h, m = base:match('^(%d%d%d%d%-%d%d%-%d%d)T(%d%d)%-(%d%d)')
   if date then
     return string.format('session of %s %s:%s', date, h, m)
@@ -493,7 +483,7 @@ function M.release(uri)
   if chat and M.same_uri(chat.state.uri, uri) then
     return
   end
-  local path = path_of(uri)
+  local path = client.session_path(uri)
   for _, b in ipairs(vim.api.nvim_list_bufs()) do
     if vim.api.nvim_buf_is_loaded(b) and vim.fs.normalize(vim.api.nvim_buf_get_name(b)) == path then
       return
@@ -560,7 +550,7 @@ function M.open(uri, done)
           string.format(
             'sessiontree: %s in %s, e.g. line %s: %s (the file is left as it is; `sessiontree check` lists them)',
             render.problems_text(#diagnostics),
-            vim.fn.fnamemodify(path_of(uri) or uri, ':t'),
+            vim.fn.fnamemodify(client.session_path(uri) or uri, ':t'),
             tostring(first.line or '?'),
             first.message
           ),
