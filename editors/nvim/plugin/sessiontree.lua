@@ -106,9 +106,13 @@ command('SessionName', function(o)
   st().name(o.args)
 end, { nargs = 1, desc = 'Rename the session in the panel' })
 
-command('SessionRewindCompare', function(o)
-  require('sessiontree.rewind').compare(o.args)
-end, { nargs = '?', desc = "Compare the workspace's files with the point of the selected entry (quickfix + diff splits)" })
+command(
+  'SessionRewindCompare',
+  function(o)
+    require('sessiontree.rewind').compare(o.args)
+  end,
+  { nargs = '?', desc = "Compare the workspace's files with the point of the selected entry (quickfix + diff splits)" }
+)
 
 command('SessionRewindRestore', function(o)
   require('sessiontree.rewind').restore(o.args)

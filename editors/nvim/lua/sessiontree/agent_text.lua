@@ -78,7 +78,10 @@ function M.status_detail(s)
   end
   local msg = s.message ~= vim.NIL and s.message or nil
   if s.state == 'unavailable' then
-    return (msg or (s.agent .. ' cannot run')) .. '. <CR> appends your message without an answer; ' .. M.status_advice(s) .. '.'
+    return (msg or (s.agent .. ' cannot run'))
+      .. '. <CR> appends your message without an answer; '
+      .. M.status_advice(s)
+      .. '.'
   end
   local tail = type(s.stderrTail) == 'table' and s.stderrTail or {}
   if s.state == 'exited' and #tail > 0 then

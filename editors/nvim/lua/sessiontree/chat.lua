@@ -155,7 +155,9 @@ function M.update_winbars()
   if st.input_win and vim.api.nvim_win_is_valid(st.input_win) then
     local what
     if agent_text.available(status) then
-      what = '<CR> sends to ' .. (status and status.agent or 'the agent') .. ' (:SessionAppend appends without an answer)'
+      what = '<CR> sends to '
+        .. (status and status.agent or 'the agent')
+        .. ' (:SessionAppend appends without an answer)'
     else
       what = '<CR> appends without an answer (' .. bar_escape(agent_text.status_advice(status)) .. ')'
     end
@@ -577,7 +579,11 @@ function M.append(text, done)
   end
   client.request(protocol.APPEND, { uri = uri, kind = 'user', text = text }, function(err, result)
     if err then
-      local msg = agent_text.error_text(client.kind(err), err.message or client.describe(err), st.conversation.status and st.conversation.status.agent)
+      local msg = agent_text.error_text(
+        client.kind(err),
+        err.message or client.describe(err),
+        st.conversation.status and st.conversation.status.agent
+      )
       st.last.error = { kind = client.kind(err), message = msg }
       notify('append: ' .. msg, vim.log.levels.ERROR)
     else
@@ -764,7 +770,9 @@ local function on_agent_event(p)
     return
   end
   if e.kind == 'exited' then
-    local tail = type(e.stderrTail) == 'table' and table.concat(vim.list_slice(e.stderrTail, math.max(1, #e.stderrTail - 4)), '\n') or ''
+    local tail = type(e.stderrTail) == 'table'
+        and table.concat(vim.list_slice(e.stderrTail, math.max(1, #e.stderrTail - 4)), '\n')
+      or ''
     notify('the agent exited' .. (tail ~= '' and (': ' .. tail) or ''), vim.log.levels.ERROR)
   end
   if change == 'status' then

@@ -150,7 +150,13 @@ end
 function M.entry(d, e)
   if e.kind == 'tool' then
     local state = e.done and (e.is_error and 'failed' or 'done') or 'running…'
-    folded(d, e.key .. ':out', '⚙ ' .. one_line(e.name or '') .. ' · ' .. state, split(e.output), 'SessionTreeChatTool')
+    folded(
+      d,
+      e.key .. ':out',
+      '⚙ ' .. one_line(e.name or '') .. ' · ' .. state,
+      split(e.output),
+      'SessionTreeChatTool'
+    )
   elseif e.kind == 'notice' then
     local group = e.level == 'error' and 'SessionTreeChatError' or 'SessionTreeChatNotice'
     for _, l in ipairs(split(e.text)) do

@@ -375,9 +375,7 @@ function M.draw(buf, lines, rows, dialect)
   vim.api.nvim_buf_clear_namespace(buf, M.ns, 0, -1)
   drawn[buf] = rows
   for i, row in ipairs(rows) do
-    local leaf_mark = row.isLeaf and M.LEAF_MARK
-      or (row.folded and row.onActivePath and M.LEAF_FOLDED_MARK)
-      or nil
+    local leaf_mark = row.isLeaf and M.LEAF_MARK or (row.folded and row.onActivePath and M.LEAF_FOLDED_MARK) or nil
     if leaf_mark then
       vim.api.nvim_buf_set_extmark(buf, M.ns, i - 1, 0, {
         virt_text = { { leaf_mark, 'SessionTreeLeaf' } },

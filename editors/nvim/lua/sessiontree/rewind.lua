@@ -196,7 +196,10 @@ function M.compare(id, done)
     end
     local items = {}
     for _, f in ipairs(result.files) do
-      table.insert(items, { filename = result.workspace .. '/' .. f.path, lnum = 1, text = f.status .. ' since the point' })
+      table.insert(
+        items,
+        { filename = result.workspace .. '/' .. f.path, lnum = 1, text = f.status .. ' since the point' }
+      )
     end
     vim.fn.setqflist({}, ' ', {
       title = 'sessiontree: files changed since ' .. describe_point(result.point),
@@ -226,7 +229,10 @@ local function show_restored(result, what)
     table.insert(items, { filename = result.workspace .. '/' .. f.path, lnum = 1, text = f.action })
   end
   for _, f in ipairs(result.skipped) do
-    table.insert(items, { filename = result.workspace .. '/' .. f.path, lnum = 1, text = 'left alone (' .. f.reason .. ')' })
+    table.insert(
+      items,
+      { filename = result.workspace .. '/' .. f.path, lnum = 1, text = 'left alone (' .. f.reason .. ')' }
+    )
   end
   vim.fn.setqflist({}, ' ', { title = 'sessiontree: ' .. what, items = items })
   notify(what .. ': ' .. #result.files .. ' file(s) changed (:SessionRewindUndo puts them back)')
