@@ -223,22 +223,36 @@ local function chat_with(agent, file, model)
     agent .. ": the edited question hangs under the old question's parent",
     { retry = retry, want = leaf_before }
   )
-  local requests = A.requests(model)
-  local said_to_model = {}
-  for _, m in ipairs(requests[#requests] and requests[#requests].messages or {}) do
-    local c = m.content
-    if type(c) == 'table' then
-      c = table.concat(
-        vim.tbl_map(function(p)
-          return type(p) == 'table' and p.text or ''
-        end, c),
-        ''
-      )
+  --- What a request gave the model: its user and assistant messages, as text.
+  local function context_of(request)
+    local said = {}
+    for _, m in ipairs(request and request.messages or {}) do
+      local c = m.content
+      if type(c) == 'table' then
+        c = table.concat(
+          vim.tbl_map(function(p)
+            return type(p) == 'table' and p.text or ''
+          end, c),
+          ''
+        )
+      end
+      if m.role == 'user' or m.role == 'assistant' then
+        -- (omp puts the date and the working directory before the first user message's text.)
+        c = tostring(c or ''):gsub('^<system%-reminder>.-</system%-reminder>', '')
+        table.insert(said, m.role .. ': ' .. c)
+      end
     end
-    if m.role == 'user' or m.role == 'assistant' then
-      -- (omp puts the date and the working directory before the first user message's text.)
-      c = tostring(c or ''):gsub('^<system%-reminder>.-</system%-reminder>', '')
-      table.insert(said_to_model, m.role .. ': ' .. c)
+    return said
+  end
+  -- The request that carried the edited question: the newest one ending with it (the agent may
+  -- ask the model something else after it, e.g. about the aborted turn).
+  local requests = A.requests(model)
+  local said_to_model = context_of(requests[#requests])
+  for i = #requests, requests_before + 1, -1 do
+    local said = context_of(requests[i])
+    if said[#said] == 'user: ' .. again then
+      said_to_model = said
+      break
     end
   end
   H.check(
