@@ -3,7 +3,8 @@
 # installs Neovim (scripts/install-nvim.sh), builds the server when needed, runs every headless spec
 # (editors/nvim/tests/*_spec.lua), then runs in a real terminal under tmux (installed with apt-get
 # when missing): the main flows (the screen saved to target/artifacts/nvim-tmux.txt), and the first
-# open of a big session while the terminal is resized (tui_open_race.sh).
+# open of a big session while the terminal is resized (tui_open_race.sh); last, the plugin's Lua
+# format with StyLua (scripts/install-stylua.sh).
 # Ends with the line `nvim: N passed, M failed` and exits non-zero when anything failed.
 #
 # Environment: SESSIONTREE_BIN (server binary; default target/debug/sessiontree, built here),
@@ -93,14 +94,16 @@ else
     failed=$((failed + 1))
 fi
 
-# Formatting, when stylua is installed (editors/nvim/.stylua.toml); optional.
-STYLUA=${STYLUA:-$(command -v stylua || true)}
-if [ -n "$STYLUA" ]; then
-    if (cd editors/nvim && "$STYLUA" --check . >"$WORK/stylua.out" 2>&1); then
-        echo "  ok    stylua --check"; passed=$((passed + 1))
-    else
-        echo "  FAIL  stylua --check"; head -20 "$WORK/stylua.out"; failed=$((failed + 1))
-    fi
+# Formatting (editors/nvim/.stylua.toml) with the pinned StyLua (scripts/install-stylua.sh); a
+# formatter that cannot be installed is a failure, not a skipped check.
+STYLUA=${STYLUA:-$(bash scripts/install-stylua.sh | tail -1)}
+if [ ! -x "$STYLUA" ]; then
+    echo "  FAIL  stylua could not be installed (scripts/install-stylua.sh): the format is not checked"
+    failed=$((failed + 1))
+elif (cd editors/nvim && "$STYLUA" --check . >"$WORK/stylua.out" 2>&1); then
+    echo "  ok    stylua --check"; passed=$((passed + 1))
+else
+    echo "  FAIL  stylua --check"; head -20 "$WORK/stylua.out"; failed=$((failed + 1))
 fi
 
 echo "nvim: $passed passed, $failed failed"
