@@ -14,7 +14,6 @@ H.run(function()
 
   local panel = require('sessiontree.panel')
   local chat = require('sessiontree.chat')
-  local protocol = require('sessiontree.protocol')
   local st = panel.state
   H.check(H.show(c06), ':SessionTree {file} drew rows')
   H.check(

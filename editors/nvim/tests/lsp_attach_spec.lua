@@ -25,14 +25,9 @@ H.run(function()
   local function attached(buf)
     return vim.lsp.get_clients({ name = 'sessiontree', bufnr = buf })[1]
   end
-  local function open(path)
-    vim.cmd.edit(path)
-    vim.bo.filetype = 'jsonl' -- -u NONE does no filetype detection
-    return vim.api.nvim_get_current_buf()
-  end
 
-  local data = open(dir .. '/project/data.jsonl')
-  local events = open(dir .. '/project/events.jsonl')
+  local data = H.edit(dir .. '/project/data.jsonl')
+  local events = H.edit(dir .. '/project/events.jsonl')
   -- vim.lsp.enable decides on FileType and starts a client in a scheduled callback (it attaches
   -- once the server answered): once that callback has run, none may have been started for them.
   H.settle()
@@ -47,7 +42,7 @@ H.run(function()
     { vim.diagnostic.get(data), vim.diagnostic.get(events) }
   )
 
-  local session = open(dir .. '/sessions/csv.pi.jsonl')
+  local session = H.edit(dir .. '/sessions/csv.pi.jsonl')
   H.check(
     H.wait(function()
       local c = attached(session)
@@ -55,7 +50,7 @@ H.run(function()
     end, 10000),
     'a session file in a session folder gets the server'
   )
-  local kept = open(dir .. '/elsewhere/kept.jsonl')
+  local kept = H.edit(dir .. '/elsewhere/kept.jsonl')
   H.check(
     H.wait(function()
       return attached(kept) ~= nil
@@ -81,7 +76,7 @@ H.run(function()
   vim.lsp.config('sessiontree', {})
   messages.clear()
   vim.cmd('bwipeout! ' .. session)
-  local again = open(dir .. '/sessions/csv.pi.jsonl')
+  local again = H.edit(dir .. '/sessions/csv.pi.jsonl')
   H.check(
     H.wait(function()
       return #messages.list > 0

@@ -12,8 +12,7 @@ H.run(function()
 
   vim.lsp.config('sessiontree', { cmd = { H.bin(), 'lsp' } })
   vim.lsp.enable('sessiontree')
-  vim.cmd.edit(file)
-  vim.bo.filetype = 'jsonl' -- -u NONE does no filetype detection
+  H.edit(file)
   local c
   H.check(
     H.wait(function()

@@ -44,7 +44,6 @@ H.run(function()
   )
 
   local panel = require('sessiontree.panel')
-  local protocol = require('sessiontree.protocol')
   H.check(H.show(), ':SessionTree drew rows')
   local st = panel.state
   H.check(panel.same_uri(st.uri, csv_uri), ':SessionTree opened the most recently modified session', st.uri)

@@ -303,6 +303,16 @@ function H.show(path, ms)
   return H.command('SessionTree' .. (path and (' ' .. path) or ''), ms)
 end
 
+--- Edits `path` as a JSON-lines file (-u NONE does no filetype detection), as a user opens a
+--- session file; its buffer.
+---@param path string
+---@return integer buf
+function H.edit(path)
+  vim.cmd.edit(path)
+  vim.bo.filetype = 'jsonl'
+  return vim.api.nvim_get_current_buf()
+end
+
 --- The rows the panel holds.
 ---@return table[]
 function H.rows()
