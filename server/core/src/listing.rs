@@ -8,9 +8,10 @@
 
 use crate::describe;
 use crate::dialect::Dialect;
-use crate::session::{OpenOptions, Session};
+use crate::session::{OpenOptions, Session, SessionStore};
 use serde_json::Value;
 use std::path::Path;
+use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 /// Characters of the first user message a listing keeps (its first line).
@@ -96,6 +97,28 @@ pub fn from_bytes(path: &Path, bytes: Vec<u8>, modified_ms: u64) -> Option<Listi
         ..OpenOptions::default()
     };
     let session = Session::open_bytes(path, bytes, options).ok()?;
+    Some(Listing {
+        modified_ms,
+        ..Listing::of(&session)
+    })
+}
+
+/// The listing of a session a store keeps, whose value is `size` bytes long and begins with
+/// `head` (read as [`SessionStore::head`] reads it), modified at `modified_ms`; `None` when it is
+/// not a session or cannot be read. Read as the file of the same bytes is read, by byte range:
+/// the value is scanned once (a value no longer than `head` not at all) and only the first user
+/// message's body is read back; the text is never held whole.
+pub fn from_store(
+    store: Arc<dyn SessionStore>,
+    size: u64,
+    head: Vec<u8>,
+    modified_ms: u64,
+) -> Option<Listing> {
+    let options = OpenOptions {
+        view_facts: false,
+        ..OpenOptions::default()
+    };
+    let session = Session::scan_store(&store, size, head, options).ok()?;
     Some(Listing {
         modified_ms,
         ..Listing::of(&session)

@@ -9,7 +9,13 @@
 //!   process (this binary re-executed with `--probe`), with the child's peak resident memory
 //!   (`VmHWM`);
 //! - **follow latency**: another connection appends one whole line; the time until the session
-//!   holds it, woken by the store's watch (polling, then keyspace notifications).
+//!   holds it, woken by the store's watch (polling, then keyspace notifications);
+//! - **listing** (`--listing` runs only these): what a list of sessions shows of that session
+//!   (`sessiontree_core::listing`) from its file, from Redis as the server lists a store (the
+//!   store's listing, the session's head in one pipeline, the rest scanned by range), from Redis
+//!   read whole first (how it was listed before), and listed again while unchanged (the server
+//!   keeps a summary until the session's length, `meta` time or title change: only the store's
+//!   listing is read), each in a fresh child, with the bytes of the value read.
 //!
 //! Timing never goes into the test suite; the figures are in `docs/performance.md`.
 #![allow(clippy::print_stdout, clippy::print_stderr)]
@@ -34,6 +40,7 @@ struct Args {
     runs: usize,
     samples: usize,
     probe: Option<(String, String)>,
+    listing: bool,
 }
 
 fn parse_args() -> AnyResult<Args> {
@@ -42,6 +49,7 @@ fn parse_args() -> AnyResult<Args> {
         runs: 5,
         samples: 40,
         probe: None,
+        listing: false,
     };
     let mut it = std::env::args().skip(1);
     while let Some(arg) = it.next() {
@@ -50,6 +58,7 @@ fn parse_args() -> AnyResult<Args> {
             "--entries" => args.entries = value("--entries")?.parse()?,
             "--runs" => args.runs = value("--runs")?.parse::<usize>()?.max(1),
             "--samples" => args.samples = value("--samples")?.parse::<usize>()?.max(1),
+            "--listing" => args.listing = true,
             "--probe" => {
                 let what = value("--probe")?;
                 let target = value("--probe")?;
@@ -74,8 +83,57 @@ fn peak_kib() -> u64 {
         .unwrap_or(0)
 }
 
+/// In a child: what a listing shows of the session (`list-file PATH`, `list-redis URL`,
+/// `list-redis-whole URL`, `list-redis-kept URL`); prints `ms entries peak_kib value_bytes_read`.
+fn probe_listing(what: &str, target: &str) -> AnyResult<()> {
+    use sessiontree_core::listing;
+    let started = Instant::now();
+    let (entries, bytes) = match what {
+        "list-file" => {
+            let l = listing::read(Path::new(target)).ok_or("not a session")?;
+            (l.entry_count, 0)
+        }
+        "list-redis" => {
+            let link = Link::new(StoreAddress::parse(target)?)?;
+            let listed = sessiontree_redis::listing::list(&link)?;
+            let paths: Vec<PathBuf> = listed.iter().map(|l| l.path.clone()).collect();
+            let heads = sessiontree_redis::listing::heads(&link, &paths, 16 << 10)?;
+            let (size, head) = heads
+                .into_iter()
+                .next()
+                .flatten()
+                .ok_or("no such session")?;
+            let store = Arc::new(RedisStore::new(Arc::clone(&link), Path::new(PATH)));
+            let l = listing::from_store(store, size, head, 0).ok_or("not a session")?;
+            (l.entry_count, link.value_bytes_read())
+        }
+        "list-redis-whole" => {
+            let link = Link::new(StoreAddress::parse(target)?)?;
+            let _ = sessiontree_redis::listing::list(&link)?;
+            let bytes = RedisStore::new(Arc::clone(&link), Path::new(PATH))
+                .read_all()?
+                .ok_or("no such session")?;
+            let l = listing::from_bytes(Path::new(PATH), bytes, 0).ok_or("not a session")?;
+            (l.entry_count, link.value_bytes_read())
+        }
+        "list-redis-kept" => {
+            // The summary is kept: only the store's listing is read, to see nothing changed.
+            let link = Link::new(StoreAddress::parse(target)?)?;
+            let listed = sessiontree_redis::listing::list(&link)?;
+            (listed.len(), link.value_bytes_read())
+        }
+        other => return Err(format!("unknown probe {other}").into()),
+    };
+    let ms = started.elapsed().as_secs_f64() * 1000.0;
+    println!("{ms:.1} {entries} {} {bytes}", peak_kib());
+    Ok(())
+}
+
 /// In a child: opens the session (`file PATH` or `redis URL`) and prints `ms entries peak_kib`.
 fn probe(what: &str, target: &str) -> AnyResult<()> {
+    if what.starts_with("list-") {
+        return probe_listing(what, target);
+    }
     let started = Instant::now();
     let session = match what {
         "file" => Session::open(Path::new(target), OpenOptions::default())?,
@@ -102,6 +160,11 @@ fn probe(what: &str, target: &str) -> AnyResult<()> {
 }
 
 fn run_probe(what: &str, target: &str) -> AnyResult<(f64, usize, u64)> {
+    run_probe_counting(what, target).map(|(ms, entries, kib, _)| (ms, entries, kib))
+}
+
+/// [`run_probe`] with the bytes of the value the child read (listing probes).
+fn run_probe_counting(what: &str, target: &str) -> AnyResult<(f64, usize, u64, u64)> {
     let exe = std::env::current_exe()?;
     let out = Command::new(exe).args(["--probe", what, target]).output()?;
     if !out.status.success() {
@@ -112,7 +175,8 @@ fn run_probe(what: &str, target: &str) -> AnyResult<(f64, usize, u64)> {
     let ms: f64 = parts.next().unwrap_or("0").parse()?;
     let entries: usize = parts.next().unwrap_or("0").parse()?;
     let kib: u64 = parts.next().unwrap_or("0").parse()?;
-    Ok((ms, entries, kib))
+    let bytes: u64 = parts.next().unwrap_or("0").parse()?;
+    Ok((ms, entries, kib, bytes))
 }
 
 fn median(values: &mut [f64]) -> f64 {
@@ -211,6 +275,33 @@ fn main() -> AnyResult<()> {
     drop(bytes);
     let url = server.url();
     let file_arg = file.to_string_lossy().into_owned();
+    if args.listing {
+        for (name, what, target) in [
+            ("its file", "list-file", &file_arg),
+            ("Redis, ranged", "list-redis", &url),
+            ("Redis, whole", "list-redis-whole", &url),
+            ("Redis, kept", "list-redis-kept", &url),
+        ] {
+            let mut times = Vec::new();
+            let mut peaks = Vec::new();
+            let mut read = 0;
+            for _ in 0..args.runs {
+                let (ms, _, kib, bytes) = run_probe_counting(what, target)?;
+                times.push(ms);
+                peaks.push(kib as f64 / 1024.0);
+                read = bytes;
+            }
+            println!(
+                "listing from {name:13}: median {:.0} ms (min {:.0}), peak RSS median {:.0} MB, {:.1} MB of the value read  [{} runs]",
+                median(&mut times.clone()),
+                times.iter().copied().fold(f64::MAX, f64::min),
+                median(&mut peaks),
+                read as f64 / 1e6,
+                args.runs
+            );
+        }
+        return Ok(());
+    }
     for (name, what, target) in [
         ("file", "file", &file_arg),
         ("Redis, ranged", "redis", &url),

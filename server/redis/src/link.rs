@@ -9,6 +9,7 @@
 //! never appended twice).
 
 use crate::address::StoreAddress;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -24,6 +25,8 @@ pub struct Link {
     address: StoreAddress,
     client: redis::Client,
     state: Mutex<State>,
+    /// Bytes of session values read so far (see [`Link::value_bytes_read`]).
+    value_bytes: AtomicU64,
 }
 
 #[derive(Default)]
@@ -93,12 +96,24 @@ impl Link {
             address,
             client,
             state: Mutex::new(State::default()),
+            value_bytes: AtomicU64::new(0),
         }))
     }
 
     /// The store's address (without credentials).
     pub fn address(&self) -> &StoreAddress {
         &self.address
+    }
+
+    /// How many bytes of session values (`GETRANGE`s of their keys, title rows aside) calls on
+    /// this link have read: what the tests and the bench weigh a listing or an open by.
+    pub fn value_bytes_read(&self) -> u64 {
+        self.value_bytes.load(Ordering::Relaxed)
+    }
+
+    /// Counts `n` bytes of session values read.
+    pub(crate) fn count_value_bytes(&self, n: usize) {
+        self.value_bytes.fetch_add(n as u64, Ordering::Relaxed);
     }
 
     /// A new connection of its own (for subscriptions).

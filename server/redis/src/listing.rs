@@ -86,41 +86,52 @@ pub fn list(link: &Link) -> std::io::Result<Vec<Listed>> {
     Ok(out)
 }
 
-/// Bytes fetched by one pipeline of [`read_values`] (a value longer than this is fetched alone).
-const BATCH_BYTES: u64 = 32 << 20;
+/// A session's length and first bytes (as [`heads`] reads them).
+pub type Head = (u64, Vec<u8>);
 
-/// The text of each listed session as omp reads it (its title laid over the slot), fetched by
-/// pipelined `GET`s in batches; `None` for a session whose key vanished meanwhile. Each value is
-/// read whole, as a file is line-scanned whole when folders are listed.
-pub fn read_values(link: &Link, listed: &[Listed]) -> std::io::Result<Vec<Option<Vec<u8>>>> {
+/// One session's answer in [`heads`]: `EXISTS`, `STRLEN`, its title row, the `GETRANGE`.
+type HeadReply = (i64, u64, Option<Vec<u8>>, Vec<u8>);
+
+/// Sessions whose heads one pipeline of [`heads`] reads.
+const HEADS_PER_PIPELINE: usize = 256;
+
+/// The length and first `len` bytes of each of `paths`, as [`crate::RedisStore`]'s `head` reads
+/// them (the title omp keeps laid over the slot), each session's `EXISTS`, `STRLEN`, title and
+/// `GETRANGE` in one transaction, sessions pipelined 256 at a time; `None` for a session whose
+/// key vanished meanwhile. What a listing reads first: a session no longer than `len` needs
+/// nothing more.
+pub fn heads(link: &Link, paths: &[PathBuf], len: u64) -> std::io::Result<Vec<Option<Head>>> {
     let prefix = link.address().prefix.clone();
-    let mut out = Vec::with_capacity(listed.len());
-    let mut start = 0;
-    while start < listed.len() {
-        let mut end = start;
-        let mut bytes = 0;
-        while end < listed.len() && (end == start || bytes + listed[end].size <= BATCH_BYTES) {
-            bytes += listed[end].size;
-            end += 1;
-        }
-        let batch = &listed[start..end];
-        let values: Vec<Option<Vec<u8>>> = link.run(Retry::Once, |conn| {
+    let title_key = format!("{prefix}title");
+    let last = i64::try_from(len).unwrap_or(i64::MAX).saturating_sub(1);
+    let mut out = Vec::with_capacity(paths.len());
+    for batch in paths.chunks(HEADS_PER_PIPELINE) {
+        let answers: Vec<HeadReply> = link.run(Retry::Once, |conn| {
             let mut pipe = redis::pipe();
-            for item in batch {
-                pipe.cmd("GET")
-                    .arg(format!("{prefix}file:{}", item.path.to_string_lossy()));
+            for path in batch {
+                let name = path.to_string_lossy();
+                let key = format!("{prefix}file:{name}");
+                // One transaction per session: its replies come back as EXEC's array.
+                pipe.cmd("MULTI").ignore();
+                pipe.cmd("EXISTS").arg(&key).ignore();
+                pipe.cmd("STRLEN").arg(&key).ignore();
+                pipe.cmd("HGET").arg(&title_key).arg(name.as_ref()).ignore();
+                pipe.cmd("GETRANGE").arg(&key).arg(0).arg(last).ignore();
+                pipe.cmd("EXEC");
             }
             pipe.query(conn)
         })?;
-        for (item, value) in batch.iter().zip(values) {
-            out.push(value.map(|mut bytes| {
-                if let Some(slot) = &item.title {
-                    crate::title::overlay(&mut bytes, slot);
-                }
-                bytes
-            }));
+        for (exists, size, title, mut bytes) in answers {
+            link.count_value_bytes(bytes.len());
+            if exists == 0 {
+                out.push(None);
+                continue;
+            }
+            if let Some(slot) = title.as_deref().and_then(crate::title::decode) {
+                crate::title::overlay(&mut bytes, &slot);
+            }
+            out.push(Some((size, bytes)));
         }
-        start = end;
     }
     Ok(out)
 }

@@ -88,6 +88,7 @@ impl RedisStore {
                 let chunk: Vec<u8> = redis::from_redis_value(chunk)?;
                 bytes.extend_from_slice(&chunk);
             }
+            self.link.count_value_bytes(bytes.len());
             Ok(Some(Snapshot {
                 bytes,
                 title,
@@ -164,6 +165,7 @@ impl SessionStore for RedisStore {
                     .arg(0)
                     .arg(i64::try_from(len).unwrap_or(i64::MAX) - 1)
                     .query(conn)?;
+            self.link.count_value_bytes(bytes.len());
             if exists == 0 {
                 return Ok(None);
             }
@@ -190,6 +192,8 @@ impl SessionStore for RedisStore {
                 pipe.query(conn)
             })?
         };
+        self.link
+            .count_value_bytes(read.iter().map(Vec::len).sum::<usize>());
         // `GETRANGE` past the end answers nothing; an empty range is not sent.
         let mut read = read.into_iter();
         Ok(ranges
@@ -229,6 +233,7 @@ impl SessionStore for RedisStore {
                 redis::from_redis_value(next())?
             };
             let after: Vec<u8> = redis::from_redis_value(next())?;
+            self.link.count_value_bytes(seen.len() + after.len());
             if exists == 0 || strlen < len || seen != tail {
                 return Ok(Since::Replaced);
             }

@@ -152,19 +152,7 @@ impl Session {
                     ),
                 )
             })?;
-        let mut session = if size <= SLOT_END {
-            let bytes = store
-                .read_all()
-                .map_err(|e| store_error("cannot read", &path, e))?
-                .unwrap_or_default();
-            Session::open_bytes(&path, bytes, options)?
-        } else {
-            let source = BodySource::from_store(
-                Box::new(super::StoreBodies::new(Arc::clone(&store), head.clone())),
-                &path,
-            );
-            Session::open_source(&path, source, size, &head, options)?
-        };
+        let mut session = Session::scan_store(&store, size, head, options)?;
         let mut link = StoreLink::new(store);
         if let (FileState::Written { len, .. }, Some(source)) = (&session.file, &session.source) {
             let from = len.saturating_sub(TAIL);
@@ -175,6 +163,32 @@ impl Session {
         }
         session.store = Some(link);
         Ok(session)
+    }
+
+    /// Reads a store's session whose first `size` bytes begin with `head` (read as
+    /// [`SessionStore::head`] reads it, the title laid over the slot), without linking the
+    /// session to the store for follows and writes: what a listing reads. A value no longer than
+    /// the title slot is read whole (the agent's title may change its length); one no longer than
+    /// `head` is read from it alone.
+    pub(crate) fn scan_store(
+        store: &Arc<dyn SessionStore>,
+        size: u64,
+        head: Vec<u8>,
+        options: super::OpenOptions,
+    ) -> Result<Session> {
+        let path = store.path().to_path_buf();
+        if size <= SLOT_END {
+            let bytes = store
+                .read_all()
+                .map_err(|e| store_error("cannot read", &path, e))?
+                .unwrap_or_default();
+            return Session::open_bytes(&path, bytes, options);
+        }
+        let source = BodySource::from_store(
+            Box::new(super::StoreBodies::new(Arc::clone(store), head.clone())),
+            &path,
+        );
+        Session::open_source(&path, source, size, &head, options)
     }
 
     /// Opens a session from the whole text of its file (a store's value), without a store to

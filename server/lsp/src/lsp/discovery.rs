@@ -181,20 +181,6 @@ pub fn summarize(
     ))
 }
 
-/// A session kept elsewhere (a store's value, its whole text) as the list shows it; `None` when
-/// it is not a session.
-pub fn summarize_bytes(
-    bytes: Vec<u8>,
-    uri: String,
-    path: &Path,
-    agent: Option<Dialect>,
-    modified_ms: u64,
-    live: bool,
-) -> Option<SessionInfo> {
-    let listing = listing::from_bytes(path, bytes, modified_ms)?;
-    Some(to_proto::session_info(uri, path, agent, &listing, live))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

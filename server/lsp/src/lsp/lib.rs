@@ -30,6 +30,7 @@ mod registry;
 mod rewind;
 mod rows;
 mod shared;
+mod store_summaries;
 mod stores;
 mod summary;
 mod symbols;

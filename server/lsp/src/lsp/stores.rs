@@ -30,6 +30,8 @@ pub struct Store {
     address: StoreAddress,
     link: Arc<Link>,
     list_all: bool,
+    /// What the listings show of the store's sessions, kept until they change.
+    summaries: crate::store_summaries::Summaries,
     /// Started with the first session opened from the store.
     watch: Mutex<Option<Watch>>,
 }
@@ -109,6 +111,7 @@ impl Stores {
                     address,
                     link,
                     list_all: s.list_all,
+                    summaries: Default::default(),
                     watch: Mutex::new(None),
                 })),
                 Err(err) => problems.push(err.to_string()),
@@ -242,38 +245,39 @@ impl Store {
     /// The store's sessions in the folders omp names after `folder_names` (each workspace
     /// folder's `-<home-relative path>`, whoever's home the session was written under), or all of
     /// them when the settings say `listAll` or no folder is given; summarized from their text as
-    /// files are. Blocks.
+    /// files are (each summarized once and kept until it changes: see
+    /// [`crate::store_summaries`]). Blocks.
     pub fn list(
         self: &Arc<Self>,
         folder_names: &[String],
         live_writer: Duration,
     ) -> std::io::Result<Vec<SessionInfo>> {
-        let listed: Vec<listing::Listed> = listing::list(&self.link)?
-            .into_iter()
-            .filter(|l| self.shows(l, folder_names))
-            .collect();
-        let values = listing::read_values(&self.link, &listed)?;
+        let all = listing::list(&self.link)?;
+        let listed: Vec<&listing::Listed> =
+            all.iter().filter(|l| self.shows(l, folder_names)).collect();
+        let summaries = self.summaries.of(&self.link, &listed, &all)?;
         let now_ms = SystemTime::now()
             .duration_since(UNIX_EPOCH)
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
         let mut out = Vec::new();
-        for (item, value) in listed.iter().zip(values) {
-            let (Some(bytes), Some(located)) = (value, self.locate(&item.path)) else {
+        for (item, summary) in listed.into_iter().zip(summaries) {
+            let (Some(summary), Some(located)) = (summary, self.locate(&item.path)) else {
                 continue;
             };
             let modified_ms = item.mtime_ms.unwrap_or(0);
             let live = now_ms.saturating_sub(modified_ms)
                 <= i64::try_from(live_writer.as_millis()).unwrap_or(i64::MAX);
-            if let Some(info) = crate::discovery::summarize_bytes(
-                bytes,
+            let summary = sessiontree_core::listing::Listing {
+                modified_ms: u64::try_from(modified_ms).unwrap_or(0),
+                ..summary
+            };
+            out.push(crate::to_proto::session_info(
                 located.uri,
                 &item.path,
                 Some(Dialect::Omp),
-                u64::try_from(modified_ms).unwrap_or(0),
+                &summary,
                 live,
-            ) {
-                out.push(info);
-            }
+            ));
         }
         Ok(out)
     }
