@@ -1,8 +1,12 @@
 -- A session omp keeps in Redis, in Neovim: a real redis-server of the spec's own (Debian's, as
 -- scripts/install-test-deps.sh installs it) named in setup({ stores = … }); :SessionOpen offers
 -- the store's session beside the files, the panel shows it as the server draws it, a label set
--- with L lands in the store, and a line another writer appends reaches the panel live.
-local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
+-- with L lands in the store and the real omp (its SessionManager with RedisSessionStorage, under
+-- Bun: scripts/testing/omp-redis.ts) reloads it, and a line another writer appends reaches the
+-- panel live.
+local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h')
+local H = dofile(here .. '/support/helpers.lua')
+local A = dofile(here .. '/support/agents.lua')
 
 local PATH = '/home/me/.omp/agent/sessions/-proj/2025-01-01T00-00-00-000Z_c06.jsonl'
 local KEY = 'omp:sessions:file:' .. PATH
@@ -91,6 +95,21 @@ H.run(function()
       return (cli({ 'GET', KEY }).stdout or ''):find('"label":"from neovim"', 1, true) ~= nil
     end),
     'the label is written into the store'
+  )
+
+  -- The real omp reloads the session from the store: the label is on the entry it was set on.
+  local bin = A.bin(H.repo)
+  local reload = vim
+    .system({ bin .. '/bun', H.repo .. '/scripts/testing/omp-redis.ts', 'reload', 'redis://127.0.0.1:' .. port, 'omp:sessions:', PATH }, {
+      text = true,
+      env = { OMP_PACKAGE_DIR = vim.fs.dirname(bin) .. '/node_modules/@oh-my-pi/pi-coding-agent' },
+    })
+    :wait(120000)
+  local ok_json, reloaded = pcall(vim.json.decode, reload.stdout or '')
+  H.check(
+    reload.code == 0 and ok_json and reloaded.labels and reloaded.labels['2ececf0f'] == 'from neovim',
+    'omp reloads the label written here',
+    { code = reload.code, stdout = reload.stdout, stderr = reload.stderr }
   )
 
   -- Another writer (an agent on omp's SDK) appends: the panel shows the new entry.
