@@ -5,7 +5,8 @@
 # omp keeps sessions for the test workspace; the chat prompts the real pi and omp (scripts/install-agents.sh)
 # against the tests' loopback model server (scripts/testing/model-server.mjs).
 # Installs what it needs first (scripts/install-vscode-test.sh; SKIP_INSTALL=1 skips that).
-# env: SESSIONTREE_BIN = server binary to use (default: cargo build -p sessiontree → target/debug).
+# env: SESSIONTREE_BIN = server binary to use (default: cargo build -p sessiontree → target/debug);
+#      E2E_ONLY = a regex: only the end-to-end checks whose names match it run (for working on one).
 # Artifacts: target/artifacts/vscode-panel.png (+ logs in target/vscode-e2e/).
 # Last line: "vscode: N passed, M failed"; exits non-zero on any failure.
 set -uo pipefail
@@ -15,9 +16,10 @@ TOOLS=${SESSIONTREE_TOOLS_DIR:-$ROOT/.tools}/code-server
 RUN=$ROOT/target/vscode-e2e
 ART=$ROOT/target/artifacts
 pass=0; fail=0; T0=$(date +%s)
-CS_PID=; MS_PID=
+CS_PID=; MS_PID=; REDIS_PID=
 cleanup() {
   if [ -n "$CS_PID" ]; then kill "$CS_PID" 2>/dev/null; wait "$CS_PID" 2>/dev/null; fi
+  if [ -n "$REDIS_PID" ]; then kill "$REDIS_PID" 2>/dev/null; wait "$REDIS_PID" 2>/dev/null; fi
   if [ -n "$MS_PID" ]; then kill "$MS_PID" 2>/dev/null; wait "$MS_PID" 2>/dev/null; fi
 }
 trap cleanup EXIT
@@ -143,10 +145,34 @@ OMP_CHAT_SESSION=$(grep -l '"first omp question"' "$SESS_DIR"/*.jsonl | head -1)
 "$BIN" generate --entries 2000 --seed 7 --out "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl" >/dev/null
 touch -d '2 hours ago' "$SESS_DIR/2025-01-01T00-00-00-000Z_synthetic.jsonl"
 
-PORT=$(node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})')
+# A session omp keeps in Redis (docs/redis.md): a redis-server of the test's own (Debian's, as
+# the Rust tests and Neovim's redis_spec start it; installed by scripts/install-test-deps.sh when
+# missing) into which the real omp (its SessionManager with RedisSessionStorage, under Bun:
+# scripts/testing/omp-redis.ts) writes one session of this project, then dated old so that it
+# lists last. The user settings name the store; the check opens it, labels a row, has omp reload
+# the label and append after it.
+free_port() { node -e 'const s=require("net").createServer();s.listen(0,"127.0.0.1",()=>{console.log(s.address().port);s.close()})'; }
+REDIS_PORT=$(free_port); REDIS_SESSION=
+export OMP_PACKAGE_DIR; OMP_PACKAGE_DIR="$(dirname "$AGENTS_BIN")/node_modules/@oh-my-pi/pi-coding-agent"
+OMP_REDIS=("$AGENTS_BIN/bun" "$ROOT/scripts/testing/omp-redis.ts")
+start_redis() {
+  if ! command -v redis-server >/dev/null; then bash "$ROOT/scripts/install-test-deps.sh" || return 1; fi
+  redis-server --port "$REDIS_PORT" --bind 127.0.0.1 --save '' --appendonly no --dir "$RUN" >"$RUN/redis.log" 2>&1 &
+  REDIS_PID=$!
+  for _ in $(seq 1 100); do redis-cli -p "$REDIS_PORT" PING >/dev/null 2>&1 && break; sleep 0.1; done
+  redis-cli -p "$REDIS_PORT" PING || return 1
+  printf '%s' '{"ops": [{"op": "user", "text": "Where does the team keep its sessions?"}, {"op": "assistant", "text": "In the shared Redis store."}]}' > "$RUN/redis-scenario.json"
+  "${OMP_REDIS[@]}" write "redis://127.0.0.1:$REDIS_PORT" omp:sessions: "$RUN/redis-scenario.json" "$AGENT_HOME/.omp/agent/sessions/$enc" "$WS" > "$RUN/redis-written.json" || return 1
+  REDIS_SESSION=$(node -p 'JSON.parse(require("fs").readFileSync(process.argv[1], "utf8")).sessionFile' "$RUN/redis-written.json")
+  echo "omp wrote $REDIS_SESSION"
+  redis-cli -p "$REDIS_PORT" HSET omp:sessions:meta "$REDIS_SESSION" 1748736002000
+}
+step redis-start start_redis || finish
+
+PORT=$(free_port)
 printf 'bind-addr: 127.0.0.1:%s\nauth: none\ncert: false\n' "$PORT" > "$RUN/config.yaml"
 node -e '
-  const [file, bin, agent, pi, omp] = process.argv.slice(1);
+  const [file, bin, agent, pi, omp, redisPort] = process.argv.slice(1);
   require("fs").writeFileSync(file, JSON.stringify({
     "workbench.startupEditor": "none", "workbench.tips.enabled": false, "workbench.enableExperiments": false,
     "extensions.autoCheckUpdates": false, "extensions.autoUpdate": false, "extensions.ignoreRecommendations": true,
@@ -155,7 +181,8 @@ node -e '
     "git.enabled": false, "git.openRepositoryInParentFolders": "never", "terminal.integrated.sendKeybindingsToShell": false,
     "sessiontree.serverPath": bin, "sessiontree.maxRows": 300, "sessiontree.ompAgentDir": agent, "sessiontree.piAgentDir": agent.replace(/omp-agent$/, "pi-agent"),
     "sessiontree.agent.piPath": pi, "sessiontree.agent.ompPath": omp,
-  }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT" "$AGENTS_BIN/pi" "$RUN/no-such-omp"
+    "sessiontree.stores": [{ url: `redis://127.0.0.1:${redisPort}` }],
+  }, null, 2));' "$UD/User/settings.json" "$BIN" "$AGENT" "$AGENTS_BIN/pi" "$RUN/no-such-omp" "$REDIS_PORT"
 export XDG_CONFIG_HOME=$RUN/xdg XDG_DATA_HOME=$RUN/xdg XDG_CACHE_HOME=$RUN/xdg
 export SESSIONTREE_TEST_STATE=$RUN/state.json RUST_LOG=${RUST_LOG:-info}
 export SESSIONTREE_TEST_HOOK_DELAY_MS=2500   # beforeTree answered like a slow model (cancel test)
@@ -178,7 +205,8 @@ step code-server-start start_cs || finish
 e2e_start=$(date +%s)
 SETTINGS_FILE=$UD/User/settings.json PLAYWRIGHT_DIR=$TOOLS MODEL_RULES=$MODEL_RULES MODEL_LOG=$MODEL_LOG \
   PI_CHAT_SESSION=$PI_CHAT_SESSION E2E_WORKSPACE=$WS E2E_PI_AGENT_DIR=$RUN/pi-agent \
-  OMP_CHAT_SESSION=$OMP_CHAT_SESSION E2E_OMP_PATH=$AGENTS_BIN/omp timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
+  OMP_CHAT_SESSION=$OMP_CHAT_SESSION E2E_OMP_PATH=$AGENTS_BIN/omp \
+  E2E_REDIS_PORT=$REDIS_PORT E2E_REDIS_SESSION=$REDIS_SESSION E2E_BUN=$AGENTS_BIN/bun E2E_OMP_REDIS=$ROOT/scripts/testing/omp-redis.ts timeout 900 node "$EXT/test/e2e/drive.mjs" "http://127.0.0.1:$PORT/?folder=$WS" \
   "$RUN/state.json" "$SESSION" "$ART" 2>&1 | tee "$RUN/log-e2e.txt"
 ep=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\1/p' "$RUN/log-e2e.txt")
 ef=$(sed -n 's/^e2e: \([0-9]*\) passed, \([0-9]*\) failed.*/\2/p' "$RUN/log-e2e.txt")

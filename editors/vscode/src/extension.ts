@@ -4,7 +4,7 @@
  * and flow lives in its own module.
  */
 import * as vscode from 'vscode';
-import { Api } from './api';
+import { Api, initializationOptions } from './api';
 import { errorMessage } from './errors';
 import { ChatProvider } from './chatView';
 import * as flows from './flows';
@@ -46,8 +46,10 @@ export async function activate(ctx: vscode.ExtensionContext): Promise<void> {
   }
   const a = api;
   state.set('serverInfo', a.client.initializeResult?.serverInfo ?? null);
+  state.set('stores', (initializationOptions().stores ?? []).map((s) => s.url));
   const ctl = new SessionController(a, log);
   const sessions = new SessionsProvider(a);
+  sessions.onListed = (list, unavailable) => state.set('listed', { uris: list.map((x) => x.uri), unavailable });
   const tree = new TreeProvider(ctl);
   const chat = new ChatProvider(ctl, log, ctx.extensionUri);
   ctx.subscriptions.push(ctl, sessions, tree, chat);

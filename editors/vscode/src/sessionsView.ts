@@ -13,6 +13,8 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
   readonly onDidChangeTreeData = this.emitter.event;
   sessions: SessionInfo[] = [];
   current: string | undefined;
+  /** Told each listing (the end-to-end test records what the view holds). */
+  onListed: ((sessions: SessionInfo[], unavailable: string[]) => void) | undefined;
   readonly view: vscode.TreeView<SessionInfo>;
 
   constructor(private readonly api: Api) {
@@ -40,6 +42,7 @@ export class SessionsProvider implements vscode.TreeDataProvider<SessionInfo>, v
         ? undefined
         : 'No omp/pi sessions for this workspace.';
     if (changed) this.emitter.fire(undefined);
+    this.onListed?.(this.sessions, down);
     return this.sessions;
   }
 
