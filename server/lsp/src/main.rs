@@ -51,6 +51,9 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Lsp => {
+            // The server watches the work trees it compares and snapshots, so git looks only at
+            // the files that changed (the CLI, which stages once, looks at every file).
+            sessiontree_rewind::watch_work_trees(true);
             return match sessiontree_lsp::run_stdio() {
                 Ok(true) => ExitCode::SUCCESS,
                 // `exit` without `shutdown` (or a closed input): LSP says exit code 1.

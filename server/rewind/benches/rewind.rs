@@ -1,7 +1,8 @@
 //! Rewind benchmarks (not tests): a snapshot of a 10k-file and a 100k-file repository through the
 //! private index (median after the first; budgets 100 ms and 300 ms), and a compare of a point
-//! with 1,000 changed files (budget 200 ms). Repositories are generated once into
-//! `target/bench-data/rewind-<files>` and reused.
+//! with 1,000 changed files (budget 200 ms), as the server runs them (the work tree watched, see
+//! `sessiontree_rewind::monitor`), and the compare also without a watcher (as the CLI runs it).
+//! Repositories are generated once into `target/bench-data/rewind-<files>` and reused.
 //!
 //! ```text
 //! cargo bench -p sessiontree-rewind --bench rewind -- [--sizes 10000,100000] [--runs 9]
@@ -37,6 +38,8 @@ fn main() {
         }
         i += 1;
     }
+    // As the server does: each work tree is watched, and git asks the watcher what changed.
+    sessiontree_rewind::watch_work_trees(true);
     let target = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../../target/bench-data");
     let load = std::fs::read_to_string("/proc/loadavg").unwrap_or_default();
     println!(
@@ -178,10 +181,44 @@ fn bench(repo: &Path, size: usize, runs: usize) {
         cpus.push(cpu);
     }
     report("snapshot (unchanged)", size, &samples, &cpus, budget);
-    // Compare: a point, then 1,000 files changed since.
+    // Compare: a point, then 1,000 files changed since; with the server's watcher, then without
+    // one (the CLI: git looks at every file).
     let point = rewind
         .record(&session, "u0000001", Moment::Before, true, "bench")
         .expect("record");
+    compare(
+        &rewind,
+        &session,
+        repo,
+        size,
+        runs,
+        "compare (1,000 changed), watched",
+    );
+    sessiontree_rewind::watch_work_trees(false);
+    compare(
+        &rewind,
+        &session,
+        repo,
+        size,
+        runs,
+        "compare (1,000 changed), no watcher",
+    );
+    sessiontree_rewind::watch_work_trees(true);
+    restore_and_undo(&rewind, &session, size);
+    let _ = point;
+    // Put the repository back for the next run.
+    git(repo, &["checkout", "-q", "--", "."]);
+    git(repo, &["clean", "-qfd", "-e", "target"]);
+}
+
+fn compare(
+    rewind: &Rewind,
+    session: &sessiontree_core::Session,
+    repo: &Path,
+    size: usize,
+    runs: usize,
+    figure: &str,
+) {
     let (mut samples, mut cpus) = (Vec::new(), Vec::new());
     for run in 0..runs {
         for f in 0..1000 {
@@ -191,23 +228,22 @@ fn bench(repo: &Path, size: usize, runs: usize) {
                 n / 1000,
                 (n / 50) % 20
             ));
-            std::fs::write(&path, format!("// compare run {run}\n")).expect("write");
+            std::fs::write(&path, format!("// {figure} run {run}\n")).expect("write");
         }
         let (cmp, wall, cpu) =
-            timed(|| rewind.compare(&session, "u0000001", None).expect("compare"));
+            timed(|| rewind.compare(session, "u0000001", None).expect("compare"));
         samples.push(wall);
         cpus.push(cpu);
         assert!(cmp.changes.len() >= 1000, "{} changes", cmp.changes.len());
     }
-    report("compare (1,000 changed)", size, &samples, &cpus, 200.0);
+    report(figure, size, &samples, &cpus, 200.0);
+}
+
+fn restore_and_undo(rewind: &Rewind, session: &sessiontree_core::Session, size: usize) {
     // Restore of those 1,000 files and its undo (no budget; for reference).
     let (mut samples, mut cpus) = (Vec::new(), Vec::new());
     for _ in 0..3 {
-        let (_, wall, cpu) = timed(|| {
-            rewind
-                .restore(&session, "u0000001", false)
-                .expect("restore")
-        });
+        let (_, wall, cpu) = timed(|| rewind.restore(session, "u0000001", false).expect("restore"));
         samples.push(wall);
         cpus.push(cpu);
         let (_, wall, cpu) = timed(|| rewind.undo(false).expect("undo"));
@@ -221,8 +257,4 @@ fn bench(repo: &Path, size: usize, runs: usize) {
         &cpus,
         f64::INFINITY,
     );
-    let _ = point;
-    // Put the repository back for the next run.
-    git(repo, &["checkout", "-q", "--", "."]);
-    git(repo, &["clean", "-qfd", "-e", "target"]);
 }

@@ -8,6 +8,7 @@
 //! own `add -A` with a kept private index (stat cache, parallel preload) is the faster of the two.
 
 use crate::error::{Error, Result};
+use crate::monitor::Query;
 use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::path::{Path, PathBuf};
@@ -54,6 +55,8 @@ pub struct Git {
     index: Option<PathBuf>,
     /// The empty tree of the repository's object format (for `GIT_ATTR_SOURCE`).
     empty_tree: Option<String>,
+    /// The work tree's watcher, asked through git's fsmonitor hook (see [`crate::monitor`]).
+    fsmonitor: Option<Query>,
 }
 
 impl Git {
@@ -63,6 +66,7 @@ impl Git {
             toplevel: dir.to_path_buf(),
             index: None,
             empty_tree: None,
+            fsmonitor: None,
         }
     }
 
@@ -77,6 +81,12 @@ impl Git {
     /// Reads attributes from `tree` (the empty tree) instead of the work tree.
     pub fn with_attr_source(mut self, empty_tree: &str) -> Git {
         self.empty_tree = Some(empty_tree.to_owned());
+        self
+    }
+
+    /// Lets git ask the work tree's watcher which files changed instead of looking at every one.
+    pub fn with_fsmonitor(mut self, query: Option<Query>) -> Git {
+        self.fsmonitor = query;
         self
     }
 
@@ -107,7 +117,21 @@ impl Git {
         if let Some(tree) = &self.empty_tree {
             cmd.env("GIT_ATTR_SOURCE", tree);
         }
-        cmd.arg("-C").arg(&self.toplevel).args(CONFIG).args(args);
+        cmd.arg("-C").arg(&self.toplevel).args(CONFIG);
+        if let Some(query) = &self.fsmonitor {
+            // Later settings win over CONFIG's `core.fsmonitor=false`. The hook's path goes
+            // through the environment, so a work tree path with spaces stays one word.
+            cmd.env("SESSIONTREE_FSMONITOR_HOOK", &query.hook)
+                .env("SESSIONTREE_FSMONITOR_TOKEN", &query.token)
+                .env("SESSIONTREE_FSMONITOR_JOURNAL", &query.journal)
+                .args([
+                    "-c",
+                    "core.fsmonitor=sh \"$SESSIONTREE_FSMONITOR_HOOK\"",
+                    "-c",
+                    "core.fsmonitorHookVersion=2",
+                ]);
+        }
+        cmd.args(args);
         cmd
     }
 

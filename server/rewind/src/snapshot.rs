@@ -8,6 +8,8 @@
 //! every `*.jsonl` beside it are excluded when they lie inside the work tree.
 
 use crate::error::{Error, Result};
+use crate::git::Git;
+use crate::settled;
 use crate::workspace::Workspace;
 use std::path::{Path, PathBuf};
 
@@ -111,35 +113,83 @@ pub fn file_looks_like_session(path: &Path) -> bool {
 /// Writes the work tree's current files as a tree and returns its id. The caller holds the
 /// work tree's lock. Nothing but the private index and git's object store is written.
 pub fn capture(workspace: &Workspace, exclusions: &Exclusions) -> Result<String> {
-    stage(workspace, exclusions)?;
-    workspace.private_git().line(["write-tree"])
+    // write-tree goes through the same settings as the staging: written without the fsmonitor
+    // settings, the private index would lose the watcher's token.
+    let tree = stage(workspace, exclusions)?.line(["write-tree"]);
+    match &tree {
+        Ok(_) => settled::index_written(workspace),
+        Err(_) => settled::forget(workspace),
+    }
+    tree
 }
 
 /// Brings the private index up to the work tree's current files (`git add -A`: the blobs of the
 /// files that changed are written, no tree is). The caller holds the work tree's lock. A compare
 /// stops here and reads the index against the point's tree; a snapshot goes on to write a tree.
-pub fn stage(workspace: &Workspace, exclusions: &Exclusions) -> Result<()> {
+/// When this process watches the work tree ([`crate::monitor`]), git asks the watcher which
+/// tracked files changed instead of looking at all of them, and when the watcher saw changes in
+/// place only (and [`settled`] holds), `git add -u` updates the tracked files without walking the
+/// folders for new ones. The returned command carries those settings for the caller's next
+/// command on the private index.
+pub fn stage(workspace: &Workspace, exclusions: &Exclusions) -> Result<Git> {
     let index = workspace.private_index();
     let dir = workspace.state_dir();
     std::fs::create_dir_all(&dir).map_err(|e| Error::io(&dir, e))?;
     let seeded = !index.exists() && seed_from_user_index(workspace, &index);
-    match add_all(workspace, exclusions) {
-        Ok(()) => {}
-        Err(_) if seeded => {
-            // The user's index had something our git could not use (a split index, say):
-            // start from an empty private index instead.
-            let _ = std::fs::remove_file(&index);
-            add_all(workspace, exclusions)?;
+    let query = crate::monitor::query(workspace);
+    let in_place =
+        query.as_ref().is_some_and(|q| q.only_in_place) && settled::holds(workspace, exclusions);
+    let watched = query.is_some();
+    let git = workspace.private_git().with_fsmonitor(query);
+    let staged = if in_place {
+        add(&git, exclusions, Add::TrackedOnly)
+    } else {
+        match add(&git, exclusions, Add::All) {
+            Err(_) if seeded => {
+                // The user's index had something our git could not use (a split index, say):
+                // start from an empty private index instead.
+                let _ = std::fs::remove_file(&index);
+                add(&git, exclusions, Add::All)
+            }
+            other => other,
         }
-        Err(err) => return Err(err),
+    };
+    match staged {
+        Ok(()) if in_place => settled::index_written(workspace),
+        Ok(()) if watched => settled::remember(workspace, exclusions, excludes_file(workspace)),
+        Ok(()) => {}
+        Err(err) => {
+            settled::forget(workspace);
+            return Err(err);
+        }
     }
-    Ok(())
+    Ok(git)
 }
 
-fn add_all(workspace: &Workspace, exclusions: &Exclusions) -> Result<()> {
-    let git = workspace.private_git();
+/// Git's `core.excludesFile`, when set (its rules are read as `info/exclude`'s are).
+fn excludes_file(workspace: &Workspace) -> Option<PathBuf> {
+    let value = workspace
+        .git()
+        .line(["config", "--path", "--get", "core.excludesFile"])
+        .ok()?;
+    (!value.is_empty()).then(|| workspace.toplevel().join(value))
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Add {
+    /// `git add -A`: tracked files updated, new untracked ones added.
+    All,
+    /// `git add -u`: tracked files updated only.
+    TrackedOnly,
+}
+
+fn add(git: &Git, exclusions: &Exclusions, what: Add) -> Result<()> {
     let specs = exclusions.pathspecs();
-    let mut args: Vec<String> = vec!["add".into(), "-A".into(), "--".into(), ".".into()];
+    let flag = match what {
+        Add::All => "-A",
+        Add::TrackedOnly => "-u",
+    };
+    let mut args: Vec<String> = vec!["add".into(), flag.into(), "--".into(), ".".into()];
     args.extend(specs.iter().map(|s| format!(":(exclude,{}", &s[2..])));
     git.run(&args)?;
     if !exclusions.is_empty() {

@@ -83,6 +83,12 @@ impl Workspace {
         &self.git_dir
     }
 
+    /// The repository's common git folder (the same as [`Workspace::git_dir`] but in a linked
+    /// work tree).
+    pub fn common_dir(&self) -> &Path {
+        &self.common_dir
+    }
+
     /// The empty tree of the repository's object format.
     pub fn empty_tree(&self) -> &str {
         self.empty_tree
