@@ -1337,7 +1337,7 @@ await check('an old question selected in the tree, edited and sent: omp answers 
 // ---------------------------------------------------------------- a session omp keeps in Redis
 // scripts/test-vscode.sh starts a redis-server of its own, puts one session of this project into
 // it (as omp's RedisSessionStorage lays it out) and names the store in the user settings.
-await check('a session the real omp keeps in Redis: listed in the Sessions view, opened, its tree shown; a label written here is reloaded by omp, and omp\'s next line shows up', async () => {
+await check('a session the real omp keeps in Redis: listed in the Sessions view, opened, its tree shown; a label and a message written here are reloaded by omp, and omp\'s next line shows up', async () => {
   const port = process.env.E2E_REDIS_PORT;
   const storePath = process.env.E2E_REDIS_SESSION;
   const [bun, ompRedis] = [process.env.E2E_BUN, process.env.E2E_OMP_REDIS];
@@ -1374,15 +1374,23 @@ await check('a session the real omp keeps in Redis: listed in the Sessions view,
   await page.keyboard.press('Enter');
   await treeRow('[team-store]').waitFor({ timeout: 10000 });
   const labelled = (await waitState((x) => x.labels?.some((l) => l.label === 'team-store'), 'the label in the rows')).labels.find((l) => l.label === 'team-store').id;
-  // The real omp reloads the session from the store: the label is there, on the same entry.
+  // A message appended here (the chat's "Append Without Running the Agent": the live agent does
+  // not run on a store's session) lands in the store after the label.
+  await chatFrame().locator('#input').fill('Noted in the store');
+  await waitState((x) => x.chatInput === 'Noted in the store', 'the input', 5000);
+  await palette('Session Tree: Append Without Running the Agent');
+  const noted = (await waitState((x) => x.chatLog?.append?.text === 'Noted in the store' && x.chatInput === '', 'the append', 20000)).chatLog.append.entryId;
+  await treeRow('user: Noted in the store').waitFor({ timeout: 10000 });
+  // The real omp reloads the session from the store: the label on the same entry, our message its leaf.
   const reloaded = JSON.parse(omp('reload', storePath));
   if (reloaded.labels?.[labelled] !== 'team-store') throw new Error(`omp reloaded labels ${JSON.stringify(reloaded.labels)}, not team-store on ${labelled}`);
+  if (reloaded.leafId !== noted) throw new Error(`omp reloaded the leaf ${reloaded.leafId}, not our message ${noted}: ${JSON.stringify(reloaded.entryIds)}`);
   // omp writes on after our label; the tree follows.
   const before = readState().lines.length;
   omp('append', storePath, '1');
   await treeRow('omp line 0').waitFor({ timeout: 20000 });
   const after = await waitState((x) => x.lines?.length > before, 'omp\'s line in the rows');
-  return { listed: listed.slice(0, 80), session: s.session, labelled, rows: [before, after.lines.length] };
+  return { listed: listed.slice(0, 80), session: s.session, labelled, noted, rows: [before, after.lines.length] };
 });
 
 await check('screenshot of the panel', async () => {
