@@ -99,12 +99,10 @@ H.run(function()
 
   -- The real omp reloads the session from the store: the label is on the entry it was set on.
   local bin = A.bin(H.repo)
-  local reload = vim
-    .system({ bin .. '/bun', H.repo .. '/scripts/testing/omp-redis.ts', 'reload', 'redis://127.0.0.1:' .. port, 'omp:sessions:', PATH }, {
-      text = true,
-      env = { OMP_PACKAGE_DIR = vim.fs.dirname(bin) .. '/node_modules/@oh-my-pi/pi-coding-agent' },
-    })
-    :wait(120000)
+  local omp_redis = { bin .. '/bun', H.repo .. '/scripts/testing/omp-redis.ts' }
+  local reload_cmd = vim.list_extend(omp_redis, { 'reload', 'redis://127.0.0.1:' .. port, 'omp:sessions:', PATH })
+  local omp_package = vim.fs.dirname(bin) .. '/node_modules/@oh-my-pi/pi-coding-agent'
+  local reload = vim.system(reload_cmd, { text = true, env = { OMP_PACKAGE_DIR = omp_package } }):wait(120000)
   local ok_json, reloaded = pcall(vim.json.decode, reload.stdout or '')
   H.check(
     reload.code == 0 and ok_json and reloaded.labels and reloaded.labels['2ececf0f'] == 'from neovim',
