@@ -6,7 +6,7 @@
 -- panel live.
 local here = vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h')
 local H = dofile(here .. '/support/helpers.lua')
-local A = dofile(here .. '/support/agents.lua')
+local A = H.agents()
 
 local PATH = '/home/me/.omp/agent/sessions/-proj/2025-01-01T00-00-00-000Z_c06.jsonl'
 local KEY = 'omp:sessions:file:' .. PATH
@@ -98,7 +98,7 @@ H.run(function()
   )
 
   -- The real omp reloads the session from the store: the label is on the entry it was set on.
-  local bin = A.bin(H.repo)
+  local bin = A.bin()
   local omp_redis = { bin .. '/bun', H.repo .. '/scripts/testing/omp-redis.ts' }
   local reload_cmd = vim.list_extend(omp_redis, { 'reload', 'redis://127.0.0.1:' .. port, 'omp:sessions:', PATH })
   local omp_package = vim.fs.dirname(bin) .. '/node_modules/@oh-my-pi/pi-coding-agent'
