@@ -7,7 +7,7 @@
 use serde_json::Value;
 use sessiontree_rewind::{Moment, Rewind};
 use sessiontree_testkit::git;
-use std::collections::BTreeMap;
+use sessiontree_testkit::work_tree::contents;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -248,31 +248,6 @@ fn rewind_errors_exit_non_zero_with_a_message_and_touch_nothing() {
     );
 }
 
-/// Every file under `root` except `.git`.
-fn files(root: &Path) -> BTreeMap<String, Vec<u8>> {
-    let mut out = BTreeMap::new();
-    let mut stack = vec![root.to_path_buf()];
-    while let Some(dir) = stack.pop() {
-        for entry in std::fs::read_dir(&dir).expect("dir") {
-            let path = entry.expect("entry").path();
-            let rel = path
-                .strip_prefix(root)
-                .expect("in")
-                .to_string_lossy()
-                .into_owned();
-            if rel == ".git" {
-                continue;
-            }
-            if path.is_dir() {
-                stack.push(path);
-            } else {
-                out.insert(rel, std::fs::read(&path).expect("read"));
-            }
-        }
-    }
-    out
-}
-
 #[test]
 fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_new_one() {
     const FILES: usize = 3000;
@@ -290,7 +265,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
     rewind
         .record(&session, "u1000001", Moment::Before, true, "test")
         .expect("record");
-    let new_state = files(root);
+    let new_state = contents(root);
     // The state a restore replaces: every file changed, some added.
     for n in 0..FILES {
         std::fs::write(
@@ -302,7 +277,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
     for n in 0..100 {
         std::fs::write(root.join(format!("d0/extra{n}")), "agent's new file\n").expect("w");
     }
-    let old_state = files(root);
+    let old_state = contents(root);
     let journal = rewind.workspace().journal_path();
 
     let (mut killed_mid_way, mut rolled_back, mut finished) = (0, 0, 0);
@@ -335,7 +310,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
         }
         // Right after the kill every file is whole: its old bytes or its new ones (besides, at
         // most, the temporary file being written, which the roll-back removes).
-        let now = files(root);
+        let now = contents(root);
         let temporary = |path: &str| {
             path.rsplit('/')
                 .next()
@@ -353,7 +328,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
         // The next command rolls an interrupted restore back.
         let out = cli(&["snapshots"], &file);
         assert!(out.status.success(), "{}", stderr(&out));
-        let after = files(root);
+        let after = contents(root);
         if mid_way {
             assert!(
                 stderr(&out).contains("an interrupted restore was rolled back"),
@@ -377,7 +352,7 @@ fn a_restore_killed_part_way_leaves_whole_files_and_then_the_old_state_or_the_ne
             let out = cli(&["rewind", "--undo"], &file);
             assert!(out.status.success(), "{}", stderr(&out));
             assert!(
-                files(root) == old_state,
+                contents(root) == old_state,
                 "round {round}: undo brings the old state back"
             );
         }

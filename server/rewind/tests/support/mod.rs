@@ -1,36 +1,10 @@
 //! Real git repositories and session files for the rewind tests.
 #![allow(dead_code)]
 
-use std::collections::BTreeMap;
+pub use sessiontree_testkit::git;
+pub use sessiontree_testkit::work_tree::files;
 use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
-use std::process::Command;
-
-/// Runs git in `dir` and returns its trimmed output; panics on failure.
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .env_remove("GIT_DIR")
-        .env_remove("GIT_INDEX_FILE")
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// A repository with a commit, an ignored file, a staged change and an executable.
 pub struct Repo {
@@ -94,46 +68,6 @@ pub fn write(root: &Path, rel: &str, bytes: &[u8]) {
 
 pub fn chmod(root: &Path, rel: &str, mode: u32) {
     std::fs::set_permissions(root.join(rel), std::fs::Permissions::from_mode(mode)).expect("chmod");
-}
-
-/// Every file under `root` except `.git`: path → (bytes, permission bits; links as "-> target").
-pub fn files(root: &Path) -> BTreeMap<String, (Vec<u8>, u32)> {
-    let mut out = BTreeMap::new();
-    walk(root, root, &mut out);
-    out
-}
-
-fn walk(root: &Path, dir: &Path, out: &mut BTreeMap<String, (Vec<u8>, u32)>) {
-    for entry in std::fs::read_dir(dir).expect("read_dir") {
-        let entry = entry.expect("entry");
-        let path = entry.path();
-        let rel = path
-            .strip_prefix(root)
-            .expect("inside")
-            .to_string_lossy()
-            .into_owned();
-        if rel == ".git" {
-            continue;
-        }
-        let meta = std::fs::symlink_metadata(&path).expect("meta");
-        if meta.file_type().is_symlink() {
-            let target = std::fs::read_link(&path).expect("link");
-            out.insert(
-                rel,
-                (format!("-> {}", target.display()).into_bytes(), 0o120000),
-            );
-        } else if meta.is_dir() {
-            walk(root, &path, out);
-        } else {
-            out.insert(
-                rel,
-                (
-                    std::fs::read(&path).expect("read"),
-                    meta.permissions().mode() & 0o777,
-                ),
-            );
-        }
-    }
 }
 
 /// Writes a pi session file whose `cwd` is `cwd`: a header and the given entries
