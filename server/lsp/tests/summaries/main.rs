@@ -3,6 +3,7 @@
 //! CA and certificate made by the test), real child processes for the command provider, hooks,
 //! the no-model paths, progress and cancellation.
 
+#[path = "../support/mod.rs"]
 mod support;
 
 use serde_json::{json, Value};
