@@ -4,7 +4,7 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::inproc::{Answer, Client};
+use support::inproc::{kind, Answer, Client};
 use support::*;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
@@ -14,17 +14,6 @@ const A1: &str = "42864a3e";
 const U2: &str = "c498f61c";
 const A2: &str = "7af3bc6f";
 const A3: &str = "662d009f";
-
-async fn open_copy(c: &Client, dir: &std::path::Path, rel: &str) -> (String, Value) {
-    let file = copy_fixture(rel, dir, "s.jsonl");
-    let u = uri(&file);
-    let open = c.ok("sessionTree/open", json!({"uri": u})).await;
-    (open["uri"].as_str().unwrap_or_default().to_owned(), open)
-}
-
-fn kind(err: &Value) -> &str {
-    err["data"]["kind"].as_str().unwrap_or("")
-}
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn initialize_advertises_the_protocol() {
@@ -51,9 +40,9 @@ async fn initialize_advertises_the_protocol() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn open_close_and_their_errors() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, open) = open_copy(&c, dir.path(), OMP).await;
+    let (dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
+    let open = &s.open;
     assert_eq!(open["dialect"], json!("omp"));
     assert_eq!(open["leaf"], json!(A3));
     assert_eq!(open["entryCount"], json!(6));
@@ -164,9 +153,8 @@ async fn list_sessions_finds_both_agents_folders_and_extra_roots() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_tree_entry_context() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let (_dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
 
     let rows = c
         .ok(
@@ -271,9 +259,9 @@ async fn rows_tree_entry_context() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn navigate_without_hooks() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, open) = open_copy(&c, dir.path(), OMP).await;
+    let (dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
+    let open = &s.open;
     let rev = open["revision"].as_u64().unwrap_or_default();
 
     let here = c
@@ -379,7 +367,7 @@ async fn navigate_hooks_supply_a_summary_or_cancel() {
         _ => json!({"cancel": false}),
     });
     let c = Client::initialized(true, Value::Null, Some(answer)).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let u = c.open_copy(dir.path(), OMP).await.uri;
 
     let nav = c
         .ok(
@@ -424,9 +412,8 @@ async fn navigate_hooks_supply_a_summary_or_cancel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn branch_makes_a_new_file() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let (dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
     let b = c
         .ok("sessionTree/branch", json!({"uri": u, "entryId": U2}))
         .await;
@@ -476,7 +463,7 @@ async fn branch_hook_can_cancel() {
     let dir = tempfile::tempdir().expect("tmp");
     let answer: Answer = std::sync::Arc::new(|_: &str, _: &Value| json!({"cancel": true}));
     let c = Client::initialized(true, Value::Null, Some(answer)).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let u = c.open_copy(dir.path(), OMP).await.uri;
     let b = c
         .ok("sessionTree/branch", json!({"uri": u, "entryId": U2}))
         .await;
@@ -492,9 +479,9 @@ async fn branch_hook_can_cancel() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn labels_appends_and_names() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, open) = open_copy(&c, dir.path(), OMP).await;
+    let (dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
+    let open = &s.open;
     let rev = open["revision"].as_u64().unwrap_or_default();
 
     let set = c
@@ -593,9 +580,8 @@ async fn labels_appends_and_names() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn name_from_plan_title_names_an_unnamed_session() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, _) = open_copy(&c, dir.path(), "c06-branch-basic/pi/session.jsonl").await;
+    let (_dir, c, s) = Client::plain_on_copy("c06-branch-basic/pi/session.jsonl").await;
+    let u = &s.uri;
     let plan = c
         .ok(
             "sessionTree/nameFromPlanTitle",
@@ -618,7 +604,7 @@ fn text_first_line(path: &std::path::Path) -> String {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plain_lsp_on_a_session_document() {
     let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(OMP, dir.path(), "s.jsonl");
     let u = uri(&file);
     c.notify(
@@ -746,7 +732,7 @@ async fn plain_lsp_on_a_session_document() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn diagnostics_report_orphans_duplicates_and_dangling_labels() {
     let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(
         "M02-orphans-and-duplicates/input.jsonl",
         dir.path(),
@@ -803,7 +789,7 @@ async fn diagnostics_report_orphans_duplicates_and_dangling_labels() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_are_the_agents_tree_render() {
     let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     for scenario in ["c06-branch-basic", "c05-labels", "c22-label-moves-leaf"] {
         for dialect in ["omp", "pi"] {
             let rel = format!("{scenario}/{dialect}/session.jsonl");
@@ -841,7 +827,7 @@ async fn reads_are_answered_while_a_hook_is_pending_and_changes_wait() {
         json!({"summary": {"summary": "Rome was discussed."}})
     });
     let c = Client::initialized_holding_hooks(true, Value::Null, Some(answer)).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let u = c.open_copy(dir.path(), OMP).await.uri;
     let nav = c
         .send("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
         .await;
@@ -876,7 +862,7 @@ async fn reads_are_answered_while_a_hook_is_pending_and_changes_wait() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_legacy_file_refuses_writes_until_migrated() {
     let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(
         "L01-v1-linear-with-compaction/input.jsonl",
         dir.path(),
@@ -906,7 +892,7 @@ async fn a_legacy_file_refuses_writes_until_migrated() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn requests_right_behind_open_are_answered_in_order() {
     let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(OMP, dir.path(), "s.jsonl");
     let u = uri(&file);
     let open = c.send("sessionTree/open", json!({"uri": u})).await;
@@ -943,7 +929,7 @@ async fn a_hook_answer_of_the_wrong_shape_counts_as_no_answer() {
     let dir = tempfile::tempdir().expect("tmp");
     let answer: Answer = std::sync::Arc::new(|_: &str, _: &Value| json!({"cancel": "perhaps"}));
     let c = Client::initialized(true, Value::Null, Some(answer)).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let u = c.open_copy(dir.path(), OMP).await.uri;
     let nav = c
         .ok("sessionTree/navigate", json!({"uri": u, "targetId": A2}))
         .await;
@@ -1011,7 +997,7 @@ async fn paths_with_spaces_and_unicode_round_trip() {
     let sub = dir.path().join("my sessions é");
     std::fs::create_dir_all(&sub).expect("mkdir");
     let file = copy_fixture(OMP, &sub, "s.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let encoded = format!("file://{}", file.display())
         .replace(' ', "%20")
         .replace('é', "%C3%A9");
@@ -1038,7 +1024,7 @@ async fn cancelling_a_navigation_during_its_hook_leaves_the_leaf() {
     let answer: Answer =
         std::sync::Arc::new(|_: &str, _: &Value| json!({"summary": {"summary": "too late"}}));
     let c = Client::initialized_holding_hooks(true, Value::Null, Some(answer)).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let u = c.open_copy(dir.path(), OMP).await.uri;
     let (id, nav) = c
         .send_id("sessionTree/navigate", json!({"uri": u, "targetId": U2}))
         .await;
@@ -1079,7 +1065,7 @@ async fn the_outline_of_a_deeply_branching_session_stays_shallow() {
         parent = format!("\"{main}\"");
     }
     std::fs::write(&file, text).expect("write");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let symbols = c
         .ok(
             "textDocument/documentSymbol",
@@ -1142,9 +1128,8 @@ async fn opening_a_big_session_reports_progress() {
 /// moves the selection as pi's fold keys do on rows they do not fold.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rows_fold_and_move_by_branch_segments() {
-    let dir = tempfile::tempdir().expect("tmp");
-    let c = Client::initialized(false, Value::Null, None).await;
-    let (u, _) = open_copy(&c, dir.path(), OMP).await;
+    let (dir, c, s) = Client::plain_on_copy(OMP).await;
+    let u = &s.uri;
     let ids = |rows: &Value| -> Vec<String> {
         rows["rows"]
             .as_array()
@@ -1196,7 +1181,10 @@ async fn rows_fold_and_move_by_branch_segments() {
     assert_eq!(kind(&bad), "invalidParams");
 
     // pi: the same, drawn with pi's markers.
-    let (p, _) = open_copy(&c, dir.path(), "c06-branch-basic/pi/session.jsonl").await;
+    let p = c
+        .open_copy(dir.path(), "c06-branch-basic/pi/session.jsonl")
+        .await
+        .uri;
     let up = c
         .ok("sessionTree/rows", json!({"uri": p, "segment": "up"}))
         .await;

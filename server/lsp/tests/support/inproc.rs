@@ -7,6 +7,7 @@
 
 use serde_json::{json, Value};
 use std::collections::HashMap;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 use tokio::io::{AsyncBufReadExt, AsyncReadExt, AsyncWriteExt, BufReader};
@@ -32,6 +33,34 @@ struct Hooks {
     gate: tokio::sync::Semaphore,
     asked: tokio::sync::watch::Sender<usize>,
     answered: tokio::sync::watch::Sender<usize>,
+}
+
+/// The `data.kind` of an LSP error object.
+pub fn kind(err: &Value) -> &str {
+    err["data"]["kind"].as_str().unwrap_or("")
+}
+
+/// A session file opened by the server.
+pub struct Opened {
+    /// The session's URI as the server names it.
+    pub uri: String,
+    /// The file.
+    pub file: PathBuf,
+    /// The `sessionTree/open` result.
+    pub open: Value,
+    /// The file's bytes when it was opened.
+    pub original: Vec<u8>,
+}
+
+impl Opened {
+    /// Fails unless the file still holds the bytes it had when it was opened.
+    pub fn assert_unwritten(&self, why: impl std::fmt::Display) {
+        assert_eq!(
+            std::fs::read(&self.file).ok().as_deref(),
+            Some(self.original.as_slice()),
+            "{why}: the session file changed"
+        );
+    }
 }
 
 /// Hook answers a released gate lets through (more than any test asks for).
@@ -148,6 +177,43 @@ impl Client {
             asked,
             next: std::sync::atomic::AtomicI64::new(1),
         }
+    }
+
+    /// Started and initialized without hooks or initialization options: what most tests need.
+    pub async fn plain() -> Client {
+        Client::initialized(false, Value::Null, None).await
+    }
+
+    /// A [`Client::plain`] with the fixture `rel` copied into a temporary folder of its own (it
+    /// lives as long as the returned folder) and opened.
+    pub async fn plain_on_copy(rel: &str) -> (tempfile::TempDir, Client, Opened) {
+        let dir = tempfile::tempdir().expect("tempdir");
+        let c = Client::plain().await;
+        let s = c.open_copy(dir.path(), rel).await;
+        (dir, c, s)
+    }
+
+    /// Opens `file` (`sessionTree/open` must succeed).
+    pub async fn open(&self, file: &Path) -> Opened {
+        let open = self
+            .ok("sessionTree/open", json!({"uri": super::uri(file)}))
+            .await;
+        Opened {
+            uri: open["uri"].as_str().unwrap_or_default().to_owned(),
+            file: file.to_path_buf(),
+            original: std::fs::read(file).expect("read the opened file"),
+            open,
+        }
+    }
+
+    /// Copies the fixture `rel` into `dir` as `s.jsonl` and opens the copy.
+    pub async fn open_copy(&self, dir: &Path, rel: &str) -> Opened {
+        self.open_copy_as(dir, rel, "s.jsonl").await
+    }
+
+    /// Copies the fixture `rel` into `dir` as `name` and opens the copy.
+    pub async fn open_copy_as(&self, dir: &Path, rel: &str, name: &str) -> Opened {
+        self.open(&super::copy_fixture(rel, dir, name)).await
     }
 
     /// Starts and initializes (with or without hooks, with initialization options).
