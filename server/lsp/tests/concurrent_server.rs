@@ -7,9 +7,10 @@ mod support;
 
 use serde_json::{json, Value};
 use sessiontree_core::{OpenOptions, Session};
+use sessiontree_testkit::lsp::Connection;
 use std::collections::HashSet;
-use std::io::BufReader;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 use support::*;
 
 const LINES: usize = 200;
@@ -18,28 +19,15 @@ const LINES: usize = 200;
 fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let mut next = 0i64;
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+    command.arg("lsp").stderr(Stdio::null());
+    let mut server = Connection::spawn(command).expect("spawn");
     let mut request = |method: &str, params: Value| -> Value {
-        next += 1;
-        write_msg(
-            &mut stdin,
-            &json!({"jsonrpc":"2.0","id":next,"method":method,"params":params}),
-        );
-        loop {
-            let msg = read_msg(&mut stdout).expect("a response");
-            if msg.get("id") == Some(&json!(next)) && msg.get("method").is_none() {
-                return msg;
-            }
-        }
+        let id = server.send_request(method, params).expect("write");
+        let (_, msg) = server
+            .response(id, Duration::from_secs(60), |_| None)
+            .expect("a response");
+        msg
     };
     request(
         "initialize",
@@ -120,8 +108,8 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
         tree["result"]["leaf"].as_str(),
         ours.last().map(String::as_str)
     );
-    child.kill().ok();
-    child.wait().ok();
+    server.child().kill().ok();
+    server.child().wait().ok();
     println!(
         "server + agent: server {} lines, second process {LINES} lines, {busy} writerBusy answers retried; nothing torn or lost",
         ours.len()

@@ -5,18 +5,20 @@
 mod support;
 
 use serde_json::{json, Value};
-use std::io::BufReader;
+use sessiontree_testkit::lsp::Connection;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 use support::*;
 
+/// The server over stdio, with the notifications and hooks (server requests) it sent.
 struct Proc {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: BufReader<std::process::ChildStdout>,
-    next: i64,
+    conn: Connection,
     notes: Vec<Value>,
     hooks: Vec<Value>,
 }
+
+/// How long a test waits for a message before it fails.
+const WAIT: Duration = Duration::from_secs(60);
 
 impl Proc {
     fn start() -> Proc {
@@ -28,61 +30,53 @@ impl Proc {
         for (k, v) in env {
             command.env(k, v);
         }
-        let mut child = command
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn sessiontree lsp");
-        let stdin = child.stdin.take().expect("stdin");
-        let stdout = BufReader::new(child.stdout.take().expect("stdout"));
+        command.arg("lsp").stderr(Stdio::piped());
         Proc {
-            child,
-            stdin,
-            stdout,
-            next: 1,
+            conn: Connection::spawn(command).expect("spawn sessiontree lsp"),
             notes: Vec::new(),
             hooks: Vec::new(),
         }
     }
 
-    /// Sends a request and returns its response, skipping notifications and answering nothing.
+    /// Sends a request and returns its response, keeping notifications and answering hooks:
+    /// a summary for beforeTree, go-ahead for beforeBranch.
     fn request(&mut self, method: &str, params: Value) -> Value {
-        let id = self.next;
-        self.next += 1;
-        write_msg(
-            &mut self.stdin,
-            &json!({"jsonrpc":"2.0","id":id,"method":method,"params":params}),
-        );
-        loop {
-            let msg = read_msg(&mut self.stdout).expect("a response before EOF");
-            match (msg.get("method"), msg.get("id")) {
-                (None, Some(got)) if *got == json!(id) => return msg,
-                (Some(_), None) => self.notes.push(msg),
-                // A hook: supply a summary for beforeTree, let beforeBranch go ahead.
-                (Some(method), Some(hook_id)) => {
-                    let result = if method == "sessionTree/beforeTree" {
-                        json!({"summary": {"summary": "Summary from the client."}})
-                    } else {
-                        json!({"cancel": false})
-                    };
-                    self.hooks.push(msg.clone());
-                    write_msg(
-                        &mut self.stdin,
-                        &json!({"jsonrpc":"2.0","id":hook_id,"result":result}),
-                    );
-                }
-                _ => {}
+        let id = self.conn.send_request(method, params).expect("write");
+        let (notes, hooks) = (&mut self.notes, &mut self.hooks);
+        let on_other = |msg: &Value| match (msg.get("method"), msg.get("id")) {
+            (Some(_), None) => {
+                notes.push(msg.clone());
+                None
             }
-        }
+            (Some(method), Some(_)) => {
+                hooks.push(msg.clone());
+                Some(if method == "sessionTree/beforeTree" {
+                    json!({"summary": {"summary": "Summary from the client."}})
+                } else {
+                    json!({"cancel": false})
+                })
+            }
+            _ => None,
+        };
+        let (_, msg) = self
+            .conn
+            .response(id, WAIT, on_other)
+            .unwrap_or_else(|e| panic!("a response to {method}: {e}"));
+        msg
     }
 
     fn notify(&mut self, method: &str, params: Value) {
-        write_msg(
-            &mut self.stdin,
-            &json!({"jsonrpc":"2.0","method":method,"params":params}),
-        );
+        self.conn.notify(method, params).expect("write");
+    }
+
+    /// The next message the server sends.
+    fn next_message(&self) -> Value {
+        self.conn.next_message(WAIT).expect("message").1
+    }
+
+    /// Closes the server's input and waits for it to exit.
+    fn close(self) -> std::process::ExitStatus {
+        self.conn.close().expect("wait")
     }
 }
 
@@ -145,8 +139,7 @@ fn stdio_round_trip_shutdown_with_null_params_and_exit_code() {
     assert_eq!(shutdown.get("error"), None, "{shutdown}");
     assert_eq!(shutdown["result"], Value::Null);
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    let status = p.child.wait().expect("wait");
+    let status = p.close();
     assert!(status.success(), "exit status {status:?}");
 }
 
@@ -159,14 +152,12 @@ fn stdio_exit_without_shutdown_exits_with_code_1() {
         json!({"processId":null,"rootUri":null,"capabilities":{}}),
     );
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    let status = p.child.wait().expect("wait");
+    let status = p.close();
     assert_eq!(status.code(), Some(1), "exit without shutdown: {status:?}");
 }
 
 #[test]
 fn stdio_framing_batched_split_and_content_type() {
-    use std::io::Write as _;
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture("c06-branch-basic/pi/session.jsonl", dir.path(), "s.jsonl");
     let uri = uri(&file);
@@ -184,11 +175,10 @@ fn stdio_framing_batched_split_and_content_type() {
     batch.extend(frame(
         &json!({"jsonrpc":"2.0","id":1002,"method":"sessionTree/rows","params":{"uri": uri}}),
     ));
-    p.stdin.write_all(&batch).expect("write");
-    p.stdin.flush().expect("flush");
+    p.conn.write_raw(&batch).expect("write");
     let mut seen = std::collections::HashMap::new();
     while seen.len() < 2 {
-        let msg = read_msg(&mut p.stdout).expect("message");
+        let msg = p.next_message();
         if let Some(id) = msg.get("id").and_then(Value::as_i64) {
             seen.insert(id, msg);
         }
@@ -212,12 +202,11 @@ fn stdio_framing_batched_split_and_content_type() {
     .into_bytes();
     msg.extend(body);
     for chunk in msg.chunks(msg.len() / 3 + 1) {
-        p.stdin.write_all(chunk).expect("write");
-        p.stdin.flush().expect("flush");
+        p.conn.write_raw(chunk).expect("write");
         std::thread::sleep(std::time::Duration::from_millis(30));
     }
     let tree = loop {
-        let m = read_msg(&mut p.stdout).expect("message");
+        let m = p.next_message();
         if m.get("id") == Some(&json!(3)) {
             break m;
         }
@@ -226,8 +215,7 @@ fn stdio_framing_batched_split_and_content_type() {
     // Then a clean stop.
     let _ = p.request("shutdown", Value::Null);
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    assert!(p.child.wait().expect("wait").success());
+    assert!(p.close().success());
 }
 
 #[test]
@@ -263,8 +251,7 @@ fn stdio_list_sessions_honours_home_and_pi_coding_agent_dir() {
     );
     let _ = p.request("shutdown", Value::Null);
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    assert!(p.child.wait().expect("wait").success());
+    assert!(p.close().success());
 }
 
 #[test]
@@ -386,8 +373,7 @@ fn stdio_every_method_end_to_end() {
     }
     let _ = p.request("shutdown", Value::Null);
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    assert!(p.child.wait().expect("wait").success());
+    assert!(p.close().success());
 }
 
 #[test]
@@ -415,7 +401,7 @@ fn stdio_live_follow_while_another_process_appends() {
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(10);
     let change = loop {
         assert!(std::time::Instant::now() < deadline, "no didChange");
-        let msg = read_msg(&mut p.stdout).expect("message");
+        let msg = p.next_message();
         if msg["method"] == json!("sessionTree/didChange") {
             break msg["params"].clone();
         }
@@ -425,6 +411,5 @@ fn stdio_live_follow_while_another_process_appends() {
     assert_eq!(change["newEntryIds"], json!(["feed0001"]));
     let _ = p.request("shutdown", Value::Null);
     p.notify("exit", Value::Null);
-    drop(p.stdin);
-    assert!(p.child.wait().expect("wait").success());
+    assert!(p.close().success());
 }

@@ -1,9 +1,13 @@
 //! LSP message framing for tests that talk to the server over a byte stream (`Content-Length`
-//! headers, then the JSON body), blocking.
+//! headers, then the JSON body), blocking, and a [`Connection`] to a server running as a child
+//! process.
 
 use serde_json::Value;
 use std::io::{BufRead, Write};
 use std::path::Path;
+use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
+use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::time::{Duration, Instant};
 
 /// `file://` URI of a path.
 pub fn uri(path: &Path) -> String {
@@ -49,4 +53,196 @@ pub fn read_msg(r: &mut impl BufRead) -> Option<Value> {
     let mut body = vec![0; len];
     r.read_exact(&mut body).ok()?;
     serde_json::from_slice(&body).ok()
+}
+
+/// A language server running as a child process, spoken to over its standard input and output:
+/// a reader thread reads each message and notes when its last byte arrived (so an answer is
+/// timed to its arrival, not to the end of the caller's handling of earlier ones).
+pub struct Connection {
+    child: Child,
+    stdin: Option<ChildStdin>,
+    incoming: Receiver<(Instant, Value)>,
+    next: i64,
+}
+
+/// Why a response did not come.
+#[derive(Debug)]
+pub enum NoResponse {
+    /// Nothing within the time allowed.
+    Timeout,
+    /// The server closed its output.
+    Closed,
+}
+
+impl std::fmt::Display for NoResponse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            NoResponse::Timeout => "no message in time",
+            NoResponse::Closed => "the server closed its output",
+        })
+    }
+}
+
+impl std::error::Error for NoResponse {}
+
+impl Connection {
+    /// Starts `command` with its standard input and output piped to this connection (its
+    /// standard error goes where the command says).
+    pub fn spawn(mut command: Command) -> std::io::Result<Connection> {
+        let mut child = command
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()?;
+        let stdin = child.stdin.take().ok_or_else(|| no_pipe("stdin"))?;
+        let stdout = child.stdout.take().ok_or_else(|| no_pipe("stdout"))?;
+        let (tx, incoming) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let mut r = std::io::BufReader::with_capacity(1 << 20, stdout);
+            while let Some(message) = read_timed(&mut r) {
+                if tx.send(message).is_err() {
+                    break;
+                }
+            }
+        });
+        Ok(Connection {
+            child,
+            stdin: Some(stdin),
+            incoming,
+            next: 1,
+        })
+    }
+
+    /// The server's process id.
+    pub fn pid(&self) -> u32 {
+        self.child.id()
+    }
+
+    /// The server's process.
+    pub fn child(&mut self) -> &mut Child {
+        &mut self.child
+    }
+
+    /// Writes bytes as they are (frames made by the caller, or not frames at all).
+    pub fn write_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
+        let stdin = self.stdin.as_mut().ok_or_else(|| no_pipe("stdin"))?;
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
+    /// Writes one message.
+    pub fn send(&mut self, message: &Value) -> std::io::Result<()> {
+        self.write_raw(&frame(message))
+    }
+
+    /// Sends a notification.
+    pub fn notify(&mut self, method: &str, params: Value) -> std::io::Result<()> {
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// Sends a request; returns its id.
+    pub fn send_request(&mut self, method: &str, params: Value) -> std::io::Result<i64> {
+        let id = self.next;
+        self.next += 1;
+        self.send(
+            &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
+        )?;
+        Ok(id)
+    }
+
+    /// The next message and when it arrived.
+    pub fn next_message(&self, timeout: Duration) -> Result<(Instant, Value), NoResponse> {
+        self.incoming.recv_timeout(timeout).map_err(|e| match e {
+            RecvTimeoutError::Timeout => NoResponse::Timeout,
+            RecvTimeoutError::Disconnected => NoResponse::Closed,
+        })
+    }
+
+    /// Waits for the response to request `id` (the whole message) and when it arrived, each
+    /// message before it going to `other`; a request from the server is answered with the
+    /// result `other` gives for it (when it gives one).
+    pub fn response(
+        &mut self,
+        id: i64,
+        timeout: Duration,
+        mut other: impl FnMut(&Value) -> Option<Value>,
+    ) -> Result<(Instant, Value), Box<dyn std::error::Error>> {
+        loop {
+            let (at, message) = self.next_message(timeout)?;
+            if message.get("method").is_none() && message.get("id") == Some(&Value::from(id)) {
+                return Ok((at, message));
+            }
+            self.answer(&message, &mut other)?;
+        }
+    }
+
+    /// Waits for the next notification `method` and when it arrived, each message before it
+    /// going to `other` as in [`Connection::response`].
+    pub fn notification(
+        &mut self,
+        method: &str,
+        timeout: Duration,
+        mut other: impl FnMut(&Value) -> Option<Value>,
+    ) -> Result<(Instant, Value), Box<dyn std::error::Error>> {
+        loop {
+            let (at, message) = self.next_message(timeout)?;
+            let name = message.get("method").and_then(Value::as_str);
+            if name == Some(method) && message.get("id").is_none() {
+                return Ok((at, message));
+            }
+            self.answer(&message, &mut other)?;
+        }
+    }
+
+    /// Gives `message` to `other`, and answers it when it is a request from the server and
+    /// `other` gives a result.
+    fn answer(
+        &mut self,
+        message: &Value,
+        other: &mut impl FnMut(&Value) -> Option<Value>,
+    ) -> std::io::Result<()> {
+        let result = other(message);
+        match (message.get("method"), message.get("id"), result) {
+            (Some(_), Some(id), Some(result)) => {
+                let id = id.clone();
+                self.send(&serde_json::json!({"jsonrpc": "2.0", "id": id, "result": result}))
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// Closes the server's input (end of stream) and waits for it to exit.
+    pub fn close(mut self) -> std::io::Result<ExitStatus> {
+        drop(self.stdin.take());
+        self.child.wait()
+    }
+
+    /// Asks the server to shut down and exit, and kills it if it has not exited within a
+    /// second.
+    pub fn stop(mut self) {
+        if let Ok(id) = self.send_request("shutdown", Value::Null) {
+            let _ = self.response(id, Duration::from_secs(120), |_| Some(Value::Null));
+        }
+        let _ = self.notify("exit", Value::Null);
+        for _ in 0..50 {
+            if let Ok(Some(_)) = self.child.try_wait() {
+                return;
+            }
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+}
+
+fn no_pipe(which: &str) -> std::io::Error {
+    std::io::Error::other(format!("the server's {which} is not piped"))
+}
+
+/// The next message and when its last byte arrived.
+fn read_timed(r: &mut impl BufRead) -> Option<(Instant, Value)> {
+    let len = read_header(r)?;
+    let mut body = vec![0; len];
+    r.read_exact(&mut body).ok()?;
+    let at = Instant::now();
+    Some((at, serde_json::from_slice(&body).ok()?))
 }
