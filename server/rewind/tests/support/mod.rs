@@ -1,5 +1,5 @@
 //! Real git repositories and session files for the rewind tests.
-#![allow(dead_code)]
+#![allow(dead_code, unused_imports)]
 
 pub use sessiontree_testkit::git;
 pub use sessiontree_testkit::work_tree::files;
