@@ -142,10 +142,16 @@ fn a_watched_compare_answers_as_a_walk_of_every_file() {
         &[("u1000001", None, "user", "go")],
     );
     let session = open(&path);
+    // The journal of a server that has ended (no process has this id) is removed when the watch
+    // starts; assert_watched finds only the new one.
+    let orphan = root.join(".git/sessiontree/fsmonitor/journal-7fffffff-1-0");
+    std::fs::create_dir_all(orphan.parent().expect("folder")).expect("mkdir");
+    std::fs::write(&orphan, b"old\0").expect("orphan");
     let rewind = Rewind::for_session(&session).expect("store");
     rewind
         .record(&session, "u1000001", Moment::Before, true, "test")
         .expect("record");
+    assert!(!orphan.exists(), "the ended server's journal is removed");
     let scratch = tempfile::tempdir().expect("tempdir");
     let index = scratch.path().join("index");
     std::fs::copy(root.join(".git/index"), &index).expect("seed the walk's index");

@@ -140,7 +140,7 @@ struct Journal {
 impl Journal {
     fn create(dir: &Path) -> std::io::Result<Journal> {
         let id = format!(
-            "{:x}{:x}{:x}",
+            "{:x}-{:x}-{:x}",
             std::process::id(),
             std::time::SystemTime::now()
                 .duration_since(std::time::UNIX_EPOCH)
@@ -207,6 +207,7 @@ impl Monitor {
             std::fs::write(&tmp, HOOK)?;
             std::fs::rename(&tmp, &hook)?;
         }
+        remove_orphaned_journals(&dir);
         let fd = inotify::init(CreateFlags::NONBLOCK | CreateFlags::CLOEXEC)?;
         let mut state = State {
             fd,
@@ -262,6 +263,30 @@ impl Monitor {
             journal: state.journal.path.clone(),
             only_in_place,
         })
+    }
+}
+
+/// Removes the journals of processes that have ended (a server's own is removed when its watch
+/// is dropped, but not when the process exits). A journal is named `journal-PID-TIME-N`.
+fn remove_orphaned_journals(dir: &Path) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let Some(id) = name.to_str().and_then(|n| n.strip_prefix("journal-")) else {
+            continue;
+        };
+        let Some(pid) = id
+            .split('-')
+            .next()
+            .and_then(|p| u32::from_str_radix(p, 16).ok())
+        else {
+            continue;
+        };
+        if !Path::new(&format!("/proc/{pid}")).exists() {
+            let _ = std::fs::remove_file(entry.path());
+        }
     }
 }
 
