@@ -212,7 +212,7 @@ pub fn catalog() -> Vec<MethodDoc> {
                     depth: 0,
                     kind: s("message"),
                     role: Some(s("user")),
-                    preview: s("Plan a trip"),
+                    preview: s("user: Plan a trip"),
                     label: Some(s("start")),
                     timestamp: Some(s("2025-01-01T00:00:01.000Z")),
                     line: 3,
@@ -227,7 +227,7 @@ pub fn catalog() -> Vec<MethodDoc> {
             EntryResult {
                 revision: 7,
                 entry: json!({"type":"message","id":"c498f61c","parentId":"42864a3e","timestamp":"2025-01-01T00:00:03.000Z","message":{"role":"user","content":"Paris","timestamp":1735689603000_u64}}),
-                markdown: s("**user** · `c498f61c` · 2025-01-01T00:00:03.000Z\n\nParis\n"),
+                markdown: s("**user: Paris**\n\n*user* · `c498f61c` · 2025-01-01T00:00:03.000Z · [dest]\n\nParis\n"),
                 label: Some(s("dest")),
                 line: 5,
                 children: vec![s("7af3bc6f")],

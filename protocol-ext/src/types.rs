@@ -119,7 +119,7 @@ pub struct TreeNode {
     /// `message.role` for message entries.
     #[serde(default)]
     pub role: Option<String>,
-    /// One line of the entry's content.
+    /// The entry's one description: the text of its row in `sessionTree/rows`.
     pub preview: String,
     /// The label in effect.
     #[serde(default)]

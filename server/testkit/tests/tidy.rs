@@ -45,7 +45,7 @@ const FLOORS: &[(&str, u8)] = &[
     ("session", 3),
     ("title_cleaning", 3),
     ("tree", 3),
-    // One description of an entry: a one-line preview and markdown.
+    // An entry and a session as markdown for a reader (the entry named by its row text).
     ("describe", 3),
     // What a path means: the model's context, the chat's transcript.
     ("context", 4),

@@ -1,10 +1,10 @@
-//! Turning entries into words: one-line previews (outline, tree nodes, workspace symbols, session
-//! lists) and markdown (hover, `sessionTree/entry`). Reads entry JSON only; knows nothing of LSP.
-//! `message_fast` reads a message's preview straight from its JSON text.
-
-mod message_fast;
+//! Turning entries and sessions into words for a reader: an entry as markdown (hover,
+//! `sessionTree/entry`) under the one line that names it everywhere (its `/tree` row text, from
+//! `view::TreeModel::entry_text`), a session as markdown, and the first line of a message's text
+//! (session lists). Reads entry JSON only; knows nothing of LSP.
 
 use crate::entry::Entry;
+use crate::session::Session;
 use serde_json::Value;
 use std::fmt::Write as _;
 
@@ -53,117 +53,26 @@ pub fn one_line(text: &str, max: usize) -> String {
     }
 }
 
-/// A one-line description of an entry: `user: Plan a trip`, `[label] start`, …
-pub fn preview(entry: &Entry) -> String {
-    preview_of(entry, &entry.raw())
-}
-
-/// [`preview`] from the entry's JSON text already at hand.
-pub fn preview_of(entry: &Entry, raw: &str) -> String {
-    if entry.kind() == "message" {
-        if let Some(text) = message_fast::message_preview(raw) {
-            return text;
+/// Markdown showing `text` (one line, inside a paragraph) as it is: every character a markdown
+/// reader could take for syntax there is escaped with a backslash, and line breaks become spaces.
+pub fn markdown_literal(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 8);
+    for c in text.chars() {
+        match c {
+            '\n' | '\r' => out.push(' '),
+            '\\' | '`' | '*' | '_' | '[' | ']' | '<' | '>' | '#' | '!' | '|' | '~' | '&' => {
+                out.push('\\');
+                out.push(c);
+            }
+            c => out.push(c),
         }
     }
-    let value = serde_json::from_str(raw).unwrap_or(Value::Null);
-    preview_value(&value, entry.kind())
+    out
 }
 
-/// The preview and, for messages, the role (the preview of a message starts with `role: `).
-pub fn preview_and_role(entry: &Entry) -> (String, Option<String>) {
-    let text = preview(entry);
-    let role = (entry.kind() == "message")
-        .then(|| text.split_once(": ").map(|(role, _)| role.to_owned()))
-        .flatten()
-        .filter(|r| r != "message");
-    (text, role)
-}
-
-/// [`preview`] from an already parsed entry.
-pub fn preview_value(value: &Value, kind: &str) -> String {
-    let s = |key: &str| {
-        value
-            .get(key)
-            .and_then(Value::as_str)
-            .unwrap_or("")
-            .to_owned()
-    };
-    let text = match kind {
-        "message" => {
-            let message = value.get("message");
-            let role = message
-                .and_then(|m| m.get("role"))
-                .and_then(Value::as_str)
-                .unwrap_or("message");
-            let body = match role {
-                "bashExecution" => {
-                    format!(
-                        "$ {}",
-                        message
-                            .and_then(|m| m.get("command"))
-                            .and_then(Value::as_str)
-                            .unwrap_or("")
-                    )
-                }
-                "toolResult" => {
-                    let tool = message
-                        .and_then(|m| m.get("toolName"))
-                        .and_then(Value::as_str)
-                        .unwrap_or("tool");
-                    format!(
-                        "[{tool}] {}",
-                        content_text(message.and_then(|m| m.get("content")))
-                    )
-                }
-                _ => content_text(message.and_then(|m| m.get("content"))),
-            };
-            format!("{role}: {}", one_line(&body, 200))
-        }
-        "custom_message" => format!(
-            "[{}] {}",
-            s("customType"),
-            one_line(&content_text(value.get("content")), 200)
-        ),
-        "branch_summary" => format!("[branch summary] {}", one_line(&s("summary"), 200)),
-        "compaction" => format!("[compaction] {}", one_line(&s("summary"), 200)),
-        "model_change" => {
-            let model = match value.get("model").and_then(Value::as_str) {
-                Some(m) => m.to_owned(),
-                None => format!("{}/{}", s("provider"), s("modelId")),
-            };
-            format!("[model] {model}")
-        }
-        "thinking_level_change" => format!(
-            "[thinking] {}",
-            value
-                .get("thinkingLevel")
-                .and_then(Value::as_str)
-                .unwrap_or("off")
-        ),
-        "label" => match value
-            .get("label")
-            .and_then(Value::as_str)
-            .filter(|l| !l.is_empty())
-        {
-            Some(label) => format!("[label] {} → {label}", s("targetId")),
-            None => format!("[label] {} cleared", s("targetId")),
-        },
-        "session_info" => format!("[name] {}", s("name")),
-        "title_change" => format!("[title] {}", s("title")),
-        "custom" => format!("[custom] {}", s("customType")),
-        "mode_change" => format!("[mode] {}", s("mode")),
-        "" => "(entry without a type)".to_owned(),
-        other => format!("[{other}]"),
-    };
-    if crate::js::trim(&text).is_empty() {
-        format!("[{kind}]")
-    } else {
-        text
-    }
-}
-
-/// The entry as markdown: a heading line (role, id, time, label) and its content.
-pub fn markdown(entry: &Entry, label: Option<&str>) -> String {
+/// The entry as markdown: the line that names it (`name`: its `/tree` row text, as every surface
+/// names it) in bold, a line with its type or role, id, time and label, then its content.
+pub fn markdown(entry: &Entry, name: &str, label: Option<&str>) -> String {
     let value = entry.json();
     let kind = entry.kind();
     let role = value
@@ -171,8 +80,11 @@ pub fn markdown(entry: &Entry, label: Option<&str>) -> String {
         .and_then(|m| m.get("role"))
         .and_then(Value::as_str);
     let mut out = String::new();
+    if !name.is_empty() {
+        let _ = write!(out, "**{}**\n\n", markdown_literal(name));
+    }
     let title = role.unwrap_or(if kind.is_empty() { "entry" } else { kind });
-    let _ = write!(out, "**{title}** · `{}`", entry.id().unwrap_or("(no id)"));
+    let _ = write!(out, "*{title}* · `{}`", entry.id().unwrap_or("(no id)"));
     if let Some(ts) = entry.timestamp.as_deref() {
         let _ = write!(out, " · {ts}");
     }
@@ -240,17 +152,43 @@ pub fn markdown(entry: &Entry, label: Option<&str>) -> String {
     out
 }
 
+/// The session as markdown: name, id, dialect, cwd, size, leaf, problems.
+pub fn session_markdown(session: &Session) -> String {
+    let dialect = match session.dialect() {
+        crate::Dialect::Omp => "omp",
+        crate::Dialect::Pi => "pi",
+    };
+    format!(
+        "**{}** · `{}` · {dialect}\n\n- cwd: `{}`\n- entries: {}\n- leaf: `{}`\n- problems: {}\n",
+        session.session_name().unwrap_or("(unnamed session)"),
+        session.session_id(),
+        session.cwd(),
+        session.entries().len(),
+        session.leaf_id().unwrap_or("(none)"),
+        session.diagnostics().len()
+    )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
+    /// The name heads the markdown as literal text: markdown syntax in it is escaped.
     #[test]
-    fn previews_name_the_role() {
+    fn the_name_heads_the_markdown_as_literal_text() {
         let e = Entry::parse(
-            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"Hi\nthere"}}"#,
+            r#"{"type":"message","id":"a","parentId":null,"message":{"role":"user","content":"Hi *there*"}}"#,
             1,
+        )
+        .unwrap_or_else(|e| panic!("{e:?}"));
+        let md = markdown(&e, "user: Hi *there* `x`", Some("dest"));
+        assert!(
+            md.starts_with(
+                "**user: Hi \\*there\\* \\`x\\`**\n\n*user* · `a` · [dest]\n\nHi *there*"
+            ),
+            "{md}"
         );
-        assert_eq!(e.map(|e| preview(&e)).ok().as_deref(), Some("user: Hi"));
+        assert_eq!(markdown_literal("a\nb_[c]"), "a b\\_\\[c\\]");
     }
 
     /// White space is JavaScript's: U+0085 is text, a byte order mark and `\r` are not.

@@ -9,6 +9,7 @@
 //! decide what picking a row does.
 
 pub mod branch_pick;
+mod entry_text;
 mod first_window;
 mod first_window_start;
 mod fixture;
@@ -29,6 +30,7 @@ mod tree_model;
 mod visibility;
 pub mod window;
 
+pub use entry_text::EntryTexts;
 pub use first_window::{first_window, first_window_cut_below};
 pub use fixture::{tree_render_fixture, tree_render_for_inspect};
 pub use search::SearchWarmUp;

@@ -133,8 +133,13 @@ pub fn run_snapshots(args: SnapshotsArgs) -> CliResult {
         writeln!(out, "no rewind points in {}", args.file.display())?;
         return Ok(ExitCode::SUCCESS);
     }
+    // Each point's entry named as its `/tree` row names it.
+    let home = std::env::var_os("HOME").map(std::path::PathBuf::from);
+    let model = sessiontree_core::view::TreeModel::new(&session, home.as_deref());
     for point in listed {
-        let entry = session.entry(&point.entry_id);
+        let name = session
+            .index_of(&point.entry_id)
+            .map(|i| sessiontree_lsp::drawable(&model.entry_text(&session, i)));
         writeln!(
             out,
             "{}  {:<6}  {:<7}  {}  {}{}  {}",
@@ -149,7 +154,7 @@ pub fn run_snapshots(args: SnapshotsArgs) -> CliResult {
                     "  (pi-rewind-hook)".to_owned(),
                 _ => String::new(),
             },
-            entry.map(preview).unwrap_or_default(),
+            name.unwrap_or_default(),
         )?;
     }
     Ok(ExitCode::SUCCESS)
@@ -157,28 +162,6 @@ pub fn run_snapshots(args: SnapshotsArgs) -> CliResult {
 
 fn short(tree: &str) -> &str {
     tree.get(..10).unwrap_or(tree)
-}
-
-/// `role: first words` of a message entry.
-fn preview(entry: &sessiontree_core::Entry) -> String {
-    let value = entry.json();
-    let message = value.get("message");
-    let role = message
-        .and_then(|m| m.get("role"))
-        .and_then(Value::as_str)
-        .unwrap_or(entry.kind());
-    let text = match message.and_then(|m| m.get("content")) {
-        Some(Value::String(s)) => s.clone(),
-        Some(Value::Array(blocks)) => blocks
-            .iter()
-            .filter_map(|b| b.get("text").and_then(Value::as_str))
-            .collect::<Vec<_>>()
-            .join(" "),
-        _ => String::new(),
-    };
-    let line: String = text.split_whitespace().collect::<Vec<_>>().join(" ");
-    let cut: String = line.chars().take(60).collect();
-    format!("{role}: {cut}")
 }
 
 /// Which point was used, in words.

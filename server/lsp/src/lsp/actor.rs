@@ -363,7 +363,7 @@ impl Actor {
 
     /// The `/tree` model of this revision: kept until the session changes, so windows, filters
     /// and searches over an unchanged session do not flatten it again.
-    fn tree_model(&self, home: Option<&Path>) -> Arc<view::TreeModel> {
+    pub fn tree_model(&self, home: Option<&Path>) -> Arc<view::TreeModel> {
         let revision = self.revision();
         let mut cached = self
             .view

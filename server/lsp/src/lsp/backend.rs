@@ -500,9 +500,10 @@ impl LanguageServer for Backend {
         &self,
         params: DocumentSymbolParams,
     ) -> jsonrpc::Result<Option<DocumentSymbolResponse>> {
+        let home = self.locations().home;
         let symbols = self
-            .with_document(&params.text_document.uri, |a| {
-                plain::document_symbols(&a.session)
+            .with_document(&params.text_document.uri, move |a| {
+                plain::document_symbols(&a.session, &a.tree_model(home.as_deref()))
             })
             .await;
         Ok(symbols.map(DocumentSymbolResponse::Nested))
@@ -511,9 +512,10 @@ impl LanguageServer for Backend {
     async fn hover(&self, params: HoverParams) -> jsonrpc::Result<Option<Hover>> {
         let pos = params.text_document_position_params;
         let line = pos.position.line;
+        let home = self.locations().home;
         Ok(self
             .with_document(&pos.text_document.uri, move |a| {
-                plain::hover(&a.session, line)
+                plain::hover(&a.session, &a.tree_model(home.as_deref()), line)
             })
             .await
             .flatten())
@@ -601,7 +603,7 @@ impl LanguageServer for Backend {
                     Err(err) => tracing::warn!("workspace symbols: {err}"),
                 }
             }
-            index.search_in(&targets, &query, 200)
+            index.search_in(&targets, locations.home.as_deref(), &query, 200)
         })
         .await
         .map_err(|e| jsonrpc::Error::from(ApiError::new(ErrorKind::Internal, e.to_string())))?;

@@ -130,7 +130,7 @@ pub(crate) fn name_result(
         leaf: actor.session.leaf_id().map(str::to_owned),
         applied: entry_id.is_some(),
         entry_id,
-        name: actor.session.session_name().map(crate::rows::drawable),
+        name: actor.session.session_name().map(crate::to_proto::drawable),
     }
 }
 
@@ -265,13 +265,18 @@ impl Backend {
 
     pub(crate) async fn tree(&self, p: proto::TreeParams) -> ApiResult<proto::TreeResult> {
         let handle = self.registry.get(&p.uri)?;
+        let home = self.locations().home;
         handle
-            .read(move |a| Ok(rows::tree_page(&a.session, &p, a.revision())))
+            .read(move |a| {
+                let model = a.tree_model(home.as_deref());
+                Ok(rows::tree_page(&a.session, &model, &p, a.revision()))
+            })
             .await
     }
 
     pub(crate) async fn entry(&self, p: proto::EntryParams) -> ApiResult<proto::EntryResult> {
         let handle = self.registry.get(&p.uri)?;
+        let home = self.locations().home;
         handle
             .read(move |a| {
                 let s = &a.session;
@@ -291,7 +296,11 @@ impl Backend {
                 Ok(proto::EntryResult {
                     revision: a.revision(),
                     entry: entry.json(),
-                    markdown: sessiontree_core::describe::markdown(entry, label),
+                    markdown: sessiontree_core::describe::markdown(
+                        entry,
+                        &to_proto::drawable(&a.tree_model(home.as_deref()).entry_text(s, index)),
+                        label,
+                    ),
                     label: label.map(str::to_owned),
                     line: to_proto::u32_of(entry.line),
                     children,

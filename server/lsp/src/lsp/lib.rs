@@ -5,8 +5,9 @@
 //! Layout: `backend` (the `LanguageServer` impl), `custom` (the `sessionTree/*` requests),
 //! `actor` (one task per open session, its only writer), `registry` (open sessions), `stores`
 //! (sessions kept in omp's Redis storage), `watcher` (file events), `discovery` (the agents'
-//! session folders), `rows` and `plain` (views, with the engine's `describe` for previews and
-//! markdown), `to_proto` (engine → wire), `errors` (→ JSON-RPC errors),
+//! session folders), `rows` and `plain` (views: every entry named by the engine's one
+//! description of it, its `/tree` row text), `to_proto` (engine → wire), `errors` (→ JSON-RPC
+//! errors),
 //! `context_reply` and `raw_reply` (results written as JSON text and spliced into the output),
 //! `output_thread` (standard output written by a thread of its own), `checked_input` (the
 //! client's messages checked before the LSP library reads them, bad ones answered),
@@ -23,6 +24,8 @@ mod context_reply;
 mod custom;
 mod discovery;
 mod errors;
+#[cfg(test)]
+mod one_description;
 mod output_thread;
 mod plain;
 mod raw_reply;
@@ -42,6 +45,7 @@ mod watcher;
 pub use backend::Backend;
 pub use discovery::{omp_dir_name, pi_dir_name};
 pub(crate) use shared::Shared;
+pub use to_proto::drawable;
 
 use tower_lsp_server::{ClientSocket, LspService, Server};
 

@@ -4,8 +4,8 @@
 
 use crate::to_proto;
 use serde_json::{json, Value};
-use sessiontree_core::describe as render;
-use sessiontree_core::{Entry, Session};
+use sessiontree_core::view::{EntryTexts, TreeModel};
+use sessiontree_core::{describe, Entry, Session};
 use sessiontree_protocol::commands;
 use tower_lsp_server::ls_types as lsp;
 
@@ -42,37 +42,18 @@ pub fn diagnostics(session: &Session) -> Vec<lsp::Diagnostic> {
         .collect()
 }
 
-fn symbol_kind(entry: &Entry, role: Option<&str>) -> lsp::SymbolKind {
-    match (entry.kind(), role) {
-        ("message", Some("user")) => lsp::SymbolKind::EVENT,
-        ("message", Some("assistant")) => lsp::SymbolKind::METHOD,
-        ("message", Some("toolResult")) => lsp::SymbolKind::FUNCTION,
-        ("message", _) => lsp::SymbolKind::OBJECT,
-        ("branch_summary", _) | ("compaction", _) => lsp::SymbolKind::NAMESPACE,
-        ("label", _) => lsp::SymbolKind::KEY,
-        ("custom_message", _) => lsp::SymbolKind::STRUCT,
-        _ => lsp::SymbolKind::PROPERTY,
-    }
-}
-
 #[allow(deprecated)] // `DocumentSymbol::deprecated` must still be filled in.
-fn symbol(session: &Session, index: usize) -> Option<lsp::DocumentSymbol> {
+fn symbol(session: &Session, texts: &EntryTexts, index: usize) -> Option<lsp::DocumentSymbol> {
     let entry = session.entry_at(index)?;
     if entry.line == 0 {
         return None;
     }
-    let (name, role) = render::preview_and_role(entry);
-    let role = role.as_deref();
-    // Outlines show a line, not a paragraph; this also keeps a 100 MB session's outline small.
-    let mut name = render::one_line(&name, 100);
-    if let Some(label) = entry.id().and_then(|id| session.label(id)) {
-        name = format!("[{label}] {name}");
-    }
+    let role = texts.role(index);
     let range = line_range(entry);
     Some(lsp::DocumentSymbol {
-        name: crate::rows::drawable(&name),
+        name: to_proto::entry_name(&texts.text(index), texts.label(index)),
         detail: Some(entry.id().unwrap_or("(no id)").to_owned()),
-        kind: symbol_kind(entry, role),
+        kind: to_proto::symbol_kind(entry.kind(), role.as_deref()),
         tags: None,
         deprecated: None,
         range,
@@ -85,14 +66,17 @@ fn symbol(session: &Session, index: usize) -> Option<lsp::DocumentSymbol> {
 /// outline hundreds of levels deep helps nobody, and some clients cannot even parse it.
 const MAX_NESTING: usize = 24;
 
-/// The tree as an outline. A straight run is a flat list; at a branch point each branch becomes a
-/// child of the branch point (its head, holding the rest of its run), down to [`MAX_NESTING`].
-pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
+/// The tree as an outline, each entry named by its row text (`model`: the session's tree model of
+/// this revision). A straight run is a flat list; at a branch point each branch becomes a child
+/// of the branch point (its head, holding the rest of its run), down to [`MAX_NESTING`].
+pub fn document_symbols(session: &Session, model: &TreeModel) -> Vec<lsp::DocumentSymbol> {
     let tree = session.tree();
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
+    model.prepare_entry_texts();
+    let texts = model.entry_texts(session);
     for &root in &tree.roots {
-        out.extend(run(session, &tree, root, 0, &mut seen));
+        out.extend(run(session, &texts, &tree, root, 0, &mut seen));
     }
     out
 }
@@ -101,6 +85,7 @@ pub fn document_symbols(session: &Session) -> Vec<lsp::DocumentSymbol> {
 /// at most [`MAX_NESTING`] deep.
 fn run(
     session: &Session,
+    texts: &EntryTexts,
     tree: &sessiontree_core::tree::Tree,
     start: usize,
     depth: usize,
@@ -116,7 +101,7 @@ fn run(
                 break;
             }
             let children = tree.children(node);
-            let Some(mut sym) = symbol(session, node) else {
+            let Some(mut sym) = symbol(session, texts, node) else {
                 if children.len() == 1 {
                     cursor = Some(children[0]);
                 } else {
@@ -137,7 +122,7 @@ fn run(
                 _ => {
                     let mut branches = Vec::new();
                     for &child in children {
-                        let mut branch = run(session, tree, child, depth + 1, seen);
+                        let mut branch = run(session, texts, tree, child, depth + 1, seen);
                         if branch.is_empty() {
                             continue;
                         }
@@ -158,44 +143,33 @@ fn run(
     out
 }
 
-/// Hover: the entry on the line, rendered; on the header (and omp's title slot), the session.
-pub fn hover(session: &Session, line0: u32) -> Option<lsp::Hover> {
+/// Hover: the entry on the line, named by its row text and rendered (`model`: the session's tree
+/// model of this revision); on the header (and omp's title slot), the session.
+pub fn hover(session: &Session, model: &TreeModel, line0: u32) -> Option<lsp::Hover> {
     let line = line0 as usize + 1;
-    let Some(entry) = entry_index_at_line(session, line).and_then(|i| session.entry_at(i)) else {
+    let Some(index) = entry_index_at_line(session, line) else {
         let header_line = if session.title_slot().is_some() { 2 } else { 1 };
         return (line <= header_line).then(|| lsp::Hover {
             contents: lsp::HoverContents::Markup(lsp::MarkupContent {
                 kind: lsp::MarkupKind::Markdown,
-                value: session_markdown(session),
+                value: describe::session_markdown(session),
             }),
             range: None,
         });
     };
-    let label = entry.id().and_then(|id| session.label(id));
+    let entry = session.entry_at(index)?;
+    let texts = model.entry_texts(session);
     Some(lsp::Hover {
         contents: lsp::HoverContents::Markup(lsp::MarkupContent {
             kind: lsp::MarkupKind::Markdown,
-            value: render::markdown(entry, label),
+            value: describe::markdown(
+                entry,
+                &to_proto::drawable(&texts.text(index)),
+                texts.label(index),
+            ),
         }),
         range: Some(line_range(entry)),
     })
-}
-
-/// The session as markdown: name, id, dialect, cwd, size, leaf, problems.
-fn session_markdown(session: &Session) -> String {
-    let dialect = match session.dialect() {
-        sessiontree_core::Dialect::Omp => "omp",
-        sessiontree_core::Dialect::Pi => "pi",
-    };
-    format!(
-        "**{}** · `{}` · {dialect}\n\n- cwd: `{}`\n- entries: {}\n- leaf: `{}`\n- problems: {}\n",
-        session.session_name().unwrap_or("(unnamed session)"),
-        session.session_id(),
-        session.cwd(),
-        session.entries().len(),
-        session.leaf_id().unwrap_or("(none)"),
-        session.diagnostics().len()
-    )
 }
 
 /// Go to definition: the entry's parent line.

@@ -2,29 +2,12 @@
 //! the agents' exact rows and lines) converted to the protocol, and the whole tree as paged
 //! pre-order nodes.
 
-use crate::to_proto::u32_of;
-use sessiontree_core::describe as render;
-use sessiontree_core::view::{self, ViewState};
+use crate::to_proto::{drawable, u32_of};
+use sessiontree_core::view::{self, TreeModel, ViewState};
 use sessiontree_core::Session;
 use sessiontree_protocol::{self as proto, CharRange, FilterMode};
 use std::borrow::Cow;
 use std::collections::HashSet;
-
-/// Text a panel can draw: every C0 control character and DEL becomes its visible Control
-/// Pictures symbol (ESC → `␛`), one character for one, so match ranges stay valid and no
-/// terminal escape sequence reaches a terminal panel (Neovim) or a tree view.
-pub fn drawable(text: &str) -> String {
-    if !text.chars().any(is_control) {
-        return text.to_owned();
-    }
-    text.chars()
-        .map(|c| match c {
-            '\u{7f}' => '\u{2421}',
-            c if c < ' ' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
-            c => c,
-        })
-        .collect()
-}
 
 /// A row's gutter as a panel `width` columns wide can use it: a wider one (pi draws every level,
 /// thousands in deep trees) keeps its right end, the connectors next to the text, led by `…` so
@@ -47,10 +30,6 @@ pub fn gutter_tail(prefix: &str, width: usize) -> Cow<'_, str> {
         return Cow::Borrowed(prefix);
     }
     Cow::Owned(format!("…{}", &prefix[start..]))
-}
-
-fn is_control(c: char) -> bool {
-    c < ' ' || c == '\u{7f}'
 }
 
 /// The view state the params ask for.
@@ -140,8 +119,14 @@ pub fn compute_rows(
     }
 }
 
-/// One page of the tree in pre-order.
-pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> proto::TreeResult {
+/// One page of the tree in pre-order, each entry named by its row text (`model`: the session's
+/// tree model of this revision).
+pub fn tree_page(
+    session: &Session,
+    model: &TreeModel,
+    p: &proto::TreeParams,
+    revision: u64,
+) -> proto::TreeResult {
     let active: HashSet<usize> = session.branch_path(None).into_iter().collect();
     let leaf_index = session.leaf_id().and_then(|l| session.index_of(l));
     let tree = session.tree();
@@ -153,20 +138,24 @@ pub fn tree_page(session: &Session, p: &proto::TreeParams, revision: u64) -> pro
     } else {
         p.limit as usize
     };
-    let nodes = order[offset..]
+    let page = &order[offset..];
+    if page.len().min(limit) > 64 {
+        model.prepare_entry_texts();
+    }
+    let texts = model.entry_texts(session);
+    let nodes = page
         .iter()
         .take(limit)
         .filter_map(|&(index, depth)| {
             let entry = session.entry_at(index)?;
-            let (preview, role) = render::preview_and_role(entry);
             Some(proto::TreeNode {
                 id: entry.id().map(str::to_owned),
                 parent_id: entry.parent.id().map(str::to_owned),
                 depth: u32_of(depth),
                 kind: entry.kind().to_owned(),
-                role,
-                preview: drawable(&preview),
-                label: entry.id().and_then(|id| session.label(id)).map(drawable),
+                role: texts.role(index).map(|r| r.as_str().to_owned()),
+                preview: drawable(&texts.text(index)),
+                label: texts.label(index).map(drawable),
                 timestamp: entry.timestamp.as_deref().map(str::to_owned),
                 line: u32_of(entry.line),
                 child_count: u32_of(tree.children(index).len()),

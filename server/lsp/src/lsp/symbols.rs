@@ -5,9 +5,9 @@
 
 use crate::to_proto;
 use dashmap::DashMap;
-use sessiontree_core::describe as render;
 use sessiontree_core::parallel;
-use sessiontree_core::{OpenOptions, Session};
+use sessiontree_core::view::TreeModel;
+use sessiontree_core::Session;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::SystemTime;
@@ -57,13 +57,8 @@ impl Searched {
 
     fn open(&self) -> Option<Session> {
         match self {
-            Searched::File(path) => {
-                let options = OpenOptions {
-                    view_facts: false,
-                    ..OpenOptions::default()
-                };
-                Session::open(path, options).ok()
-            }
+            // With its view facts: each entry is named by its `/tree` row text.
+            Searched::File(path) => Session::open(path, Default::default()).ok(),
             Searched::Store(s) => (s.open)(),
         }
     }
@@ -150,10 +145,19 @@ const SPLIT_FROM: usize = 20_000;
 /// Files from this size on are summarized one at a time (see [`SymbolIndex::items_of_all`]).
 const ALONE_FROM: u64 = 32 << 20;
 
-/// The searchable entries of an open session, in file order. One sequential read of the file
-/// (of each half, when it has `split_from` entries or more); an unreadable body ends its half's
-/// items there.
-fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<Item> {
+/// The searchable entries of an open session, in file order, each named by its `/tree` row text
+/// (`home` shortens tool-call paths to `~`, as the rows do). One sequential read of the file (of
+/// each half, when it has `split_from` entries or more) for the lines' widths; an unreadable body
+/// ends its half's items there.
+pub(crate) fn searchable_items(
+    session: &Session,
+    path: &Path,
+    home: Option<&Path>,
+    split_from: usize,
+) -> Vec<Item> {
+    let model = TreeModel::new(session, home);
+    model.prepare_entry_texts();
+    let names = model.entry_texts(session);
     let entries = session.entries();
     let texts = session.raw_texts();
     let n = entries.len();
@@ -164,7 +168,7 @@ fn searchable_items(session: &Session, path: &Path, split_from: usize) -> Vec<It
             let e = &entries[i];
             if let (true, Some(id)) = (e.line > 0, e.id()) {
                 items.push(Item::new(
-                    crate::rows::drawable(&render::preview_of(e, raw)),
+                    to_proto::entry_name(&names.text(i), names.label(i)),
                     id.to_owned(),
                     e.line,
                     to_proto::u32_of(item::utf16_len(raw)),
@@ -200,7 +204,12 @@ impl SymbolIndex {
     }
 
     /// Reads and summarizes the session as it is at `now`.
-    fn items(&self, target: &Searched, now: Stamp) -> (String, Arc<Vec<Item>>) {
+    fn items(
+        &self,
+        target: &Searched,
+        now: Stamp,
+        home: Option<&Path>,
+    ) -> (String, Arc<Vec<Item>>) {
         let path = target.key();
         let Some(session) = target.open() else {
             // Not a session: remember that too, so every query does not read it again.
@@ -215,7 +224,7 @@ impl SymbolIndex {
             );
             return (String::new(), empty);
         };
-        let items = searchable_items(&session, path, SPLIT_FROM);
+        let items = searchable_items(&session, path, home, SPLIT_FROM);
         let container = session
             .session_name()
             .map(str::to_owned)
@@ -240,13 +249,18 @@ impl SymbolIndex {
     /// that changed since they were summarized, or are new, are read again: from [`ALONE_FROM`]
     /// bytes one at a time (each is summarized on two threads already, and two at once would hold
     /// two sessions' memory), the others two at a time.
-    fn items_of_all(&self, files: &[Searched]) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
-        self.items_of_all_with(files, ALONE_FROM)
+    fn items_of_all(
+        &self,
+        files: &[Searched],
+        home: Option<&Path>,
+    ) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
+        self.items_of_all_with(files, home, ALONE_FROM)
     }
 
     fn items_of_all_with(
         &self,
         files: &[Searched],
+        home: Option<&Path>,
         alone_from: u64,
     ) -> Vec<Option<(String, Arc<Vec<Item>>)>> {
         let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
@@ -264,7 +278,7 @@ impl SymbolIndex {
             alone.append(&mut shared);
         }
         for (i, now) in alone {
-            all[i] = Some(self.items(&files[i], now));
+            all[i] = Some(self.items(&files[i], now, home));
         }
         if shared.is_empty() {
             return all;
@@ -277,7 +291,7 @@ impl SymbolIndex {
                 let Some(&(i, now)) = shared.get(k) else {
                     return done;
                 };
-                done.push((i, self.items(&files[i], now)));
+                done.push((i, self.items(&files[i], now, home)));
             }
         };
         // Two at a time: the queue is shared, each side takes the next file.
@@ -298,21 +312,23 @@ impl SymbolIndex {
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
         let targets: Vec<Searched> = files.iter().cloned().map(Searched::File).collect();
-        self.search_in(&targets, query, limit)
+        self.search_in(&targets, None, query, limit)
     }
 
-    /// The best matches for `query` over the sessions, best first, at most `limit`.
+    /// The best matches for `query` over the sessions, best first, at most `limit` (`home`
+    /// shortens tool-call paths in the names to `~`, as the rows do).
     #[allow(deprecated)] // `SymbolInformation::deprecated` must still be filled in.
     pub fn search_in(
         &self,
         targets: &[Searched],
+        home: Option<&Path>,
         query: &str,
         limit: usize,
     ) -> Vec<lsp::SymbolInformation> {
         let files: Vec<PathBuf> = targets.iter().map(|t| t.key().to_path_buf()).collect();
         let files = files.as_slice();
         let indexed: Vec<(lsp::Uri, String, Arc<Vec<Item>>)> = self
-            .items_of_all(targets)
+            .items_of_all(targets, home)
             .into_iter()
             .zip(targets)
             .filter_map(|(items, target)| {
@@ -475,10 +491,13 @@ mod tests {
                     .map(|i| (i.name, i.id, i.line, i.width))
                     .collect()
             };
-            let whole = seen(searchable_items(&session, &path, usize::MAX));
+            let whole = seen(searchable_items(&session, &path, None, usize::MAX));
             assert!(whole.len() > 600);
             for split_from in [2, 700] {
-                assert_eq!(seen(searchable_items(&session, &path, split_from)), whole);
+                assert_eq!(
+                    seen(searchable_items(&session, &path, None, split_from)),
+                    whole
+                );
             }
         }
     }
@@ -502,7 +521,7 @@ mod tests {
         for alone_from in [u64::MAX, 0, 600] {
             let index = SymbolIndex::default();
             let targets: Vec<Searched> = files.iter().cloned().map(Searched::File).collect();
-            let items = index.items_of_all_with(&targets, alone_from);
+            let items = index.items_of_all_with(&targets, None, alone_from);
             let containers: Vec<String> = items.into_iter().map(|i| i.unwrap().0).collect();
             let names: Vec<String> = (0..7).map(|f| format!("s{f}.jsonl")).collect();
             assert_eq!(containers, names);

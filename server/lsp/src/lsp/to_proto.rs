@@ -89,7 +89,7 @@ pub fn open_result(uri: &str, session: &Session, revision: u64) -> proto::OpenRe
         uri: uri.to_owned(),
         session_id: session.session_id().to_owned(),
         dialect: dialect(session.dialect()),
-        name: session.session_name().map(crate::rows::drawable),
+        name: session.session_name().map(drawable),
         cwd: session.cwd().to_owned(),
         leaf: session.leaf_id().map(str::to_owned),
         revision,
@@ -120,11 +120,8 @@ pub fn session_info(
         session_id: listing.session_id.clone(),
         cwd: listing.cwd.clone(),
         parent_session: listing.parent_session.clone(),
-        name: listing.name.as_deref().map(crate::rows::drawable),
-        first_user_message: listing
-            .first_user_message
-            .as_deref()
-            .map(crate::rows::drawable),
+        name: listing.name.as_deref().map(drawable),
+        first_user_message: listing.first_user_message.as_deref().map(drawable),
         entry_count: u32_of(listing.entry_count),
         modified: sessiontree_core::time::format_iso(
             i64::try_from(listing.modified_ms).unwrap_or(0),
@@ -140,6 +137,50 @@ pub fn ids_of(session: &Session, indices: impl IntoIterator<Item = usize>) -> Ve
         .into_iter()
         .filter_map(|i| session.entry_at(i).and_then(Entry::id).map(str::to_owned))
         .collect()
+}
+
+/// Text a panel can draw: every C0 control character and DEL becomes its visible Control
+/// Pictures symbol (ESC → `␛`), one character for one, so match ranges stay valid and no
+/// terminal escape sequence reaches a terminal panel (Neovim) or a tree view.
+pub fn drawable(text: &str) -> String {
+    if !text.chars().any(is_control) {
+        return text.to_owned();
+    }
+    text.chars()
+        .map(|c| match c {
+            '\u{7f}' => '\u{2421}',
+            c if c < ' ' => char::from_u32(0x2400 + c as u32).unwrap_or('\u{fffd}'),
+            c => c,
+        })
+        .collect()
+}
+
+fn is_control(c: char) -> bool {
+    c < ' ' || c == '\u{7f}'
+}
+
+/// The one line a surface shows for an entry (outline, workspace symbols): the engine's one
+/// description of it (its row text, [`sessiontree_core::view::TreeModel::entry_text`]) after its
+/// label in brackets, as the agents draw a labeled row; drawable.
+pub fn entry_name(text: &str, label: Option<&str>) -> String {
+    match label.filter(|l| !l.is_empty()) {
+        Some(label) => drawable(&format!("[{label}] {text}")),
+        None => drawable(text),
+    }
+}
+
+/// The LSP symbol kind of an entry, by its type and (for messages) its role.
+pub fn symbol_kind(kind: &str, role: Option<&str>) -> lsp::SymbolKind {
+    match (kind, role) {
+        ("message", Some("user")) => lsp::SymbolKind::EVENT,
+        ("message", Some("assistant")) => lsp::SymbolKind::METHOD,
+        ("message", Some("toolResult")) => lsp::SymbolKind::FUNCTION,
+        ("message", _) => lsp::SymbolKind::OBJECT,
+        ("branch_summary", _) | ("compaction", _) => lsp::SymbolKind::NAMESPACE,
+        ("label", _) => lsp::SymbolKind::KEY,
+        ("custom_message", _) => lsp::SymbolKind::STRUCT,
+        _ => lsp::SymbolKind::PROPERTY,
+    }
 }
 
 /// Saturating `usize` → `u32`.

@@ -45,7 +45,7 @@ impl Model {
     }
 
     /// The facts of a key's entry.
-    pub(super) fn key_facts(&self, k: usize) -> &Arc<EntryFacts> {
+    pub(crate) fn key_facts(&self, k: usize) -> &Arc<EntryFacts> {
         self.columns.facts(self.key_entry[k] as usize)
     }
 
@@ -61,7 +61,11 @@ impl Model {
 
     /// The label in effect.
     pub fn label(&self, pos: usize) -> Option<&str> {
-        let k = self.key_at(pos);
+        self.key_label(self.key_at(pos))
+    }
+
+    /// The label in effect on a key's entry.
+    pub fn key_label(&self, k: usize) -> Option<&str> {
         if self.flags[k] & flag::LABELED == 0 {
             return None;
         }
@@ -113,7 +117,12 @@ impl Model {
 
     /// [`Model::row_text`], tool calls looked up in `calls` (from [`Model::calls_for`]) when given.
     pub fn row_text_with(&self, pos: usize, calls: Option<&CallMap>) -> SharedText {
-        let facts = self.key_facts(self.key_at(pos));
+        self.text_of(self.key_facts(self.key_at(pos)), calls)
+    }
+
+    /// The row text some facts give (a tool result's from its call: in `calls` when given, else
+    /// the call the whole walk saw last).
+    pub fn text_of(&self, facts: &Arc<EntryFacts>, calls: Option<&CallMap>) -> SharedText {
         match &facts.text {
             RowText::Ready(_) => SharedText::row_of(facts),
             RowText::ToolResult { call_id, tool_name } => {
@@ -129,6 +138,14 @@ impl Model {
         }
     }
 
+    /// The key of entry `index` (`None`: the walk did not reach it).
+    pub fn key_of_entry(&self, index: usize) -> Option<usize> {
+        self.key_of_entry
+            .get(index)
+            .filter(|&&k| k != NONE)
+            .map(|&k| k as usize)
+    }
+
     /// The entry `type` for a row.
     pub fn kind_text(&self, pos: usize) -> SharedText {
         let k = self.key_at(pos);
@@ -142,7 +159,11 @@ impl Model {
 
     /// `message.role` for a row.
     pub fn role_text(&self, pos: usize) -> Option<SharedText> {
-        let k = self.key_at(pos);
+        self.key_role(self.key_at(pos))
+    }
+
+    /// `message.role` for a key's rows.
+    pub fn key_role(&self, k: usize) -> Option<SharedText> {
         match self.flags[k] & flag::CATEGORY {
             flag::USER => Some(SharedText::from_static("user")),
             flag::ASSISTANT => Some(SharedText::from_static("assistant")),
