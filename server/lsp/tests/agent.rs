@@ -239,6 +239,94 @@ fn omp_abort_then_continue() {
     abort_then_continue(Agent::Omp);
 }
 
+/// Stop at once, then at once back to an earlier question, edited and sent (what the editors' Stop
+/// and `<CR>` on an old question do): the abort answers only once the agent has wound its turn down,
+/// so the move right after it is not refused as busy; the edited question hangs under the chosen
+/// point, the model is asked exactly once more, with only the context up to there, and nothing
+/// is added under the aborted answer.
+fn abort_then_prompt_from_an_earlier_point(agent: Agent) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &holding_rules());
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let session = uri(&file);
+    server.ok("sessionTree/open", json!({"uri": session}));
+    // Stop as soon as the agent took the prompt (whether or not the model was asked yet).
+    server.ok(
+        "sessionTree/prompt",
+        json!({"uri": session, "text": "slow please"}),
+    );
+    let aborted = server.ok("sessionTree/abort", json!({"uri": session}));
+    assert_eq!(aborted["aborted"], true);
+    let status = server.ok("sessionTree/agent", json!({"uri": session}));
+    assert_eq!(
+        status["state"], "idle",
+        "the abort answers once the turn is over: {status}"
+    );
+    let aborted_answer = message_entries(&file)
+        .last()
+        .cloned()
+        .expect("the aborted answer");
+    assert_eq!(aborted_answer["message"]["stopReason"], "aborted");
+    let first_user = message_entries(&file)[0].clone();
+    let nav = server.request(
+        "sessionTree/navigate",
+        json!({"uri": session, "targetId": first_user["id"]}),
+    );
+    assert!(
+        nav.get("error").is_none(),
+        "the move right after the abort is taken: {nav}"
+    );
+    let before = model.requests().len();
+    server.prompt_to_end(&session, "edited question", "the edited answer's end", 90);
+    // Once the agent is idle again, look at what the model was asked and what the file holds.
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while server.ok("sessionTree/agent", json!({"uri": session}))["state"] != "idle" {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the agent is idle again after the answer"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    let requests = model.requests();
+    let asked: Vec<Vec<String>> = requests[before..].iter().map(conversation).collect();
+    assert_eq!(
+        asked,
+        [vec!["user: edited question".to_owned()]],
+        "one model call, with only the path up to the chosen point"
+    );
+    let messages = message_entries(&file);
+    let edited = messages
+        .iter()
+        .find(|m| text_of_entry(m) == "edited question")
+        .expect("the edited question in the file");
+    assert_eq!(edited["parentId"], first_user["parentId"]);
+    assert!(
+        !messages
+            .iter()
+            .any(|m| m["parentId"] == aborted_answer["id"]),
+        "nothing hangs under the aborted answer: {messages:?}"
+    );
+    let texts: Vec<String> = messages.iter().map(text_of_entry).collect();
+    assert_eq!(
+        texts.iter().filter(|t| *t == "edited question").count(),
+        1,
+        "the edited question is written once: {texts:?}"
+    );
+    server.shutdown();
+}
+
+#[test]
+fn pi_abort_then_prompt_from_an_earlier_point() {
+    abort_then_prompt_from_an_earlier_point(Agent::Pi);
+}
+
+#[test]
+fn omp_abort_then_prompt_from_an_earlier_point() {
+    abort_then_prompt_from_an_earlier_point(Agent::Omp);
+}
+
 /// An agent killed mid-turn: the client gets a clear `exited` event and state, nothing written
 /// is lost or torn, and the next prompt starts a new agent that answers.
 fn killed_mid_turn(agent: Agent) {

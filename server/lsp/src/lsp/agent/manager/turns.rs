@@ -128,15 +128,30 @@ impl Manager {
         }
     }
 
-    /// Stops the current answer.
+    /// Stops the current answer, and answers once the agent has wound the turn down: the agent
+    /// only starts its abort when asked, and both agents finish the aborted turn (its message
+    /// written, its hooks run) after that, so a move or a prompt sent right after the abort's
+    /// answer would otherwise be refused as busy, or meet the turn's last steps.
     pub async fn abort(&self, path: &Path) -> ApiResult<proto::AbortResult> {
         let slot = self.slot(path)?;
-        let aborted = match slot.driver() {
-            Some(driver) => driver.abort().await?,
-            None => false,
+        let Some(driver) = slot.driver() else {
+            return Ok(proto::AbortResult { aborted: false });
         };
+        let aborted = driver.abort().await?;
+        if aborted {
+            wound_down(&driver).await?;
+        }
         Ok(proto::AbortResult { aborted })
     }
+}
+
+/// Waits (at most `SETTLE`) until the agent says it is idle after an abort.
+async fn wound_down(driver: &Driver) -> ApiResult<()> {
+    let deadline = Instant::now() + SETTLE;
+    while driver.refresh().await?.busy && Instant::now() < deadline {
+        tokio::time::sleep(Duration::from_millis(25)).await;
+    }
+    Ok(())
 }
 
 /// The agent's state once it has settled: when its turn has ended but it still finishes up after
