@@ -121,7 +121,7 @@ async fn alive(c: &Client, uri: &str) {
 async fn every_request_with_malformed_params_is_refused_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture(OMP, dir.path(), "s.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
     let session_uri = open["uri"].as_str().expect("uri").to_owned();
     let (mut tried, mut refused, mut answered) = (0usize, 0usize, 0usize);
@@ -180,7 +180,7 @@ async fn every_request_with_malformed_params_is_refused_cleanly() {
 async fn control_and_escape_characters_never_reach_a_panel() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture(OMP, dir.path(), "s.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
     let u = open["uri"].as_str().expect("uri").to_owned();
     for hostile in HOSTILE {
@@ -260,7 +260,7 @@ async fn control_and_escape_characters_never_reach_a_panel() {
 async fn oversized_values_are_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
     let file = copy_fixture(OMP, dir.path(), "s.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
     let u = open["uri"].as_str().expect("uri").to_owned();
     let before = std::fs::read(&file).expect("read");
@@ -345,7 +345,7 @@ fn write_session(dir: &Path, name: &str, extra: &[u8]) -> std::path::PathBuf {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn hostile_files_load_and_render_safely() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
 
     // A 10 MB line (an assistant message with a huge text, ESC included).
     let big = serde_json::to_string(&json!({

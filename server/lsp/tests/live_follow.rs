@@ -27,7 +27,7 @@ async fn next_change(c: &Client) -> Value {
 async fn another_process_appends_while_attached() {
     let dir = tempfile::tempdir().expect("tmp");
     let file = copy_fixture(PI, dir.path(), "live.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
     let u = open["uri"].as_str().unwrap_or_default().to_owned();
     let rev = open["revision"].as_u64().unwrap_or_default();
@@ -102,7 +102,7 @@ async fn another_process_appends_while_attached() {
 async fn a_replaced_file_is_reloaded_and_announced() {
     let dir = tempfile::tempdir().expect("tmp");
     let file = copy_fixture(PI, dir.path(), "live.jsonl");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
     let u = open["uri"].as_str().unwrap_or_default().to_owned();
     let rev = open["revision"].as_u64().unwrap_or_default();

@@ -71,7 +71,7 @@ fn shape(file: &Path, skip: usize) -> Vec<(bool, String, bool)> {
 }
 
 async fn sequential(dir: &Path) -> (Vec<u64>, Vec<(bool, String, bool)>) {
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(OMP, dir, "seq.jsonl");
     let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
         .as_str()
@@ -93,7 +93,7 @@ async fn pipelined_mutations_match_a_sequential_run() {
     let dir = tempfile::tempdir().expect("tmp");
     let (seq_revisions, seq_shape) = sequential(dir.path()).await;
 
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(OMP, dir.path(), "pipe.jsonl");
     let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
         .as_str()
@@ -175,7 +175,7 @@ async fn pipelined_mutations_match_a_sequential_run() {
 async fn pipelined_without_other_writers_is_identical() {
     let dir = tempfile::tempdir().expect("tmp");
     let (seq_revisions, seq_shape) = sequential(dir.path()).await;
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let file = copy_fixture(OMP, dir.path(), "pipe.jsonl");
     let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
         .as_str()

@@ -8,7 +8,7 @@ use serde_json::{json, Value};
 use sessiontree_rewind::{Moment, Rewind};
 use sessiontree_testkit::git;
 use std::path::Path;
-use support::inproc::Client;
+use support::inproc::{kind, Client};
 use support::uri;
 
 const SID: &str = "0194dddd-0000-7000-8000-000000000004";
@@ -48,10 +48,6 @@ fn append(file: &Path, text: &str) {
     f.write_all(text.as_bytes()).expect("append");
 }
 
-fn kind(err: &Value) -> &str {
-    err["data"]["kind"].as_str().unwrap_or("")
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn rewind_requests_compare_read_restore_and_undo() {
     let repo = repo();
@@ -73,7 +69,7 @@ async fn rewind_requests_compare_read_restore_and_undo() {
     std::fs::write(repo.path().join("b.txt"), "agent\n").expect("w");
     let session_bytes = std::fs::read(&file).expect("r");
 
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let u = uri(&file);
     c.ok("sessionTree/open", json!({"uri": u})).await;
     let points = c.ok("sessionTree/rewindPoints", json!({"uri": u})).await;
@@ -217,7 +213,7 @@ async fn a_followed_session_gets_points_at_the_boundaries_it_sees_in_the_file() 
     let sessions = tempfile::tempdir().expect("tmp");
     let file = sessions.path().join("live.jsonl");
     std::fs::write(&file, header(repo.path())).expect("w");
-    let c = Client::initialized(false, Value::Null, None).await;
+    let c = Client::plain().await;
     let u = uri(&file);
     c.ok("sessionTree/open", json!({"uri": u})).await;
 
