@@ -36,7 +36,7 @@ pub mod title_cleaning;
 pub mod title_slot;
 pub mod transcript;
 pub mod tree;
-mod type_names;
+pub mod type_names;
 pub mod view;
 
 pub use dialect::Dialect;

@@ -386,6 +386,35 @@ mod tests {
     use super::*;
     use serde_json::json;
 
+    /// The agents' names are written once (`type_names`): every type the view hides outside the
+    /// `all` filter is among them, and the facts of every known type and role borrow it from
+    /// there (the rows share those as static texts).
+    #[test]
+    fn the_agents_names_come_from_one_list() {
+        use crate::type_names::{ENTRY_TYPES, ROLES};
+        use std::borrow::Cow;
+        for dialect in [Dialect::Pi, Dialect::Omp] {
+            for kind in settings_types(dialect) {
+                assert!(ENTRY_TYPES.contains(kind), "{dialect:?}: {kind}");
+            }
+            for &kind in ENTRY_TYPES {
+                let facts = entry_facts(&json!({"type": kind, "id": "a"}), dialect);
+                assert!(
+                    matches!(facts.kind, Cow::Borrowed(k) if k == kind),
+                    "{kind}"
+                );
+            }
+            for &role in ROLES {
+                let line = json!({"type": "message", "message": {"role": role, "content": "x"}});
+                let facts = entry_facts(&line, dialect);
+                assert!(
+                    matches!(facts.role, Some(Cow::Borrowed(r)) if r == role),
+                    "{role}"
+                );
+            }
+        }
+    }
+
     fn row(v: Value, d: Dialect) -> String {
         match entry_facts(&v, d).text {
             RowText::Ready(t) => t,

@@ -1,9 +1,10 @@
 //! [`SharedText`]: a row's text fields without a copy per row — the texts are shared with the
-//! session's view facts (or the tool call's cached row text), and common kinds and roles are
-//! static.
+//! session's view facts (or the tool call's cached row text), and the agents' kinds and roles
+//! (`type_names`, borrowed by the facts) are static.
 
 use crate::facts::{EntryFacts, RowText};
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
+use std::borrow::Cow;
 use std::fmt;
 use std::sync::Arc;
 
@@ -23,28 +24,6 @@ enum Repr {
     /// The `message.role` of an entry's facts.
     Role(Arc<EntryFacts>),
 }
-
-const KINDS: &[&str] = &[
-    "message",
-    "compaction",
-    "branch_summary",
-    "custom_message",
-    "custom",
-    "label",
-    "model_change",
-    "thinking_level_change",
-    "session_info",
-    "",
-];
-
-const ROLES: &[&str] = &[
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "developer",
-];
 
 impl SharedText {
     /// The text.
@@ -73,18 +52,17 @@ impl SharedText {
 
     /// The entry `type` of some facts.
     pub(crate) fn kind_of(facts: &Arc<EntryFacts>) -> SharedText {
-        match KINDS.iter().find(|k| **k == &*facts.kind) {
-            Some(k) => SharedText(Repr::Static(k)),
-            None => SharedText(Repr::Kind(facts.clone())),
+        match facts.kind {
+            Cow::Borrowed(known) => SharedText(Repr::Static(known)),
+            Cow::Owned(_) => SharedText(Repr::Kind(facts.clone())),
         }
     }
 
     /// The `message.role` of some facts.
     pub(crate) fn role_of(facts: &Arc<EntryFacts>) -> Option<SharedText> {
-        let role = facts.role.as_deref()?;
-        Some(match ROLES.iter().find(|r| **r == role) {
-            Some(r) => SharedText(Repr::Static(r)),
-            None => SharedText(Repr::Role(facts.clone())),
+        Some(match facts.role.as_ref()? {
+            Cow::Borrowed(known) => SharedText(Repr::Static(known)),
+            Cow::Owned(_) => SharedText(Repr::Role(facts.clone())),
         })
     }
 }
