@@ -25,42 +25,29 @@ use std::path::Path;
 /// Ids shared by drawn entries, labels and selections, so duplicates and hits happen.
 const POOL: [&str; 6] = ["a1", "b2", "c3", "d4", "e5", "f6"];
 
-const KINDS: [&str; 22] = [
-    "message",
-    "message",
-    "message",
-    "message",
-    "label",
-    "compaction",
-    "branch_summary",
-    "model_change",
-    "thinking_level_change",
-    "custom",
-    "custom_message",
-    "session_info",
-    "title_change",
-    "model_usage",
-    "service_tier_change",
-    "mode_change",
-    "credential_pin",
-    "ttsr_injection",
-    "reset_boundary",
-    "session_init",
-    "unknown_kind",
-    "",
-];
+/// Entry types: messages four times as often, every type the agents write in a session's body
+/// (`sessiontree_core::type_names`; the header's `session` is written at the top), and one no
+/// agent writes.
+fn kind(u: &mut Unstructured) -> Result<&'static str> {
+    const MORE: [&str; 4] = ["message", "message", "message", "unknown_kind"];
+    let i = u.choose_index(BODY_TYPES.len() + MORE.len())?;
+    Ok(BODY_TYPES.get(i).copied().unwrap_or_else(|| MORE[i - BODY_TYPES.len()]))
+}
 
-const ROLES: [&str; 9] = [
-    "user",
-    "assistant",
-    "toolResult",
-    "bashExecution",
-    "custom",
-    "developer",
-    "branchSummary",
-    "compactionSummary",
-    "other",
-];
+static BODY_TYPES: std::sync::LazyLock<Vec<&'static str>> = std::sync::LazyLock::new(|| {
+    sessiontree_core::type_names::ENTRY_TYPES
+        .iter()
+        .copied()
+        .filter(|&k| k != "session")
+        .collect()
+});
+
+/// Message roles: every role the agents write, and one no agent writes.
+fn role(u: &mut Unstructured) -> Result<&'static str> {
+    let known = sessiontree_core::type_names::ROLES;
+    let i = u.choose_index(known.len() + 1)?;
+    Ok(known.get(i).copied().unwrap_or("other"))
+}
 
 const TOOLS: [&str; 8] = [
     "bash", "read", "edit", "write", "grep", "glob", "ls", "task",
@@ -159,7 +146,7 @@ fn content(u: &mut Unstructured, role: &str) -> Result<Value> {
 }
 
 fn message(u: &mut Unstructured) -> Result<Value> {
-    let role = *u.choose(&ROLES)?;
+    let role = role(u)?;
     let mut m = Map::new();
     if !u.ratio(1, 16)? {
         m.insert("role".into(), json!(role));
@@ -223,7 +210,7 @@ fn entry(u: &mut Unstructured, ids: &mut Vec<Value>, i: usize, odd: &mut bool) -
             }
         });
     }
-    let kind = *u.choose(&KINDS)?;
+    let kind = kind(u)?;
     let mut e = Map::new();
     if !kind.is_empty() {
         e.insert("type".into(), json!(kind));
