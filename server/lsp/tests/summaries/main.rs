@@ -196,9 +196,11 @@ async fn cancelling_mid_stream_aborts_the_model_call_and_writes_nothing() {
         server.closed_early().await,
         "the connection to the model was closed"
     );
-    // Progress ended too.
+    // Progress ends too (its end may still be on its way when the answer is in).
     let kinds = progress_kinds(&c.drain().await);
-    assert_eq!(kinds.last().map(String::as_str), Some("end"), "{kinds:?}");
+    if !kinds.iter().any(|k| k == "end") {
+        c.progress("end").await;
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
