@@ -11,9 +11,10 @@ mod support;
 use serde_json::{json, Value};
 use sessiontree_core::session::FileState;
 use sessiontree_core::{OpenOptions, Session};
-use std::io::BufReader;
+use sessiontree_testkit::lsp::{Connection, NoResponse};
 use std::path::Path;
 use std::process::{Command, Stdio};
+use std::time::Duration;
 use support::*;
 
 const ROUNDS: usize = 30;
@@ -62,39 +63,31 @@ fn check_file(path: &Path, acknowledged: &[String]) -> usize {
     session.entries().len()
 }
 
+/// How long a message may take before the server is taken for hung (a guard, not a timing).
+const GUARD: Duration = Duration::from_secs(120);
+
+/// Sends a request and waits for its response (the whole message).
+fn request(server: &mut Connection, method: &str, params: Value) -> Value {
+    let id = server.send_request(method, params).expect("write");
+    let (_, msg) = server
+        .response(id, GUARD, |_| None)
+        .unwrap_or_else(|e| panic!("a response to {method}: {e}"));
+    msg
+}
+
 /// One round: start the server, open the session, pipeline appends, kill it after `after` acks.
 fn round(path: &Path, round: usize, after: usize) -> Vec<String> {
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sessiontree lsp");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-    let wait_for = |stdout: &mut BufReader<_>, id: i64| loop {
-        let msg = read_msg(stdout).expect("a response before EOF");
-        if msg.get("id") == Some(&json!(id)) && msg.get("method").is_none() {
-            return msg;
-        }
-    };
-    write_msg(
-        &mut stdin,
-        &json!({"jsonrpc":"2.0","id":1,"method":"initialize",
-                "params":{"processId":null,"rootUri":null,"capabilities":{}}}),
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+    command.arg("lsp").stderr(Stdio::null());
+    let mut server = Connection::spawn(command).expect("spawn sessiontree lsp");
+    request(
+        &mut server,
+        "initialize",
+        json!({"processId":null,"rootUri":null,"capabilities":{}}),
     );
-    wait_for(&mut stdout, 1);
-    write_msg(
-        &mut stdin,
-        &json!({"jsonrpc":"2.0","method":"initialized","params":{}}),
-    );
+    server.notify("initialized", json!({})).expect("write");
     let uri = uri(path);
-    write_msg(
-        &mut stdin,
-        &json!({"jsonrpc":"2.0","id":2,"method":"sessionTree/open","params":{"uri": uri}}),
-    );
-    let open = wait_for(&mut stdout, 2);
+    let open = request(&mut server, "sessionTree/open", json!({"uri": uri}));
     assert!(open.get("result").is_some(), "{open}");
     // Every append goes out at once; the pipe holds them all.
     let mut batch = Vec::new();
@@ -104,26 +97,30 @@ fn round(path: &Path, round: usize, after: usize) -> Vec<String> {
             "params":{"uri": uri, "text": format!("round {round} append {i} {}", "x".repeat(i * 37))}
         })));
     }
-    std::io::Write::write_all(&mut stdin, &batch).expect("write appends");
-    std::io::Write::flush(&mut stdin).expect("flush");
+    server.write_raw(&batch).expect("write appends");
     let mut acknowledged = Vec::new();
     let mut killed = false;
-    while let Some(msg) = read_msg(&mut stdout) {
+    loop {
+        let msg = match server.next_message(GUARD) {
+            Ok((_, msg)) => msg,
+            Err(NoResponse::Closed) => break,
+            Err(NoResponse::Timeout) => panic!("the server neither answered nor ended"),
+        };
         if let Some(id) = msg["result"]["entryId"].as_str() {
             acknowledged.push(id.to_owned());
         } else if msg.get("error").is_some() {
             panic!("an append failed: {msg}");
         }
         if !killed && acknowledged.len() >= after {
-            child.kill().expect("SIGKILL");
+            server.child().kill().expect("SIGKILL");
             killed = true;
         }
     }
     // Responses already in the pipe when the kill landed were read above: they count too.
     if !killed {
-        child.kill().ok();
+        server.child().kill().ok();
     }
-    child.wait().expect("reaped");
+    server.child().wait().expect("reaped");
     acknowledged
 }
 

@@ -7,6 +7,7 @@ use std::io::{BufRead, Write};
 use std::path::Path;
 use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
 use std::sync::mpsc::{Receiver, RecvTimeoutError};
+use std::sync::{Arc, Mutex, PoisonError};
 use std::time::{Duration, Instant};
 
 /// `file://` URI of a path.
@@ -57,12 +58,50 @@ pub fn read_msg(r: &mut impl BufRead) -> Option<Value> {
 
 /// A language server running as a child process, spoken to over its standard input and output:
 /// a reader thread reads each message and notes when its last byte arrived (so an answer is
-/// timed to its arrival, not to the end of the caller's handling of earlier ones).
+/// timed to its arrival, not to the end of the caller's handling of earlier ones). Dropping it
+/// kills the server.
 pub struct Connection {
     child: Child,
-    stdin: Option<ChildStdin>,
+    writer: Writer,
     incoming: Receiver<(Instant, Value)>,
     next: i64,
+}
+
+/// The writing half of a [`Connection`], for threads that send on the one connection while
+/// another reads: each message is written whole under a lock.
+#[derive(Clone)]
+pub struct Writer {
+    stdin: Arc<Mutex<Option<ChildStdin>>>,
+}
+
+impl Writer {
+    /// Writes bytes as they are (frames made by the caller, or not frames at all).
+    pub fn write_raw(&self, bytes: &[u8]) -> std::io::Result<()> {
+        let mut stdin = self.stdin.lock().unwrap_or_else(PoisonError::into_inner);
+        let stdin = stdin.as_mut().ok_or_else(|| no_pipe("stdin"))?;
+        stdin.write_all(bytes)?;
+        stdin.flush()
+    }
+
+    /// Writes one message.
+    pub fn send(&self, message: &Value) -> std::io::Result<()> {
+        self.write_raw(&frame(message))
+    }
+
+    /// Sends a notification.
+    pub fn notify(&self, method: &str, params: Value) -> std::io::Result<()> {
+        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}))
+    }
+
+    /// Closes the server's input (end of stream).
+    fn close(&self) {
+        drop(
+            self.stdin
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .take(),
+        );
+    }
 }
 
 /// Why a response did not come.
@@ -85,6 +124,21 @@ impl std::fmt::Display for NoResponse {
 
 impl std::error::Error for NoResponse {}
 
+/// `true` for the response to request `id`.
+pub fn is_response(message: &Value, id: i64) -> bool {
+    message.get("method").is_none() && message.get("id") == Some(&Value::from(id))
+}
+
+/// `true` for a request from the server (a method and an id).
+pub fn is_server_request(message: &Value) -> bool {
+    message.get("method").is_some() && message.get("id").is_some()
+}
+
+/// `true` for a notification (a method and no id).
+pub fn is_notification(message: &Value) -> bool {
+    message.get("method").is_some() && message.get("id").is_none()
+}
+
 impl Connection {
     /// Starts `command` with its standard input and output piped to this connection (its
     /// standard error goes where the command says).
@@ -106,7 +160,9 @@ impl Connection {
         });
         Ok(Connection {
             child,
-            stdin: Some(stdin),
+            writer: Writer {
+                stdin: Arc::new(Mutex::new(Some(stdin))),
+            },
             incoming,
             next: 1,
         })
@@ -122,21 +178,24 @@ impl Connection {
         &mut self.child
     }
 
+    /// A writer on this connection for other threads.
+    pub fn writer(&self) -> Writer {
+        self.writer.clone()
+    }
+
     /// Writes bytes as they are (frames made by the caller, or not frames at all).
     pub fn write_raw(&mut self, bytes: &[u8]) -> std::io::Result<()> {
-        let stdin = self.stdin.as_mut().ok_or_else(|| no_pipe("stdin"))?;
-        stdin.write_all(bytes)?;
-        stdin.flush()
+        self.writer.write_raw(bytes)
     }
 
     /// Writes one message.
     pub fn send(&mut self, message: &Value) -> std::io::Result<()> {
-        self.write_raw(&frame(message))
+        self.writer.send(message)
     }
 
     /// Sends a notification.
     pub fn notify(&mut self, method: &str, params: Value) -> std::io::Result<()> {
-        self.send(&serde_json::json!({"jsonrpc": "2.0", "method": method, "params": params}))
+        self.writer.notify(method, params)
     }
 
     /// Sends a request; returns its id.
@@ -157,40 +216,61 @@ impl Connection {
         })
     }
 
-    /// Waits for the response to request `id` (the whole message) and when it arrived, each
-    /// message before it going to `other`; a request from the server is answered with the
-    /// result `other` gives for it (when it gives one).
+    /// Reads messages until one is `wanted`, within `timeout` in all; returns it and when it
+    /// arrived. Every message, the wanted one too, first goes to `each`: a request from the
+    /// server is answered with the result `each` gives for it (when it gives one).
+    pub fn until(
+        &mut self,
+        timeout: Duration,
+        mut each: impl FnMut(&Value) -> Option<Value>,
+        mut wanted: impl FnMut(&Value) -> bool,
+    ) -> Result<(Instant, Value), Box<dyn std::error::Error>> {
+        let deadline = Instant::now() + timeout;
+        loop {
+            let left = deadline.saturating_duration_since(Instant::now());
+            let (at, message) = self.next_message(left)?;
+            self.answer(&message, &mut each)?;
+            if wanted(&message) {
+                return Ok((at, message));
+            }
+        }
+    }
+
+    /// Gives every message to `each` (answering requests from the server as in
+    /// [`Connection::until`]) until the server closes its output; waits as long as that takes.
+    pub fn until_closed(
+        &mut self,
+        mut each: impl FnMut(&Value) -> Option<Value>,
+    ) -> std::io::Result<()> {
+        while let Ok((_, message)) = self.incoming.recv() {
+            self.answer(&message, &mut each)?;
+        }
+        Ok(())
+    }
+
+    /// Waits for the response to request `id` (the whole message) and when it arrived, within
+    /// `timeout` in all; each message goes to `other` as in [`Connection::until`].
     pub fn response(
         &mut self,
         id: i64,
         timeout: Duration,
-        mut other: impl FnMut(&Value) -> Option<Value>,
+        other: impl FnMut(&Value) -> Option<Value>,
     ) -> Result<(Instant, Value), Box<dyn std::error::Error>> {
-        loop {
-            let (at, message) = self.next_message(timeout)?;
-            if message.get("method").is_none() && message.get("id") == Some(&Value::from(id)) {
-                return Ok((at, message));
-            }
-            self.answer(&message, &mut other)?;
-        }
+        self.until(timeout, other, |message| is_response(message, id))
     }
 
-    /// Waits for the next notification `method` and when it arrived, each message before it
-    /// going to `other` as in [`Connection::response`].
+    /// Waits for the next notification `method` and when it arrived, within `timeout` in all;
+    /// each message goes to `other` as in [`Connection::until`].
     pub fn notification(
         &mut self,
         method: &str,
         timeout: Duration,
-        mut other: impl FnMut(&Value) -> Option<Value>,
+        other: impl FnMut(&Value) -> Option<Value>,
     ) -> Result<(Instant, Value), Box<dyn std::error::Error>> {
-        loop {
-            let (at, message) = self.next_message(timeout)?;
-            let name = message.get("method").and_then(Value::as_str);
-            if name == Some(method) && message.get("id").is_none() {
-                return Ok((at, message));
-            }
-            self.answer(&message, &mut other)?;
-        }
+        self.until(timeout, other, |message| {
+            is_notification(message)
+                && message.get("method").and_then(Value::as_str) == Some(method)
+        })
     }
 
     /// Gives `message` to `other`, and answers it when it is a request from the server and
@@ -212,7 +292,7 @@ impl Connection {
 
     /// Closes the server's input (end of stream) and waits for it to exit.
     pub fn close(mut self) -> std::io::Result<ExitStatus> {
-        drop(self.stdin.take());
+        self.writer.close();
         self.child.wait()
     }
 
@@ -229,7 +309,14 @@ impl Connection {
             }
             std::thread::sleep(Duration::from_millis(20));
         }
-        let _ = self.child.kill();
+    }
+}
+
+impl Drop for Connection {
+    fn drop(&mut self) {
+        if let Ok(None) = self.child.try_wait() {
+            let _ = self.child.kill();
+        }
         let _ = self.child.wait();
     }
 }

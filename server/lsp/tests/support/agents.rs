@@ -3,12 +3,12 @@
 //! tests' loopback model server (`scripts/testing/model-server.mjs`), sessions written by the
 //! agents themselves, and the real `sessiontree` binary over stdio as the editor's server.
 
-use super::{frame, read_msg};
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Write};
+use sessiontree_testkit::lsp::{is_response, Connection};
+use std::collections::HashMap;
+use std::io::{BufRead, BufReader};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
-use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 pub use sessiontree_testkit::agents::repo;
@@ -281,17 +281,25 @@ pub fn message_entries(file: &Path) -> Vec<Value> {
         .collect()
 }
 
-/// The real server over stdio, with a reader thread: requests wait for their answers, every
+/// How long a request waits for its answer.
+const ANSWER_WITHIN: Duration = Duration::from_secs(120);
+
+/// The real server over stdio (a [`Connection`]): requests wait for their answers, every
 /// notification and server request is kept in arrival order.
 pub struct Server {
-    child: Child,
-    stdin: std::process::ChildStdin,
-    inbox: mpsc::Receiver<Value>,
+    conn: Connection,
     /// Notifications and server requests seen so far, in order.
     pub seen: Vec<Value>,
-    next: i64,
     /// Answers to give to server requests by method (default `null`).
-    pub answers: std::collections::HashMap<String, Value>,
+    pub answers: HashMap<String, Value>,
+}
+
+/// The answer `answers` gives to a request from the server (`null` for a method it does not
+/// name); `None` for any other message.
+fn server_request_answer(answers: &HashMap<String, Value>, msg: &Value) -> Option<Value> {
+    let method = msg.get("method").and_then(Value::as_str)?;
+    msg.get("id")?;
+    Some(answers.get(method).cloned().unwrap_or(Value::Null))
 }
 
 impl Server {
@@ -309,32 +317,14 @@ impl Server {
         log: Stdio,
     ) -> Server {
         let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
-        command
-            .arg("lsp")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(log);
+        command.arg("lsp").stderr(log);
         for (k, v) in home.env() {
             command.env(k, v);
         }
         command.env("SESSIONTREE_LOG", filter);
-        let mut child = command.spawn().expect("spawn sessiontree lsp");
-        let stdin = child.stdin.take().expect("stdin");
-        let mut stdout = BufReader::new(child.stdout.take().expect("stdout"));
-        let (tx, inbox) = mpsc::channel();
-        std::thread::spawn(move || {
-            while let Some(msg) = read_msg(&mut stdout) {
-                if tx.send(msg).is_err() {
-                    break;
-                }
-            }
-        });
         let mut server = Server {
-            child,
-            stdin,
-            inbox,
+            conn: Connection::spawn(command).expect("spawn sessiontree lsp"),
             seen: Vec::new(),
-            next: 1,
             answers: Default::default(),
         };
         let root = format!("file://{}", home.dir.path().display());
@@ -354,47 +344,31 @@ impl Server {
 
     /// Sends a notification.
     pub fn notify(&mut self, method: &str, params: Value) {
-        let msg = json!({"jsonrpc": "2.0", "method": method, "params": params});
-        self.stdin.write_all(&frame(&msg)).expect("write");
-        self.stdin.flush().expect("flush");
+        self.conn.notify(method, params).expect("write");
     }
 
     /// Sends a request; its id.
     pub fn send(&mut self, method: &str, params: Value) -> i64 {
-        let id = self.next;
-        self.next += 1;
-        let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        self.stdin.write_all(&frame(&msg)).expect("write");
-        self.stdin.flush().expect("flush");
-        id
+        self.conn.send_request(method, params).expect("write")
     }
 
-    /// The next message within `timeout`, answering server requests on the way.
-    fn next_message(&mut self, timeout: Duration) -> Option<Value> {
-        let msg = self.inbox.recv_timeout(timeout).ok()?;
-        if let (Some(method), Some(id)) = (msg.get("method").and_then(Value::as_str), msg.get("id"))
-        {
-            let result = self.answers.get(method).cloned().unwrap_or(Value::Null);
-            let answer = json!({"jsonrpc": "2.0", "id": id, "result": result});
-            self.stdin.write_all(&frame(&answer)).expect("write");
-            self.stdin.flush().expect("flush");
-        }
-        Some(msg)
-    }
-
-    /// Waits for the answer to request `id` (two minutes at most).
+    /// Waits for the answer to request `id` (two minutes at most); every other message is
+    /// kept as seen.
     pub fn answer(&mut self, id: i64) -> Value {
-        let deadline = Instant::now() + Duration::from_secs(120);
-        while Instant::now() < deadline {
-            let Some(msg) = self.next_message(Duration::from_millis(200)) else {
-                continue;
-            };
-            if msg.get("method").is_none() && msg.get("id") == Some(&json!(id)) {
-                return msg;
+        let (seen, answers) = (&mut self.seen, &self.answers);
+        let each = |msg: &Value| {
+            if !is_response(msg, id) {
+                seen.push(msg.clone());
             }
-            self.seen.push(msg);
+            server_request_answer(answers, msg)
+        };
+        match self
+            .conn
+            .until(ANSWER_WITHIN, each, |msg| is_response(msg, id))
+        {
+            Ok((_, msg)) => msg,
+            Err(e) => panic!("no answer to request {id} within two minutes: {e}"),
         }
-        panic!("no answer to request {id} within two minutes");
     }
 
     /// Sends a request and waits for its answer (the whole message: `result` or `error`).
@@ -418,21 +392,18 @@ impl Server {
         if let Some(found) = self.seen.iter().find(|m| pred(m)) {
             return found.clone();
         }
-        let deadline = Instant::now() + Duration::from_secs(secs);
-        while Instant::now() < deadline {
-            let Some(msg) = self.next_message(Duration::from_millis(200)) else {
-                continue;
-            };
-            let hit = pred(&msg);
-            self.seen.push(msg.clone());
-            if hit {
-                return msg;
-            }
+        let (seen, answers) = (&mut self.seen, &self.answers);
+        let each = |msg: &Value| {
+            seen.push(msg.clone());
+            server_request_answer(answers, msg)
+        };
+        match self.conn.until(Duration::from_secs(secs), each, &pred) {
+            Ok((_, msg)) => msg,
+            Err(e) => panic!(
+                "{what} did not come within {secs} s ({e}); seen: {}",
+                serde_json::to_string_pretty(&self.seen).unwrap_or_default()
+            ),
         }
-        panic!(
-            "{what} did not come within {secs} s; seen: {}",
-            serde_json::to_string_pretty(&self.seen).unwrap_or_default()
-        );
     }
 
     /// Sends `text` as a prompt on `uri` and waits up to `secs` for that turn's `agentEnd` (`what`
@@ -457,26 +428,22 @@ impl Server {
     }
 
     /// The next message within `timeout` (server requests answered), recorded as seen, and the
-    /// moment it was read.
+    /// moment it arrived.
     pub fn next_seen(&mut self, timeout: Duration) -> Option<(Value, Instant)> {
-        let msg = self.next_message(timeout)?;
-        let at = Instant::now();
-        self.seen.push(msg.clone());
+        let (seen, answers) = (&mut self.seen, &self.answers);
+        let each = |msg: &Value| {
+            seen.push(msg.clone());
+            server_request_answer(answers, msg)
+        };
+        let (at, msg) = self.conn.until(timeout, each, |_| true).ok()?;
         Some((msg, at))
     }
 
-    /// Shuts the server down cleanly.
+    /// Shuts the server down cleanly and waits for it to exit.
     pub fn shutdown(mut self) {
         let _ = self.request("shutdown", Value::Null);
         self.notify("exit", Value::Null);
-        let _ = self.child.wait();
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        let _ = self.child.kill();
-        let _ = self.child.wait();
+        let _ = self.conn.child().wait();
     }
 }
 
