@@ -55,7 +55,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   ) {
     this.subs.push(
       ctl.onDidChangeRows((c) => {
-        if (c.reason !== 'filter' && c.reason !== 'search' && c.reason !== 'fold') void this.rebuild();
+        if (c.reason !== 'filter' && c.reason !== 'search' && c.reason !== 'fold' && c.reason !== 'segment') void this.rebuild();
       }),
       ctl.onDidChangeSession((info) => this.sessionChanged(info?.uri)),
       ctl.api.onAgentEvent((p) => this.onAgentEvent(p)),

@@ -191,50 +191,6 @@ export function rowContext(row: Row): string {
   return parts.join(' ');
 }
 
-/** Whether a row starts a branch segment (the first row under a branch point: drawn with a connector). */
-function startsSegment(row: Row): boolean {
-  return /[├└][─⊟⊞] $/.test(row.prefix);
-}
-
-/**
- * Where pi's fold keys move the cursor when they do not fold (`app.tree.foldOrUp` /
- * `unfoldOrDown`): up to the start of the branch segment the row is in (or of the one above when
- * it starts one; a root stays), down along first children to the next segment start or the branch
- * end. Worked out from the rows on screen (the connectors and `hasChildren` the server drew), so
- * a walk stops at the window's edge. Returns the row's index.
- */
-export function segmentJump(rows: readonly Row[], index: number, direction: 1 | -1): number {
-  if (!rows[index]) return index;
-  let cur = index;
-  if (direction > 0) {
-    for (;;) {
-      const row = rows[cur];
-      const next = rows[cur + 1];
-      if (!row?.hasChildren || row.folded || !next) return cur;
-      if (startsSegment(next)) return cur + 1;
-      cur++;
-    }
-  }
-  for (;;) {
-    const row = rows[cur];
-    let parent: number | undefined;
-    if (startsSegment(row)) {
-      for (let j = cur - 1; j >= 0; j--) {
-        if ((rows[j].depth ?? 0) < (row.depth ?? 0)) {
-          parent = j;
-          break;
-        }
-      }
-    } else if (cur > 0 && rows[cur - 1].hasChildren && !rows[cur - 1].folded) {
-      // An only child follows its parent (a row above without children ends another branch: a root).
-      parent = cur - 1;
-    }
-    if (parent === undefined) return cur;
-    if (startsSegment(row) && cur < index) return cur;
-    cur = parent;
-  }
-}
-
 /** The id a tree item gets: the entry id, or a positional id for id-less entries. */
 export function rowItemId(row: Row, index: number): string {
   return row.id ? `e:${row.id}` : `n:${index}`;

@@ -8,11 +8,11 @@ import * as vscode from 'vscode';
 import type { Api } from './api';
 import { errorMessage } from './errors';
 import { cycleFilter, jumpFilter, ROW_WIDTH } from './logic';
-import type { DidChangeParams, FilterMode, OpenResult, RowsResult } from './protocol';
+import type { DidChangeParams, FilterMode, OpenResult, RowsResult, SegmentMove } from './protocol';
 
 export interface RowsChange {
-  /** Why the rows were fetched again. */
-  reason: 'open' | 'filter' | 'search' | 'fold' | 'refresh' | DidChangeParams['reason'];
+  /** Why the rows were fetched again (`segment`: the selection moved by a branch segment). */
+  reason: 'open' | 'filter' | 'search' | 'fold' | 'segment' | 'refresh' | DidChangeParams['reason'];
   /** Reveal and select the leaf (follow mode, or after a move). */
   revealLeaf: boolean;
 }
@@ -106,15 +106,28 @@ export class SessionController implements vscode.Disposable {
     await this.refresh({ reason: 'fold', revealLeaf: false });
   }
 
+  /**
+   * pi's fold keys on a row they do not fold or unfold: the selection moves from `id` by a branch
+   * segment (`up` to the start of its segment, `down` to the next one or the branch's end). The
+   * server finds where, over the whole tree in both dialects (`segment`), and sends the window
+   * around it. Returns the entry selected now, or `undefined` when a later request superseded
+   * this one.
+   */
+  async moveBySegment(id: string, way: SegmentMove): Promise<string | undefined> {
+    this.selectedId = id;
+    this.anchorId = undefined;
+    return this.refresh({ reason: 'segment', revealLeaf: false }, way);
+  }
+
   /** pi clears its folds when the filter or the search changes. */
   private clearFolds(): void {
     if (this.uri) this.folds.delete(this.uri);
   }
 
-  setFilter(mode: FilterMode): Promise<void> {
+  async setFilter(mode: FilterMode): Promise<void> {
     if (mode !== this.filter) this.clearFolds();
     this.filter = mode;
-    return this.refresh({ reason: 'filter', revealLeaf: false });
+    await this.refresh({ reason: 'filter', revealLeaf: false });
   }
 
   cycle(step: 1 | -1): Promise<void> {
@@ -125,10 +138,10 @@ export class SessionController implements vscode.Disposable {
     return this.setFilter(jumpFilter(this.filter, target));
   }
 
-  setSearch(search: string): Promise<void> {
+  async setSearch(search: string): Promise<void> {
     if (search !== this.search) this.clearFolds();
     this.search = search;
-    return this.refresh({ reason: 'search', revealLeaf: false });
+    await this.refresh({ reason: 'search', revealLeaf: false });
   }
 
   /**
@@ -164,10 +177,14 @@ export class SessionController implements vscode.Disposable {
     this.rowsEmitter.fire({ reason: 'refresh', revealLeaf: on });
   }
 
-  /** Fetches the rows again; the latest request wins when several overlap. */
-  async refresh(change: RowsChange = { reason: 'refresh', revealLeaf: false }): Promise<void> {
+  /**
+   * Fetches the rows again; the latest request wins when several overlap. `segment` moves the
+   * selection first (see `moveBySegment`). Returns the entry selected after this answer, or
+   * `undefined` when a later request superseded it.
+   */
+  async refresh(change: RowsChange = { reason: 'refresh', revealLeaf: false }, segment?: SegmentMove): Promise<string | undefined> {
     const uri = this.uri;
-    if (!uri) return;
+    if (!uri) return undefined;
     const mine = ++this.seq;
     const search = this.search;
     const rows = await this.api.rows({
@@ -178,15 +195,19 @@ export class SessionController implements vscode.Disposable {
       width: ROW_WIDTH,
       height: windowHeight(),
       folded: this.folded,
+      ...(segment ? { segment } : {}),
     });
-    if (mine !== this.seq || uri !== this.uri) return;
+    if (mine !== this.seq || uri !== this.uri) return undefined;
     this.rows = rows;
     this.rowsSearch = search;
     if (change.revealLeaf) {
       this.selectedId = rows.leaf ?? undefined;
       this.anchorId = undefined;
+    } else if (segment && rows.selection) {
+      this.selectedId = rows.selection;
     }
     this.rowsEmitter.fire(change);
+    return this.selectedId;
   }
 
   /** The user picked a row: the window follows it from now on. */

@@ -9,7 +9,7 @@
  */
 import * as vscode from 'vscode';
 import { errorMessage } from './errors';
-import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, segmentJump, treeDescription, visibleText } from './logic';
+import { LEAF_ICON, leafMarkRow, rowContext, rowHighlights, rowIcon, rowItemId, rowLabel, treeDescription, visibleText } from './logic';
 import type { Row } from './protocol';
 import { POINT_MARK, type Rewind } from './rewind';
 import type { SessionController } from './session';
@@ -158,17 +158,19 @@ export class TreeProvider implements vscode.TreeDataProvider<TreeNode>, vscode.D
 
   /**
    * pi's fold keys on the row `id` (the focused row): Ctrl+← / Alt+← (`direction` -1) folds a
-   * foldable row, else moves to the start of its branch segment; Ctrl+→ / Alt+→ (+1) unfolds a
-   * folded row, else moves to the next segment start or the branch end.
+   * foldable row, else moves up to the start of its branch segment; Ctrl+→ / Alt+→ (+1) unfolds a
+   * folded row, else moves down to the next segment start or the branch end. The move is the
+   * server's, over the whole tree (the row it lands on may be far outside the window on screen):
+   * its answer brings the window around that row, which is then selected and revealed.
    */
   async foldKey(id: string | undefined, direction: 1 | -1): Promise<void> {
-    const index = this.nodes.findIndex((n) => n.row.id === id);
-    const node = this.nodes[index];
+    const node = id ? this.nodeFor(id) : undefined;
     if (!node || !id) return;
     if (direction < 0 && node.row.foldable && !node.row.folded) return this.ctl.setFolded(id, true);
     if (direction > 0 && node.row.folded) return this.ctl.setFolded(id, false);
-    const target = this.nodes[segmentJump(this.nodes.map((n) => n.row), index, direction)];
-    if (target && target !== node) await this.view.reveal(target, { select: false, focus: true });
+    const to = await this.ctl.moveBySegment(id, direction < 0 ? 'up' : 'down');
+    const target = to ? this.nodeFor(to) : undefined;
+    if (target) await this.view.reveal(target, { select: true, focus: true });
   }
 
   getTreeItem(node: TreeNode): vscode.TreeItem {

@@ -26,7 +26,6 @@ import {
   utf16Offset,
   visibleText,
   leafMarkRow,
-  segmentJump,
 } from '../../src/logic';
 import type { Row, SessionInfo } from '../../src/protocol';
 
@@ -210,25 +209,4 @@ test('folding: a folded row without a connector shows ⊞ before its text (as pi
   assert.equal(rowLabel(row({ prefix: '├⊟ ', text: 'user: A', foldable: true })), '├⊟ user: A');
   assert.equal(rowContext(row({ foldable: true })), 'entry kind-message role-user foldable');
   assert.equal(rowContext(row({ foldable: true, folded: true })), 'entry kind-message role-user folded');
-});
-
-test("pi's fold keys jump between branch segments when they do not fold", () => {
-  // user: start / assistant: ok / ├⊟ user: A / │  assistant: a / └⊟ user: B /    assistant: b
-  const r = (prefix: string, depth: number, hasChildren: boolean, text: string): Row => ({ id: text, kind: 'message', prefix, depth, hasChildren, text });
-  const rows = [
-    r('', 0, true, 'start'),
-    r('', 0, true, 'ok'),
-    r('├⊟ ', 1, true, 'A'),
-    r('│  ', 1, false, 'a'),
-    r('└⊟ ', 1, true, 'B'),
-    r('   ', 1, false, 'b'),
-  ];
-  assert.equal(segmentJump(rows, 3, -1), 2, 'up: the start of its segment');
-  assert.equal(segmentJump(rows, 2, -1), 0, 'up from a segment start: the one above (here the root)');
-  assert.equal(segmentJump(rows, 5, -1), 4);
-  assert.equal(segmentJump(rows, 0, 1), 2, 'down: the next segment start');
-  assert.equal(segmentJump(rows, 4, 1), 5, 'down: the branch end');
-  assert.equal(segmentJump(rows, 0, -1), 0, 'a root stays');
-  // A second root follows a row without children: it has no parent.
-  assert.equal(segmentJump([r('', 0, false, 'x'), r('', 0, true, 'y'), r('', 0, false, 'z')], 2, -1), 1);
 });

@@ -186,3 +186,21 @@ test('typing a search keeps one request in flight and then asks for the latest t
   await ctl.typeSearch('spl');
   assert.equal(ctl.rows?.lines[0], 'default|spl');
 });
+
+test('a branch-segment move sends the row and the way with the fold state; the server\'s selection becomes the selection; a later request supersedes it', async () => {
+  const { api, ctl, changes } = setup();
+  await ctl.open('file:///a.jsonl');
+  await ctl.setFolded('F', true);
+  const to = await ctl.moveBySegment('W2', 'down');
+  const p = api.calls.at(-1)?.params as RowsParams;
+  assert.deepEqual([p.selection, p.segment, p.folded], ['W2', 'down', ['F']]);
+  // The fake server answers the selection it was sent.
+  assert.equal(to, 'W2');
+  assert.equal(ctl.selectedId, 'W2');
+  assert.deepEqual(changes.at(-1), { reason: 'segment', revealLeaf: false });
+  api.delays = [60, 0];
+  const slow = ctl.moveBySegment('W3', 'up');
+  const fast = ctl.refresh();
+  assert.deepEqual(await Promise.all([slow, fast]), [undefined, 'W3']);
+  assert.equal((api.calls.at(-1)?.params as RowsParams).segment, undefined, 'only the move asks for a segment');
+});

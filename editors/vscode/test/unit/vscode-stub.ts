@@ -27,3 +27,32 @@ export const workspace = {
     get: <T>(key: string, dflt?: T): T | undefined => (`${section}.${key}` in settings ? (settings[`${section}.${key}`] as T) : dflt),
   }),
 };
+
+/** A tree view that records what its provider reveals and selects (the provider is under test). */
+export class FakeTreeView<T> {
+  visible = true;
+  selection: T[] = [];
+  description: string | undefined;
+  message: string | undefined;
+  readonly reveals: { node: T; options?: { select?: boolean; focus?: boolean } }[] = [];
+  private readonly selectionEmitter = new EventEmitter<{ selection: T[] }>();
+  readonly onDidChangeSelection = this.selectionEmitter.event;
+  async reveal(node: T, options?: { select?: boolean; focus?: boolean }): Promise<void> {
+    this.reveals.push({ node, options });
+    if (options?.select) {
+      this.selection = [node];
+      this.selectionEmitter.fire({ selection: [node] });
+    }
+  }
+  dispose(): void {}
+}
+
+/** The tree views created, newest last. */
+export const treeViews: FakeTreeView<unknown>[] = [];
+export const window = {
+  createTreeView: <T>(): FakeTreeView<T> => {
+    const view = new FakeTreeView<T>();
+    treeViews.push(view as FakeTreeView<unknown>);
+    return view;
+  },
+};
