@@ -823,6 +823,84 @@ await check('folding: the context menu\'s "Unfold" brings the branch\'s rows bac
   return { rows: s.lines.length };
 });
 
+// ---------------------------------------------------------------- branch-segment moves over the whole tree
+// pi's fold keys on a row they cannot fold or unfold move the selection by branch segments; the
+// server finds where over the whole tree (`segment`). Each dialect gets a session written here: a
+// chain of 1500 user messages from the root to a branch point whose two children are "A" (the
+// leaf, the file's last line) and "B". The child holding the leaf is drawn first, so the rows are
+// root … branch point, A, B; the Tree has a window of 300 rows (sessiontree.maxRows), around the
+// leaf at first. Up from A (a branch's first row without children: nothing to fold) goes to the
+// start of the segment above, the root, 1500 rows up; down from the root (not folded) follows the
+// chain to the branch point's first child, A again. Both targets lie outside the window on screen.
+const SEGMENT_CHAIN = 1500;
+/** Writes the long session of `dialect` (omp: with its title slot) and returns its ids. */
+function writeSegmentSession(dialect, file) {
+  const base = dialect === 'pi' ? 0x5e900000 : 0x5e800000;
+  const hex = (n) => (base + n).toString(16);
+  const t0 = Date.parse('2025-03-01T09:00:00.000Z');
+  const at = (n) => new Date(t0 + n * 1000).toISOString();
+  const lines = [];
+  if (dialect === 'omp') {
+    const slot = JSON.stringify({ type: 'title', v: 1, title: 'Segment jumps (omp)', source: 'user', updatedAt: at(0), pad: '' });
+    lines.push(slot.replace('"pad":""', `"pad":"${' '.repeat(255 - slot.length)}"`));
+  }
+  lines.push(JSON.stringify({ type: 'session', version: 3, id: `0195e000-0000-7000-8000-00000000${dialect === 'pi' ? '0a01' : '0a02'}`, timestamp: at(0), cwd: process.env.E2E_WORKSPACE ?? '/tmp' }));
+  const msg = (id, parentId, n, text) => JSON.stringify({ type: 'message', id, parentId, timestamp: at(n), message: { role: 'user', content: text, timestamp: t0 + n * 1000 } });
+  for (let i = 0; i < SEGMENT_CHAIN; i++) lines.push(msg(hex(i), i ? hex(i - 1) : null, i + 1, i ? `Segment jumps (${dialect}): chain ${i}` : `Segment jumps (${dialect}): the root`));
+  const point = hex(SEGMENT_CHAIN - 1);
+  const a = hex(SEGMENT_CHAIN + 1);
+  lines.push(msg(hex(SEGMENT_CHAIN), point, SEGMENT_CHAIN + 1, `Segment jumps (${dialect}): branch B`));
+  lines.push(msg(a, point, SEGMENT_CHAIN + 2, `Segment jumps (${dialect}): branch A`));
+  fs.writeFileSync(file, lines.join('\n') + '\n');
+  if (dialect === 'omp' && Buffer.byteLength(lines[0]) !== 255) throw new Error('the title slot is not 256 bytes');
+  return { root: hex(0), leaf: a, rows: SEGMENT_CHAIN + 2 };
+}
+
+await check('fold keys on rows they cannot fold move by the server\'s branch segments over the whole tree: Ctrl+← from the leaf selects the root 1500 rows up, Ctrl+→ the leaf again (omp and pi, a window of 300 rows)', async () => {
+  const piDir = path.join(process.env.E2E_PI_AGENT_DIR ?? '', 'sessions', `--${(process.env.E2E_WORKSPACE ?? '').replace(/^\//, '').replace(/[/\\:]/g, '-')}--`);
+  const sessions = [['omp', sessionDir], ['pi', piDir]].map(([dialect, dir]) => {
+    fs.mkdirSync(dir, { recursive: true });
+    const file = path.join(dir, `2025-03-01T09-00-00-000Z_segment-jumps-${dialect}.jsonl`);
+    const want = writeSegmentSession(dialect, file);
+    // Dated old, so it lists last (the rows other checks click stay where they were).
+    const old = new Date('2024-06-01T00:00:00Z');
+    fs.utimesSync(file, old, old);
+    return { dialect, file, want };
+  });
+  await page.keyboard.press('Escape');
+  await palette('Session Tree: Refresh Sessions');
+  await waitState((s) => sessions.every(({ file }) => s.listed?.uris?.some((u) => u.endsWith(path.basename(file)))), 'the long sessions listed', 15000);
+  const out = {};
+  for (const { dialect, file, want } of sessions) {
+    // Opened from the Open Session… pick (dated old, they list below the rows the Sessions view shows).
+    await palette('Session Tree: Open Session…');
+    await quickInput(`Segment jumps (${dialect})`);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: `Segment jumps (${dialect})` }).first().waitFor({ timeout: 8000 });
+    await page.keyboard.press('Enter');
+    const s0 = await waitState((s) => s.session?.endsWith(path.basename(file)) && s.window?.total === want.rows && s.selected === want.leaf, `the ${dialect} session, its leaf selected`, 20000);
+    if (s0.window.start === 0 || s0.window.rows >= want.rows) throw new Error(`the root is in the window on screen: ${JSON.stringify(s0.window)}`);
+    // The keyboard on the leaf "A": the window ends with A, B (no pager below).
+    await focusTree();
+    await page.keyboard.press('End');
+    await page.keyboard.press('ArrowUp');
+    const focused = sidebar.locator('.pane:has(.pane-header:has-text("Tree")) .monaco-list-row.focused').first();
+    await focused.filter({ hasText: 'branch A' }).waitFor({ timeout: 5000 });
+    await page.keyboard.press('Control+ArrowLeft');
+    const up = await waitState((s) => s.selected === want.root, `Ctrl+← to select the root (${dialect})`, 10000);
+    // The server's window is around it, its own selection mark (›) on the root's line.
+    if (up.window.start !== 0 || !up.lines.some((l) => l.includes('›') && l.includes('the root'))) throw new Error(`not the window around the root: ${JSON.stringify({ window: up.window, lines: up.lines.slice(0, 3) })}`);
+    await focused.filter({ hasText: 'the root' }).waitFor({ timeout: 5000 });
+    if (readState().folded?.length) throw new Error('Ctrl+← folded: ' + JSON.stringify(readState().folded));
+    await page.keyboard.press('Control+ArrowRight');
+    const down = await waitState((s) => s.selected === want.leaf, `Ctrl+→ to select the leaf again (${dialect})`, 10000);
+    if (down.window.start === 0 || !down.lines.some((l) => l.includes('›') && l.includes('branch A'))) throw new Error(`not the window around the leaf: ${JSON.stringify(down.window)}`);
+    await focused.filter({ hasText: 'branch A' }).waitFor({ timeout: 5000 });
+    if (readState().folded?.length) throw new Error('Ctrl+→ folded: ' + JSON.stringify(readState().folded));
+    out[dialect] = { up: up.window.start, down: down.window.start };
+  }
+  return out;
+});
+
 await check('after "Restart the Server" the session reopens and follows appends again', async () => {
   await palette('Session Tree: Restart the Server');
   const s = await waitState((s) => s.restarted, 'restart', 20000);
