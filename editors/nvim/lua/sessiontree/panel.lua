@@ -353,52 +353,49 @@ function M.refresh(done, opts)
   }, function(err, result)
     st.pending = st.pending - 1
     st.last_ms = (vim.uv.hrtime() - started) / 1e6
-    if st.dirty and st.pending == 0 then
-      -- Changes arrived while this answer was computed: ask once more for all of them.
-      st.dirty = false
-      M.schedule_refresh()
-    end
-    if seq ~= st.seq or uri ~= st.uri then
-      return
-    end
-    if err then
-      st.error = client.describe(err)
-      vim.notify('sessiontree: rows: ' .. st.error, vim.log.levels.ERROR)
-    else
-      if opts and opts.segment and result.selection then
-        st.selection = result.selection
-        asked = result.selection
+    if seq == st.seq and uri == st.uri then
+      if err then
+        st.error = client.describe(err)
+        vim.notify('sessiontree: rows: ' .. st.error, vim.log.levels.ERROR)
+      else
+        if opts and opts.segment and result.selection then
+          st.selection = result.selection
+          asked = result.selection
+        end
+        apply_rows(result, asked)
       end
-      apply_rows(result, asked)
+      if done then
+        done(err)
+      end
     end
-    if done then
-      done(err)
+    -- Changes arrived while this answer was computed: ask once more, now, for all of them (after
+    -- drawing this answer, so a session that keeps changing still redraws once per answer).
+    if st.dirty and st.pending == 0 then
+      st.dirty = false
+      M.refresh()
     end
   end)
 end
 
-local refresh_timer = nil
-
---- Coalesces bursts of changes (an agent streaming entries) into one refresh, and never has more
---- than one such refresh in flight: on a huge session the server takes a while per answer.
+--- Asks for rows after a change (the agent appended, the window was resized, the cursor neared
+--- the edge of the rows fetched). No fixed delay: with no rows on their way they are asked for
+--- at once; with some on their way, once more as soon as those are answered, however many changes
+--- came meanwhile. So a burst costs at most two requests, never more than one is in flight (on a
+--- huge session the server takes a while per answer), and the last change of a burst is always
+--- drawn one answer after it arrived.
 function M.schedule_refresh()
-  if refresh_timer then
+  local st = M.state
+  if st.pending > 0 then
+    st.dirty = true
     return
   end
-  refresh_timer = vim.defer_fn(function()
-    refresh_timer = nil
-    if M.state.pending > 0 then
-      M.state.dirty = true
-      return
-    end
-    M.refresh()
-  end, 30)
+  M.refresh()
 end
 
---- Whether no rows are scheduled or on their way (tests and benchmarks wait for it).
+--- Whether no rows are on their way or owed (tests and benchmarks wait for it).
 ---@return boolean
 function M.idle()
-  return refresh_timer == nil and M.state.pending == 0
+  return M.state.pending == 0 and not M.state.dirty
 end
 
 --- Creates the scratch buffer (once).

@@ -1,0 +1,218 @@
+-- The panel keeps up with a session that changes in bursts, against the real server: every
+-- sessionTree/didChange for the shown session asks for rows at once, or, when rows are already
+-- on their way, once more as soon as those are answered (no fixed delay, so the last change of a
+-- burst is drawn one answer after it arrived); never more than one rows request is in flight; when
+-- the panel is idle again it shows the revision the last didChange announced, which is the
+-- server's. First with another process appending a burst of lines (and a change arriving while
+-- the user's own refresh is on its way), then with the real pi and omp streaming an answer from
+-- the tests' model server: when the answer ends the panel shows the server's revision, having
+-- drawn the tree a few times per written entry, not once per streamed piece.
+local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
+local A = H.agents()
+local client = require('sessiontree.client')
+local protocol = require('sessiontree.protocol')
+
+--- The answer, streamed in many small pieces.
+local LONG = 'The answer streams in small pieces, one after another, until the very last word arrives here.'
+local RULES = {
+  { when = { lastUser = '^Stream' }, reply = { text = LONG, chunk = 4, delayMs = 40 } },
+}
+
+--- What the panel did on each didChange of its session. `before` runs ahead of the panel's
+--- listener (registered before the plugin loads), the other one after it.
+---@type { revision: integer, asked: boolean, owed: boolean, pending: integer, at: integer, shown: integer|nil }[]
+local changes = {}
+local seq_before = 0
+---@type fun(p: table)|nil
+local on_change = nil
+client.on(protocol.DID_CHANGE, function(p)
+  local loaded = package.loaded['sessiontree.panel']
+  seq_before = loaded and loaded.state.seq or 0
+  if on_change then
+    on_change(p)
+  end
+end)
+
+--- Checks how the panel answered the didChanges recorded from `first` on.
+---@param first integer
+---@param what string
+local function check_changes(first, what)
+  local late, max_pending = {}, 0
+  for i = first, #changes do
+    local c = changes[i]
+    if not (c.asked or c.owed) then
+      table.insert(late, { revision = c.revision, pending = c.pending })
+    end
+    max_pending = math.max(max_pending, c.pending)
+  end
+  H.check(#changes >= first, what .. ': didChanges arrived', #changes - first + 1)
+  H.check(
+    #late == 0,
+    what .. ': each didChange asked for rows at once, or once more when those on their way are answered',
+    late
+  )
+  H.check(max_pending <= 1, what .. ': never more than one rows request in flight', max_pending)
+end
+
+--- Waits until the panel is idle and shows the last announced revision; checks it is the
+--- server's; prints how long the panel took from the last didChange.
+---@param panel table
+---@param what string
+local function check_caught_up(panel, what)
+  local st = panel.state
+  local last = changes[#changes]
+  local caught = H.wait(function()
+    return panel.idle() and last and st.revision == last.revision
+  end, 10000)
+  H.check(caught, what .. ': idle again, the panel shows the revision of the last didChange', {
+    shown = st.revision,
+    announced = last and last.revision,
+    pending = st.pending,
+    dirty = st.dirty,
+  })
+  local _, now = H.server_lines()
+  H.check(st.revision == now.revision, what .. ": which is the server's revision", {
+    shown = st.revision,
+    server = now.revision,
+  })
+  if last and last.shown then
+    H.out(
+      string.format('  note  %s: last didChange → panel at its revision: %.1f ms', what, (last.shown - last.at) / 1e6)
+    )
+  end
+end
+
+H.run(function()
+  local live = A.start(RULES)
+  local pi_file = A.first_session(live, 'pi', 'first question')
+  local omp_file = A.first_session(live, 'omp', 'first question')
+  vim.fn.writefile(vim.fn.readfile(H.fixture('c06-branch-basic/omp/session.jsonl'), 'b'), H.session('c06.jsonl'), 'b')
+  A.setup(live)
+  local panel = require('sessiontree.panel')
+  local chat = require('sessiontree.chat')
+  local st = panel.state
+  client.on(protocol.DID_CHANGE, function(p)
+    if not (panel.is_open() and panel.same_uri(p.uri, st.uri)) then
+      return
+    end
+    table.insert(changes, {
+      revision = p.revision,
+      asked = st.seq > seq_before,
+      owed = st.pending > 0 and st.dirty == true,
+      pending = st.pending,
+      at = vim.uv.hrtime(),
+    })
+  end)
+  -- When the panel first showed the last change's revision (for the note; nothing waits on it).
+  local watch = assert(vim.uv.new_timer())
+  watch:start(
+    1,
+    1,
+    vim.schedule_wrap(function()
+      local last = changes[#changes]
+      if last and not last.shown and st.revision == last.revision then
+        last.shown = vim.uv.hrtime()
+      end
+    end)
+  )
+  H.cleanup(function()
+    watch:stop()
+    watch:close()
+  end)
+
+  -- Another process appends a burst of lines, one every few milliseconds.
+  local c06 = H.session('c06.jsonl')
+  H.check(H.show(c06), 'the session opens in the panel')
+  local parent = st.leaf
+  for i = 1, 12 do
+    local id = string.format('b0057%03d', i)
+    H.append_entry(c06, {
+      type = 'message',
+      id = id,
+      parentId = parent,
+      timestamp = string.format('2025-01-01T00:%02d:00.000Z', i),
+      message = { role = 'user', content = 'burst ' .. i, timestamp = 1735689600000 + i * 60000 },
+    })
+    parent = id
+    vim.wait(8)
+  end
+  H.check(
+    H.wait(function()
+      return H.row(parent) ~= nil
+    end, 10000),
+    'burst: the last appended line is a row'
+  )
+  check_changes(1, 'burst')
+  check_caught_up(panel, 'burst')
+
+  -- A change arriving while rows are on their way (the user's own refresh, sent just before it):
+  -- one more request goes out as soon as that answer is drawn.
+  local first = #changes + 1
+  local seq_after_user = nil
+  on_change = function()
+    on_change = nil
+    panel.refresh()
+    seq_after_user = st.seq
+  end
+  H.append_entry(c06, {
+    type = 'message',
+    id = 'b0057999',
+    parentId = parent,
+    timestamp = '2025-01-01T01:00:00.000Z',
+    message = { role = 'user', content = 'while rows are on their way', timestamp = 1735693200000 },
+  })
+  H.check(
+    H.wait(function()
+      return seq_after_user ~= nil and panel.idle() and H.row('b0057999') ~= nil
+    end, 10000),
+    'in flight: the change arrived while rows were on their way, and is drawn'
+  )
+  H.check(changes[first] and changes[first].owed, 'in flight: the panel owed one more request', changes[first])
+  H.check(
+    seq_after_user ~= nil and st.seq == seq_after_user + 1,
+    'in flight: exactly one more rows request was sent after the answer on its way',
+    { after_user = seq_after_user, now = st.seq }
+  )
+  check_caught_up(panel, 'in flight')
+
+  -- The live agent streams an answer: when it ends, the panel shows the server's revision.
+  for _, run in ipairs({ { 'pi', pi_file }, { 'omp', omp_file } }) do
+    local agent, file = run[1], run[2]
+    H.check(H.show(file, 20000), agent .. ': the session opens in the panel')
+    vim.cmd('SessionChat')
+    H.check(
+      H.wait(function()
+        return chat.state.conversation.status ~= nil
+      end, 20000),
+      agent .. ': the chat learns the agent state'
+    )
+    first = #changes + 1
+    local draws = st.draws
+    H.send('Stream the answer, please')
+    H.check(
+      H.wait(function()
+        return H.chat_text():find(LONG, 1, true)
+          and not chat.state.conversation.running
+          and A.answer_to(file, '^Stream the answer') ~= nil
+      end, 120000),
+      agent .. ': the answer streamed and ended',
+      H.chat_text()
+    )
+    check_changes(first, agent)
+    check_caught_up(panel, agent)
+    local reply = A.answer_to(file, '^Stream the answer')
+    H.check(reply and st.leaf == reply.id, agent .. ': the answer is the leaf of the tree', { leaf = st.leaf })
+    local deltas = chat.state.stream and chat.state.stream.deltas or 0
+    local turn_changes = #changes - first + 1
+    H.check(
+      deltas > 4 and st.draws - draws <= 2 * turn_changes + 1,
+      agent .. ': the tree was drawn a few times per written entry, not per streamed piece',
+      { deltas = deltas, draws = st.draws - draws, changes = turn_changes }
+    )
+  end
+
+  pcall(function()
+    require('sessiontree.client').stop(true)
+  end)
+  A.stop(live.model)
+end)
