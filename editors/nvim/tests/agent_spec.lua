@@ -318,7 +318,9 @@ H.run(function()
   H.send('/ask')
   H.check(
     H.wait(function()
-      return H.chat_text():find('> picked green', 1, true) ~= nil
+      -- (The notice comes while the command runs, before pi answers the prompt that ran it; the
+      -- next send waits for that answer.)
+      return H.chat_text():find('> picked green', 1, true) ~= nil and not st.sending
     end, 90000),
     "pi: an extension's select dialog is answered through vim.ui.select; its notice is shown",
     { asked = asked, text = H.chat_text(), last = st.last }
