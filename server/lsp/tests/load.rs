@@ -18,8 +18,9 @@ use serde_json::{json, Value};
 use sessiontree_core::context::session_context;
 use sessiontree_core::view::{compute_rows, FilterMode, ViewState};
 use sessiontree_core::{OpenOptions, Session};
+use sessiontree_testkit::lsp::{Connection, Writer};
 use std::collections::{HashMap, HashSet};
-use std::io::{BufReader, Write as _};
+use std::io::Write as _;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
@@ -75,10 +76,11 @@ impl Rng {
     }
 }
 
-/// The connection: requests are written whole under a lock; one thread reads the answers and
-/// hands each to the client whose id range it is in.
+/// The connection's two halves as the clients share them: requests are written whole by the
+/// connection's [`Writer`]; the thread reading the answers hands each to the client whose id
+/// range it is in.
 struct Conn {
-    stdin: Mutex<std::process::ChildStdin>,
+    writer: Writer,
     clients: Mutex<HashMap<u64, Sender<Value>>>,
     notifications: AtomicUsize,
 }
@@ -88,8 +90,11 @@ const ID_RANGE: u64 = 1_000_000;
 impl Conn {
     fn send(&self, id: u64, method: &str, params: &Value) {
         let msg = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
-        let mut stdin = self.stdin.lock().expect("stdin lock");
-        write_msg(&mut *stdin, &msg);
+        self.writer.send(&msg).expect("write");
+    }
+
+    fn send_notification(&self, method: &str) {
+        self.writer.notify(method, json!({})).expect("write");
     }
 
     fn register(&self, client: u64) -> Receiver<Value> {
@@ -101,28 +106,24 @@ impl Conn {
         rx
     }
 
-    fn read_loop(&self, stdout: std::process::ChildStdout) {
-        let mut stdout = BufReader::new(stdout);
-        while let Some(msg) = read_msg(&mut stdout) {
-            match (msg.get("method"), msg.get("id")) {
-                (Some(_), None) => {
-                    self.notifications.fetch_add(1, Ordering::Relaxed);
-                }
-                (Some(_), Some(id)) => {
-                    // A request from the server: answer it with nothing.
-                    let answer = json!({"jsonrpc": "2.0", "id": id, "result": null});
-                    let mut stdin = self.stdin.lock().expect("stdin lock");
-                    write_msg(&mut *stdin, &answer);
-                }
-                (None, Some(id)) => {
-                    let id = id.as_u64().expect("numeric id");
-                    let clients = self.clients.lock().expect("clients lock");
-                    if let Some(tx) = clients.get(&(id / ID_RANGE)) {
-                        let _ = tx.send(msg);
-                    }
-                }
-                (None, None) => panic!("a message that is neither: {msg}"),
+    /// One message from the server: a notification is counted, a request from the server is
+    /// answered with nothing (the result returned), an answer goes to its client.
+    fn dispatch(&self, msg: &Value) -> Option<Value> {
+        match (msg.get("method"), msg.get("id")) {
+            (Some(_), None) => {
+                self.notifications.fetch_add(1, Ordering::Relaxed);
+                None
             }
+            (Some(_), Some(_)) => Some(Value::Null),
+            (None, Some(id)) => {
+                let id = id.as_u64().expect("numeric id");
+                let clients = self.clients.lock().expect("clients lock");
+                if let Some(tx) = clients.get(&(id / ID_RANGE)) {
+                    let _ = tx.send(msg.clone());
+                }
+                None
+            }
+            (None, None) => panic!("a message that is neither: {msg}"),
         }
     }
 }
@@ -484,23 +485,23 @@ fn many_clients_tens_of_sessions_and_a_fast_growing_file() {
     let appended_file = generate(dir.path(), "appended.jsonl", "pi", "150", 8);
 
     // The server and the connection.
-    let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
-        .arg("lsp")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("spawn sessiontree lsp");
-    let pid = child.id();
+    let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+    command.arg("lsp").stderr(Stdio::null());
+    let mut server = Connection::spawn(command).expect("spawn sessiontree lsp");
+    let pid = server.pid();
     let conn = Arc::new(Conn {
-        stdin: Mutex::new(child.stdin.take().expect("stdin")),
+        writer: server.writer(),
         clients: Mutex::new(HashMap::new()),
         notifications: AtomicUsize::new(0),
     });
-    let stdout = child.stdout.take().expect("stdout");
     let reader = {
         let conn = Arc::clone(&conn);
-        std::thread::spawn(move || conn.read_loop(stdout))
+        std::thread::spawn(move || {
+            server
+                .until_closed(|msg| conn.dispatch(msg))
+                .expect("answer the server");
+            server
+        })
     };
     let mut setup = Client::new(&conn, 99);
     setup.call(
@@ -657,8 +658,8 @@ fn many_clients_tens_of_sessions_and_a_fast_growing_file() {
     let growing_answers: usize = seen.iter().map(|s| s.growing.len()).sum();
     setup.call("shutdown", Value::Null);
     conn.send_notification("exit");
-    let status = child.wait().expect("wait");
-    reader.join().expect("reader");
+    let mut server = reader.join().expect("reader");
+    let status = server.child().wait().expect("wait");
     assert!(status.success(), "exit: {status:?}");
     assert!(
         peak_kb < MAX_RSS_KB,
@@ -679,12 +680,4 @@ fn many_clients_tens_of_sessions_and_a_fast_growing_file() {
         started.elapsed().as_secs_f64()
     )
     .expect("stdout");
-}
-
-impl Conn {
-    fn send_notification(&self, method: &str) {
-        let msg = json!({"jsonrpc": "2.0", "method": method, "params": {}});
-        let mut stdin = self.stdin.lock().expect("stdin lock");
-        write_msg(&mut *stdin, &msg);
-    }
 }
