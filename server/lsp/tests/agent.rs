@@ -10,7 +10,7 @@ mod support;
 use serde_json::{json, Value};
 use support::agents::{entries, is_event, message_entries, Agent, Home, ModelServer, Server};
 use support::tmux::Tmux;
-use support::uri;
+use support::{kind, uri};
 
 /// The text of a user message as the model received it (content string or text parts), without
 /// omp's `<system-reminder>` blocks.
@@ -195,7 +195,7 @@ fn abort_then_continue(agent: Agent) {
         "sessionTree/prompt",
         json!({"uri": session, "text": "meanwhile"}),
     );
-    assert_eq!(busy["error"]["data"]["kind"], "agentBusy", "{busy}");
+    assert_eq!(kind(&busy["error"]), "agentBusy", "{busy}");
     let aborted = server.ok("sessionTree/abort", json!({"uri": session}));
     assert_eq!(aborted["aborted"], true);
     server.wait_for("the aborted turn's end", 60, |m| {
@@ -423,10 +423,7 @@ fn a_missing_agent_is_a_clear_error() {
         "sessionTree/prompt",
         json!({"uri": session, "text": "hello"}),
     );
-    assert_eq!(
-        refused["error"]["data"]["kind"], "agentNotInstalled",
-        "{refused}"
-    );
+    assert_eq!(kind(&refused["error"]), "agentNotInstalled", "{refused}");
     let message = refused["error"]["message"].as_str().unwrap_or("");
     assert!(
         message.contains("/nonexistent/bin/pi") && message.contains("agent.piPath"),
@@ -473,10 +470,7 @@ fn no_write_behind_an_agent_without_the_bridge() {
         "sessionTree/setLabel",
         json!({"uri": session, "targetId": first, "label": "start"}),
     );
-    assert_eq!(
-        refused["error"]["data"]["kind"], "agentRunning",
-        "{refused}"
-    );
+    assert_eq!(kind(&refused["error"]), "agentRunning", "{refused}");
     assert!(
         refused["error"]["message"]
             .as_str()
@@ -710,10 +704,7 @@ fn omp_in_a_terminal_is_driven_from_the_editor() {
         "sessionTree/navigate",
         json!({"uri": session, "targetId": first["id"]}),
     );
-    assert_eq!(
-        refused["error"]["data"]["kind"], "agentNotArmed",
-        "{refused}"
-    );
+    assert_eq!(kind(&refused["error"]), "agentNotArmed", "{refused}");
     tui.wait_for("/sessiontree", 10);
     tui.keys(&["Enter"]);
     server.wait_for("the bridge armed", 30, |m| {

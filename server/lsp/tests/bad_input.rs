@@ -29,10 +29,6 @@ const HOSTILE: &[&str] = &[
     "   ",
 ];
 
-fn kind(msg: &Value) -> &str {
-    msg["error"]["data"]["kind"].as_str().unwrap_or("")
-}
-
 /// No ESC and no C0 control (nor DEL) anywhere in a string a panel draws.
 fn assert_drawable(what: &str, text: &str) {
     assert!(
@@ -138,7 +134,7 @@ async fn every_request_with_malformed_params_is_refused_cleanly() {
             if msg.get("error").is_some() {
                 refused += 1;
                 assert!(
-                    !kind(&msg).is_empty(),
+                    !kind(&msg["error"]).is_empty(),
                     "{} {params}: an error without data.kind: {msg}",
                     doc.method
                 );
@@ -191,7 +187,7 @@ async fn control_and_escape_characters_never_reach_a_panel() {
             )
             .await;
         assert!(
-            label.get("result").is_some() || !kind(&label).is_empty(),
+            label.get("result").is_some() || !kind(&label["error"]).is_empty(),
             "{label}"
         );
         let text = format!("x{hostile}y");
@@ -206,7 +202,7 @@ async fn control_and_escape_characters_never_reach_a_panel() {
             .request("sessionTree/setName", json!({"uri": u, "name": hostile}))
             .await;
         assert!(
-            name.get("result").is_some() || !kind(&name).is_empty(),
+            name.get("result").is_some() || !kind(&name["error"]).is_empty(),
             "{name}"
         );
     }
@@ -303,7 +299,7 @@ async fn oversized_values_are_refused_and_nothing_is_written() {
     for (method, params, names) in cases {
         let msg = c.request(method, params).await;
         assert_eq!(
-            kind(&msg),
+            kind(&msg["error"]),
             "invalidParams",
             "{method}: {}",
             &msg.to_string()[..200.min(msg.to_string().len())]
@@ -412,11 +408,11 @@ async fn hostile_files_load_and_render_safely() {
         uri(&dir.path().join("missing.jsonl")),
     ] {
         let msg = c.request("sessionTree/open", json!({"uri": bad})).await;
-        assert!(!kind(&msg).is_empty(), "{bad}: {msg}");
+        assert!(!kind(&msg["error"]).is_empty(), "{bad}: {msg}");
         let msg = c
             .request("sessionTree/append", json!({"uri": bad, "text": "x"}))
             .await;
-        assert!(!kind(&msg).is_empty(), "{bad}: {msg}");
+        assert!(!kind(&msg["error"]).is_empty(), "{bad}: {msg}");
     }
     assert!(!dir.path().join("missing.jsonl").exists());
     // `..` resolves to the same session, not a second copy.
@@ -476,7 +472,7 @@ async fn open_is_refused_outside_the_workspace_and_the_session_roots() {
     ];
     for bad in &escapes {
         let msg = c.request("sessionTree/open", json!({"uri": bad})).await;
-        assert_eq!(kind(&msg), "invalidParams", "{bad}: {msg}");
+        assert_eq!(kind(&msg["error"]), "invalidParams", "{bad}: {msg}");
         assert!(
             msg["error"]["message"]
                 .as_str()
@@ -486,7 +482,7 @@ async fn open_is_refused_outside_the_workspace_and_the_session_roots() {
         let msg = c
             .request("sessionTree/append", json!({"uri": bad, "text": "x"}))
             .await;
-        assert_eq!(kind(&msg), "sessionNotFound", "{bad}: {msg}");
+        assert_eq!(kind(&msg["error"]), "sessionNotFound", "{bad}: {msg}");
     }
     assert_eq!(std::fs::read(&outside).expect("read"), before);
     println!(

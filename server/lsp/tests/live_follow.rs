@@ -68,7 +68,7 @@ async fn another_process_appends_while_attached() {
     let busy = c
         .err("sessionTree/append", json!({"uri": u, "text": "mine"}))
         .await;
-    assert_eq!(busy["data"]["kind"], json!("writerBusy"), "{busy}");
+    assert_eq!(kind(&busy), "writerBusy", "{busy}");
     // It has read the half line, and announced nothing of it.
     assert_eq!(
         c.ok("sessionTree/tree", json!({"uri": u})).await["total"],

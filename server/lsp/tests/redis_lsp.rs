@@ -25,10 +25,6 @@ const A3: &str = "662d009f";
 const HOME: &str = "/home/me";
 const PATH: &str = "/home/me/.omp/agent/sessions/-proj/2025-01-01T00-00-00-000Z_c06.jsonl";
 
-fn kind(err: &Value) -> &str {
-    err["data"]["kind"].as_str().unwrap_or("")
-}
-
 fn store(server: &RedisServer, path: &str) -> RedisStore {
     let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
     RedisStore::new(link, Path::new(path))

@@ -8,8 +8,8 @@ use serde_json::{json, Value};
 use sessiontree_rewind::{Moment, Rewind};
 use sessiontree_testkit::git;
 use std::path::Path;
-use support::inproc::{kind, Client};
-use support::uri;
+use support::inproc::Client;
+use support::{kind, uri};
 
 const SID: &str = "0194dddd-0000-7000-8000-000000000004";
 

@@ -122,11 +122,7 @@ fn stdio_round_trip_shutdown_with_null_params_and_exit_code() {
         "sessionTree/append",
         json!({"uri": uri, "text": "x", "baseRevision": rev}),
     );
-    assert_eq!(
-        stale["error"]["data"]["kind"],
-        json!("staleRevision"),
-        "{stale}"
-    );
+    assert_eq!(kind(&stale["error"]), "staleRevision", "{stale}");
 
     let text = std::fs::read_to_string(&file).expect("read");
     assert!(text

@@ -23,12 +23,6 @@ pub fn frame(value: &Value) -> Vec<u8> {
     out
 }
 
-/// Writes one framed message.
-pub fn write_msg(w: &mut impl Write, value: &Value) {
-    w.write_all(&frame(value)).expect("write");
-    w.flush().expect("flush");
-}
-
 /// The body length a header block announces: reads header lines up to the blank one; `None` at
 /// the end of the stream.
 pub fn read_header(r: &mut impl BufRead) -> Option<usize> {
@@ -46,14 +40,6 @@ pub fn read_header(r: &mut impl BufRead) -> Option<usize> {
             len = v.trim().parse::<usize>().ok();
         }
     }
-}
-
-/// Reads one framed message; `None` at the end of the stream or on a body that is not JSON.
-pub fn read_msg(r: &mut impl BufRead) -> Option<Value> {
-    let len = read_header(r)?;
-    let mut body = vec![0; len];
-    r.read_exact(&mut body).ok()?;
-    serde_json::from_slice(&body).ok()
 }
 
 /// A language server running as a child process, spoken to over its standard input and output:
@@ -123,6 +109,11 @@ impl std::fmt::Display for NoResponse {
 }
 
 impl std::error::Error for NoResponse {}
+
+/// The `data.kind` of an LSP error object (`""` when it has none).
+pub fn kind(error: &Value) -> &str {
+    error["data"]["kind"].as_str().unwrap_or("")
+}
 
 /// `true` for the response to request `id`.
 pub fn is_response(message: &Value, id: i64) -> bool {

@@ -15,7 +15,8 @@ use sessiontree_core::summary::{OMP_PREAMBLE, PI_PREAMBLE};
 use std::sync::Arc;
 use std::time::Duration;
 use steps::*;
-use support::inproc::{kind, Answer, Client};
+use support::inproc::{Answer, Client};
+use support::kind;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
 const PI: &str = "c06-branch-basic/pi/session.jsonl";

@@ -35,11 +35,6 @@ struct Hooks {
     answered: tokio::sync::watch::Sender<usize>,
 }
 
-/// The `data.kind` of an LSP error object.
-pub fn kind(err: &Value) -> &str {
-    err["data"]["kind"].as_str().unwrap_or("")
-}
-
 /// A session file opened by the server.
 pub struct Opened {
     /// The session's URI as the server names it.

@@ -14,5 +14,5 @@ pub mod tls_store;
 /// A terminal (tmux) for the agents' TUIs.
 pub mod tmux;
 
-pub use sessiontree_testkit::lsp::{frame, read_msg, uri, write_msg};
+pub use sessiontree_testkit::lsp::{frame, kind, uri};
 pub use sessiontree_testkit::{copy_fixture, fixture, require};
