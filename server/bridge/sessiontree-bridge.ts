@@ -6,7 +6,7 @@
  * (never a network address) and speaks newline-delimited JSON:
  *
  *   server → bridge  {"id": 1, "op": "hello", "token": "…"}   (first message; anything else closes)
- *                    {"id": 2, "op": "state" | "navigate" | "prompt" | "abort" | "branch" | "label" | "name", …}
+ *                    {"id": 2, "op": "state" | "navigate" | "prompt" | "abort" | "branch" | "label" | "name" | "relocate", …}
  *   bridge → server  {"id": 1, "ok": true, "result": {…}}  or  {"id": 1, "ok": false, "error": {"kind", "message"}}
  *                    {"event": "…", …}                      (agent events, leaf moves, session changes)
  *
@@ -237,6 +237,45 @@ export default function sessiontreeBridge(pi: any): void {
         });
       }
       return { cancelled: result?.cancelled === true, oldSessionFile: before, sessionFile: safe(() => sessionFile()) ?? null };
+    },
+
+    /**
+     * A session whose file is not written yet (pi writes a new or forked session's file only with
+     * its first assistant message): the server starts pi on a private copy of its header and
+     * entries (`from`), which pi loads as any session, and this moves pi's session to the path it
+     * belongs at (`to`), as pi's own fork leaves its manager: nothing flushed, so pi writes the
+     * header and every entry there itself with its first assistant message, then appends. Only
+     * while pi has written nothing, with `to` still absent and every line of the copy one that pi
+     * writes back byte for byte.
+     */
+    relocate(params) {
+      if (agent !== "pi") throw new BridgeError("unsupported", "only pi defers writing a session's file");
+      idle();
+      const from = path.resolve(requireString(params, "from"));
+      const to = path.resolve(requireString(params, "to"));
+      const sm = sessionManager();
+      const current = safe(() => sm.getSessionFile());
+      if (typeof current !== "string" || path.resolve(current) !== from) {
+        throw new BridgeError("invalidParams", `the agent's session file is ${String(current)}, not ${from}`);
+      }
+      if (fs.existsSync(to)) throw new BridgeError("fileExists", `${to} exists already: the agent was not moved there`);
+      if (typeof sm.flushed !== "boolean" || !Array.isArray(sm.fileEntries)) {
+        throw new BridgeError("unsupported", "this pi's session manager cannot be moved to another file");
+      }
+      const entries: Obj[] = sm.fileEntries;
+      if (entries.some((e) => e?.type === "message" && e.message?.role === "assistant")) {
+        throw new BridgeError("agentBusy", "the agent has answered in this session already");
+      }
+      // pi writes JSON.stringify of each entry: the copy must be exactly that, and unchanged.
+      const copy = fs.readFileSync(from, "utf8");
+      const loaded = entries.slice(0, copy.split("\n").length - 1).map((e) => `${JSON.stringify(e)}\n`).join("");
+      if (loaded !== copy) {
+        throw new BridgeError("notExact", "pi would not write this session's lines byte for byte as they are");
+      }
+      sm.sessionFile = to;
+      sm.sessionDir = path.dirname(to);
+      sm.flushed = false;
+      return state();
     },
 
     label(params) {

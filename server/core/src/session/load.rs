@@ -325,6 +325,13 @@ impl Session {
         if let Some(link) = self.store.take() {
             return self.follow_store(link);
         }
+        // A deferred file its agent has written since: followed from the end of what we hold.
+        if let FileState::Deferred(path) = &self.file {
+            let path = path.clone();
+            if self.take_agents_file(&path)? == super::deferred::AgentsFile::NotYet {
+                return Ok(FollowOutcome::default());
+            }
+        }
         let FileState::Written {
             path,
             len,

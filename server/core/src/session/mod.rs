@@ -7,6 +7,7 @@ mod append;
 mod branched;
 mod building;
 pub(crate) mod columns;
+mod deferred;
 mod header;
 mod indexing;
 mod load;

@@ -296,6 +296,13 @@ impl Session {
         if self.sync == SyncPolicy::Data && !sync_now {
             self.deferred_sync = Some(DeferredSync::start(&file, path));
         }
+        self.now_written(path, len, FileIdentity::of(&file));
+        Ok(())
+    }
+
+    /// The session's contents ([`Session::full_contents`], `len` bytes) are the start of the file
+    /// at `path`: follows it from there.
+    pub(crate) fn now_written(&mut self, path: &Path, len: u64, identity: Option<FileIdentity>) {
         self.slot = self.slot_for_new_file();
         // Entry texts hold no newline: the slot, the header, then one line per entry.
         let lines = usize::from(self.slot.is_some()) + 1 + self.entries.len();
@@ -309,9 +316,8 @@ impl Session {
             len,
             lines,
             pending: 0,
-            identity: FileIdentity::of(&file),
+            identity,
         };
-        Ok(())
     }
 
     /// Appends one whole line in one write. Lines another process appended first are indexed

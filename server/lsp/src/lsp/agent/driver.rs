@@ -356,6 +356,19 @@ impl Driver {
         Ok(navigated)
     }
 
+    /// Moves a pi started on a private copy of a session not written yet to the session's own
+    /// path (the bridge's `relocate`), where pi writes it with its first assistant message.
+    pub async fn relocate(&self, from: &Path, to: &Path) -> Result<(), ApiError> {
+        let params = json!({"from": from.to_string_lossy(), "to": to.to_string_lossy()});
+        let state = self
+            .bridge
+            .call("relocate", params)
+            .await
+            .map_err(api_error)?;
+        self.note_state(&state);
+        Ok(())
+    }
+
     /// Sends a prompt: the agent's own input (started agents) or `sendUserMessage` (terminal).
     pub async fn prompt(&self, text: &str, deliver_as: Option<DeliverAs>) -> Result<(), ApiError> {
         let behaviour = deliver_as.map(|d| match d {

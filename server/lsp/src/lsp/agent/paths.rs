@@ -97,3 +97,34 @@ mod tests {
         );
     }
 }
+
+/// A private copy (0600, a new file in the runtime folder) of a session whose file is not written
+/// yet, for the agent to start on; removed when dropped.
+#[derive(Debug)]
+pub struct UnwrittenCopy(PathBuf);
+
+impl UnwrittenCopy {
+    /// Writes `contents` to a new file in `dir` named `n`.
+    pub fn write(dir: &Path, n: u64, contents: &str) -> std::io::Result<UnwrittenCopy> {
+        let path = dir.join(format!("unwritten-{}-{n}.jsonl", std::process::id()));
+        let mut file = std::fs::OpenOptions::new()
+            .write(true)
+            .create_new(true)
+            .mode(0o600)
+            .open(&path)?;
+        let copy = UnwrittenCopy(path);
+        file.write_all(contents.as_bytes())?;
+        Ok(copy)
+    }
+
+    /// Where it is.
+    pub fn path(&self) -> &Path {
+        &self.0
+    }
+}
+
+impl Drop for UnwrittenCopy {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}

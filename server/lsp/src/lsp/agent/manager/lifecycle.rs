@@ -71,6 +71,37 @@ impl Manager {
                 format!("cannot write the bridge extension: {e}"),
             )
         })?;
+        // pi writes a new or forked session's file only with its first assistant message. A
+        // session whose file is not written yet starts pi on a private copy of its header and
+        // entries, which pi loads as any session (its context, model and thinking level as the
+        // session has them); the bridge then moves pi to the session's own path, where pi writes
+        // it itself, byte for byte, with its first assistant message. Nothing is written to the
+        // session's path here, and pi writes nothing before that answer.
+        // (omp writes its new sessions and forks at once: it never meets one.)
+        let unwritten = match slot.kind {
+            AgentKind::Pi => {
+                slot.handle
+                    .read(|a| a.session.unwritten_contents().map_err(ApiError::from))
+                    .await?
+            }
+            AgentKind::Omp => None,
+        };
+        let copy = match unwritten {
+            Some(contents) => Some(
+                paths::UnwrittenCopy::write(
+                    &dir,
+                    self.sockets.fetch_add(1, Ordering::Relaxed),
+                    &contents,
+                )
+                .map_err(|e| {
+                    ApiError::new(
+                        ErrorKind::AgentFailed,
+                        format!("cannot write the private copy of this unwritten session: {e}"),
+                    )
+                })?,
+            ),
+            None => None,
+        };
         let settings = self.settings();
         let spec = SpawnSpec {
             kind: slot.kind,
@@ -79,7 +110,9 @@ impl Manager {
                 AgentKind::Pi => settings.pi_args.clone(),
                 AgentKind::Omp => settings.omp_args.clone(),
             },
-            session_file: slot.path.clone(),
+            session_file: copy
+                .as_ref()
+                .map_or_else(|| slot.path.clone(), |c| c.path().to_path_buf()),
             cwd,
             bridge,
             socket: paths::spawn_socket(&dir, self.sockets.fetch_add(1, Ordering::Relaxed)),
@@ -97,6 +130,28 @@ impl Manager {
         match Driver::spawn(spec, START_TIMEOUT).await {
             Ok((driver, events)) => {
                 tracing::info!(uri = %slot.uri, ms = started.elapsed().as_millis() as u64, "agent started");
+                let relocated = match &copy {
+                    Some(copy) => driver.relocate(copy.path(), &slot.path).await.map_err(|e| {
+                        ApiError::new(
+                            e.kind,
+                            format!(
+                                "this session is not on disk yet and the agent, which writes it with its first answer, could not take it: {}",
+                                e.message
+                            ),
+                        )
+                    }),
+                    None => Ok(()),
+                };
+                drop(copy);
+                if let Err(err) = relocated {
+                    driver.stop(STOP_GRACE).await;
+                    if let Ok(mut last) = slot.last.lock() {
+                        last.state = Some(AgentState::Exited);
+                        last.message = Some(err.message.clone());
+                    }
+                    self.emit_status(slot);
+                    return Err(err);
+                }
                 self.install(slot, Arc::clone(&driver), events);
                 Ok(driver)
             }
