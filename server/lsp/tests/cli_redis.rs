@@ -5,13 +5,11 @@
 
 mod support;
 
-use sessiontree_core::session::SessionStore;
 use sessiontree_redis::testing::RedisServer;
-use sessiontree_redis::{Link, RedisStore};
 use sessiontree_testkit::fixtures::shared_conformance_dir;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::Arc;
+use support::omp_store;
 
 fn bin() -> Command {
     Command::new(env!("CARGO_BIN_EXE_sessiontree"))
@@ -46,23 +44,13 @@ fn fixtures() -> Vec<PathBuf> {
     files
 }
 
-/// Puts `file` into the store at `path` with the same write omp's storage makes (value, mtime,
-/// and the title its slot holds).
+/// Puts `file` into the store at `path` as omp's own storage writes it.
 fn put(server: &RedisServer, path: &str, file: &Path) {
-    let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
-    let store = RedisStore::new(link, Path::new(path));
-    let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}"));
-    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let slot = std::str::from_utf8(first)
-        .ok()
-        .and_then(sessiontree_core::title_slot::TitleSlot::parse);
-    let written = store
-        .create(&bytes, slot.as_ref())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(
-        written,
-        sessiontree_core::session::Written::Done { .. }
-    ));
+    omp_store::put(
+        server,
+        path,
+        &std::fs::read(file).unwrap_or_else(|e| panic!("{e}")),
+    );
 }
 
 #[test]
@@ -72,17 +60,8 @@ fn inspect_tree_and_check_print_for_a_redis_session_what_they_print_for_its_file
     let address = sessiontree_redis::StoreAddress::parse(&url).unwrap_or_else(|e| panic!("{e}"));
     for (n, file) in fixtures().iter().enumerate() {
         let path = format!("/home/me/.omp/agent/sessions/-proj/{n}.jsonl");
-        {
-            let link = Link::new(address.clone()).unwrap_or_else(|e| panic!("{e}"));
-            let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}"));
-            let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-            let slot = std::str::from_utf8(first)
-                .ok()
-                .and_then(sessiontree_core::title_slot::TitleSlot::parse);
-            RedisStore::new(Arc::clone(&link), Path::new(&path))
-                .create(&bytes, slot.as_ref())
-                .unwrap_or_else(|e| panic!("{e}"));
-        }
+        let bytes = std::fs::read(file).unwrap_or_else(|e| panic!("{e}"));
+        omp_store::put_at(&address, &path, &bytes);
         let f = file.to_string_lossy();
         for args in [
             vec!["inspect", "--json", "--search", "e"],

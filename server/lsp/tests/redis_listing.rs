@@ -7,39 +7,17 @@
 mod support;
 
 use serde_json::{json, Value};
-use sessiontree_core::session::{SessionStore, Written};
+use sessiontree_core::session::SessionStore;
 use sessiontree_core::title_slot::TitleSlot;
 use sessiontree_redis::testing::RedisServer;
-use sessiontree_redis::{Link, RedisStore};
 use std::collections::BTreeMap;
 use std::path::Path;
 use support::inproc::Client;
+use support::omp_store::{append, put, set_mtime, store};
 
 const HOME: &str = "/home/me";
 /// omp's folder for `/home/me/proj`.
 const DIR: &str = "/home/me/.omp/agent/sessions/-proj";
-
-fn store(server: &RedisServer, path: &str) -> RedisStore {
-    let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
-    RedisStore::new(link, Path::new(path))
-}
-
-/// Puts `bytes` into the store as omp's full write leaves them (value, the slot's title), with
-/// `mtime_ms` as omp's `meta` time.
-fn put(server: &RedisServer, path: &str, bytes: &[u8], mtime_ms: u64) {
-    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let slot = std::str::from_utf8(first).ok().and_then(TitleSlot::parse);
-    let written = store(server, path)
-        .create(bytes, slot.as_ref())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(written, Written::Done { .. }), "{written:?}");
-    let _: () = redis::cmd("HSET")
-        .arg("omp:sessions:meta")
-        .arg(path)
-        .arg(mtime_ms.to_string())
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"));
-}
 
 /// Bytes the Redis server has sent to its clients so far.
 fn sent(server: &RedisServer) -> u64 {
@@ -122,7 +100,9 @@ async fn every_conformance_session_is_listed_from_the_store_as_its_file() {
             let name = format!("{scenario_name}-{dialect}.jsonl");
             let file = files.join(&name);
             std::fs::write(&file, &bytes).expect("write");
-            put(&server, &format!("{DIR}/{name}"), &bytes, mtime_ms(&file));
+            let path = format!("{DIR}/{name}");
+            put(&server, &path, &bytes);
+            set_mtime(&server, &path, mtime_ms(&file));
             put_count += 1;
         }
     }
@@ -164,7 +144,8 @@ async fn a_listing_reads_a_large_session_once_and_then_only_what_changed() {
     let size = bytes.len() as u64;
     assert!(size > 10 << 20, "{size} bytes");
     let path = format!("{DIR}/big-in-store.jsonl");
-    put(&server, &path, &bytes, mtime_ms(&file));
+    put(&server, &path, &bytes);
+    set_mtime(&server, &path, mtime_ms(&file));
     let c = client(&server, agents.path()).await;
 
     let before = sent(&server);
@@ -211,16 +192,7 @@ async fn a_listing_reads_a_large_session_once_and_then_only_what_changed() {
         .as_u64()
         .unwrap_or(0);
     let line = "{\"type\":\"message\",\"id\":\"zz000001\",\"parentId\":null,\"timestamp\":\"2026-01-01T00:00:01.000Z\",\"message\":{\"role\":\"user\",\"content\":\"late\",\"timestamp\":1}}\n";
-    let _: () = redis::pipe()
-        .cmd("APPEND")
-        .arg(format!("omp:sessions:file:{path}"))
-        .arg(line)
-        .cmd("HSET")
-        .arg("omp:sessions:meta")
-        .arg(&path)
-        .arg("1767225601000")
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"));
+    append(&server, &path, line, 1_767_225_601_000);
     let appended = by_name(&c.ok("sessionTree/listSessions", folders()).await, true);
     assert_eq!(
         appended["big-in-store.jsonl"]["entryCount"],

@@ -7,12 +7,10 @@
 mod support;
 
 use serde_json::{json, Value};
-use sessiontree_core::session::{SessionStore, Written};
-use sessiontree_core::title_slot::TitleSlot;
 use sessiontree_redis::testing::RedisServer;
-use sessiontree_redis::{Link, RedisStore};
 use std::path::Path;
 use support::inproc::Client;
+use support::omp_store::{append, put, store, value};
 use support::*;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
@@ -24,42 +22,6 @@ const A3: &str = "662d009f";
 
 const HOME: &str = "/home/me";
 const PATH: &str = "/home/me/.omp/agent/sessions/-proj/2025-01-01T00-00-00-000Z_c06.jsonl";
-
-fn store(server: &RedisServer, path: &str) -> RedisStore {
-    let link = Link::new(server.address()).unwrap_or_else(|e| panic!("{e}"));
-    RedisStore::new(link, Path::new(path))
-}
-
-/// Puts `bytes` into the store as omp's full write leaves them (value, mtime, the slot's title).
-fn put(server: &RedisServer, path: &str, bytes: &[u8]) {
-    let first = bytes.split(|&b| b == b'\n').next().unwrap_or_default();
-    let slot = std::str::from_utf8(first).ok().and_then(TitleSlot::parse);
-    let written = store(server, path)
-        .create(bytes, slot.as_ref())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(matches!(written, Written::Done { .. }), "{written:?}");
-}
-
-fn value(server: &RedisServer, path: &str) -> Option<Vec<u8>> {
-    redis::cmd("GET")
-        .arg(format!("omp:sessions:file:{path}"))
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"))
-}
-
-/// Appends bytes to the value as omp's `OMP_APPEND` does.
-fn append_raw(server: &RedisServer, path: &str, bytes: &str) {
-    let _: () = redis::pipe()
-        .cmd("APPEND")
-        .arg(format!("omp:sessions:file:{path}"))
-        .arg(bytes)
-        .cmd("HSET")
-        .arg("omp:sessions:meta")
-        .arg(path)
-        .arg("1")
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"));
-}
 
 fn redis_uri(server: &RedisServer, path: &str) -> String {
     format!("redis://127.0.0.1:{}/0{path}", server.port())
@@ -377,12 +339,12 @@ async fn follows_another_writer(server: &RedisServer) {
     let ru = redis_uri(server, PATH);
     let open = c.ok("sessionTree/open", json!({"uri": ru})).await;
     assert_eq!(open["entryCount"], json!(6));
-    append_raw(server, PATH, &label_line("f1", U1));
+    append(server, PATH, &label_line("f1", U1), 1);
     assert_eq!(change_bringing(&c, "f1").await, "follow");
     // A line written in two pieces is read once whole.
     let line = label_line("f2", A2);
-    append_raw(server, PATH, &line[..30]);
-    append_raw(server, PATH, &line[30..]);
+    append(server, PATH, &line[..30], 1);
+    append(server, PATH, &line[30..], 1);
     assert_eq!(change_bringing(&c, "f2").await, "follow");
     let tree = c.ok("sessionTree/tree", json!({"uri": ru})).await;
     assert_eq!(tree["total"], json!(8), "{tree}");
@@ -410,7 +372,7 @@ async fn a_store_killed_and_restarted_mid_follow_is_followed_again_and_loses_not
     let c = client_for(&server).await;
     let ru = redis_uri(&server, PATH);
     c.ok("sessionTree/open", json!({"uri": ru})).await;
-    append_raw(&server, PATH, &label_line("k1", U1));
+    append(&server, PATH, &label_line("k1", U1), 1);
     assert_eq!(change_bringing(&c, "k1").await, "follow");
     let kept = value(&server, PATH).unwrap_or_default();
 
@@ -436,7 +398,7 @@ async fn a_store_killed_and_restarted_mid_follow_is_followed_again_and_loses_not
     // Back with its data (a server with persistence), and an agent writing on: followed again.
     server.restart();
     put(&server, PATH, &kept);
-    append_raw(&server, PATH, &label_line("k2", A2));
+    append(&server, PATH, &label_line("k2", A2), 1);
     assert_eq!(change_bringing(&c, "k2").await, "follow");
     let ours = loop {
         let answer = c
@@ -601,10 +563,11 @@ async fn workspace_symbols_cover_the_stores_sessions() {
     assert_eq!(on_file, on_store, "{found}");
 
     let lines_before = bytes.iter().filter(|&&b| b == b'\n').count();
-    append_raw(
+    append(
         &server,
         PATH,
         &format!("{{\"type\":\"message\",\"id\":\"zz000001\",\"parentId\":\"{A3}\",\"timestamp\":\"2025-01-01T00:00:10.000Z\",\"message\":{{\"role\":\"user\",\"content\":\"zebra crossing\",\"timestamp\":1735689610000}}}}\n"),
+        1,
     );
     let found = c
         .ok("workspace/symbol", json!({"query": "zebra crossing"}))

@@ -8,6 +8,9 @@ pub mod inproc;
 /// The real agents, the model server and the real server over stdio.
 pub mod agents;
 
+/// Sessions in a Redis store as omp writes them.
+pub mod omp_store;
+
 /// A Redis store serving TLS.
 pub mod tls_store;
 
