@@ -1,9 +1,10 @@
--- A message is never reported as sent when it is not on disk, with the real pi installed: /branch
--- from the first user message of a pi session gives a session pi writes only with its first
--- assistant reply, which the server holds in memory. :SessionAppend (without the agent) there is
--- refused with the reason (the message would live only in memory), and so is <CR> (the live agent
--- starts on the session's file, which does not exist: pi would start a session of its own there);
--- the text stays in the input, nothing is written, the model is not asked.
+-- A pi session not on disk yet, with the real pi installed: /branch from the first user message
+-- of a pi session gives a session pi writes only with its first assistant reply, which the server
+-- holds in memory. :SessionAppend (without the agent) there is refused with the reason (the
+-- message would live only in memory), the text stays in the input and nothing is written. <CR>
+-- sends to pi, as pi's own fork does: the model gets exactly the new session's context (not the
+-- exchange it was branched from), pi writes the session's file with its answer, the input is
+-- cleared and the answer is drawn.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 local A = H.agents()
 
@@ -56,26 +57,48 @@ H.run(function()
     messages.texts()
   )
 
-  -- <CR> (Send to the real pi): the live agent can only continue a session on disk (pi, finding
-  -- no file, would start a session of its own there): not sent, said so, the text kept.
+  -- <CR> (Send to the real pi): pi takes the session as it is held and writes it with its answer.
   local asked = #A.requests(live.model)
   H.send()
   H.check(
-    st.last.prompt and st.last.prompt.notOnDisk == true and chat.input_text() == 'first question',
-    '<CR> in a session not on disk: not sent, the text stays in the input',
-    { last = st.last, input = chat.input_text() }
+    H.wait(function()
+      return vim.fn.filereadable(fork_path) == 1
+        and H.chat_text():find('echo: first question', 1, true) ~= nil
+        and not st.conversation.running
+    end, 90000),
+    '<CR> in a session not on disk: pi answers, its file is written, the answer is drawn',
+    { last = st.last, text = H.chat_text() }
   )
+  local requests = A.requests(live.model)
+  local users = {}
+  for _, m in ipairs((requests[#requests] or {}).messages or {}) do
+    if m.role == 'user' then
+      local text = m.content
+      if type(text) == 'table' then
+        text = table.concat(
+          vim.tbl_map(function(p)
+            return p.text or ''
+          end, text),
+          ''
+        )
+      end
+      table.insert(users, text)
+    end
+  end
   H.check(
-    messages.said('not sent: this new session is not on disk yet'),
-    'the user is told it was not sent and why',
-    messages.texts()
+    #requests == asked + 1 and vim.deep_equal(users, { 'first question' }),
+    "the model was asked once, with the new session's context only",
+    { asked = asked, requests = #requests, users = users }
   )
-  -- The refusal is the plugin's own, at once; a second's grace for a request that should not
-  -- have gone out (there is no event for "nothing happened").
-  vim.wait(1000)
+  local lines = vim.fn.filereadable(fork_path) == 1 and vim.fn.readfile(fork_path) or {}
+  local header = lines[1] and vim.json.decode(lines[1]) or {}
   H.check(
-    #A.requests(live.model) == asked and vim.fn.filereadable(fork_path) == 0,
-    'the model was not asked, nothing was written'
+    header.type == 'session'
+      and header.id == result.sessionId
+      and header.parentSession ~= nil
+      and vim.fn.resolve(header.parentSession) == vim.fn.resolve(source_file),
+    "pi wrote the session's own header (its id, its parent) first",
+    lines
   )
-  H.check(H.chat_text():find('not on disk yet', 1, true) ~= nil, 'the chat shows the notice', H.chat_text())
+  H.check(chat.input_text() == '', 'the input is cleared once pi took the message', chat.input_text())
 end)

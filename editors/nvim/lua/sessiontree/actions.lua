@@ -227,8 +227,9 @@ function M.branch(id, done)
           .. where
           .. (
             result.written and ''
-            or ' (not on disk yet: written at the first assistant reply; until then it is in memory only,'
-              .. ' the chat does not send or append into it, and it is gone once another session is shown)'
+            or ' (not on disk yet: written at the first assistant reply; <CR> in the chat sends to pi, which'
+              .. ' writes it with its answer; until then it is in memory only, :SessionAppend does not append'
+              .. ' into it, and it is gone once another session is shown)'
           )
       )
       if result.newUri then

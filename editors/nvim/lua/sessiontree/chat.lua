@@ -616,22 +616,6 @@ function M.send(text, done)
     return
   end
   local conv = st.conversation
-  if not_on_disk(uri) then
-    -- The live agent starts on the session's file; pi, finding none, would start a session of its
-    -- own there, without this one's entries, so the server refuses the prompt. Say so first.
-    local msg = 'not sent: this new session is not on disk yet (pi writes a session with its first assistant reply), '
-      .. 'and the live agent can only continue a session that is on disk. Your text stays in the input.'
-    st.last.prompt = { notOnDisk = true, text = text }
-    if conv.uri == uri then
-      conv:notice(msg, 'warning')
-      M.draw_live()
-    end
-    notify(msg, vim.log.levels.WARN)
-    if done then
-      done({ message = msg, data = { kind = 'notOnDisk' } }, nil)
-    end
-    return
-  end
   local status = conv.uri == uri and conv.status or nil
   if not agent_text.available(status) then
     local why = (status.message or 'the agent cannot run') .. ' (' .. agent_text.status_advice(status) .. ')'
