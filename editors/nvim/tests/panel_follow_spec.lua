@@ -1,9 +1,10 @@
 -- The panel keeps up with a session that changes in bursts, against the real server: every
 -- sessionTree/didChange for the shown session asks for rows at once, or, when rows are already
 -- on their way, once more as soon as those are answered (no fixed delay, so the last change of a
--- burst is drawn one answer after it arrived); never more than one rows request is in flight; when
--- the panel is idle again it shows the revision the last didChange announced, which is the
--- server's. First with another process appending a burst of lines (and a change arriving while
+-- burst is drawn one answer after it arrived); never more than one rows request is in flight; the
+-- rows go out before the chat's transcript of the same change (the server answers a session's
+-- requests in order); when the panel is idle again it shows the revision the last didChange
+-- announced, which is the server's. First with another process appending a burst of lines (and a change arriving while
 -- the user's own refresh is on its way), then with the real pi and omp streaming an answer from
 -- the tests' model server: when the answer ends the panel shows the server's revision, having
 -- drawn the tree a few times per written entry, not once per streamed piece.
@@ -20,18 +21,27 @@ local RULES = {
 
 --- What the panel did on each didChange of its session. `before` runs ahead of the panel's
 --- listener (registered before the plugin loads), the other one after it.
----@type { revision: integer, asked: boolean, owed: boolean, pending: integer, at: integer, shown: integer|nil }[]
+---@type { revision: integer, asked: boolean, owed: boolean, pending: integer, at: integer, sent: integer, shown: integer|nil }[]
 local changes = {}
 local seq_before = 0
+--- The requests the plugin sent, by method, in order; and how many there were when the change
+--- being handled arrived.
+---@type string[]
+local sent = {}
+local sent_before = 0
 ---@type fun(p: table)|nil
 local on_change = nil
 client.on(protocol.DID_CHANGE, function(p)
   local loaded = package.loaded['sessiontree.panel']
   seq_before = loaded and loaded.state.seq or 0
+  sent_before = #sent
   if on_change then
     on_change(p)
   end
 end)
+-- The chat loads before the panel (as when :SessionChat is the first command), so its listener
+-- of didChange runs before the panel's: the rows must go out first all the same.
+require('sessiontree.chat')
 
 --- Checks how the panel answered the didChanges recorded from `first` on.
 ---@param first integer
@@ -52,6 +62,27 @@ local function check_changes(first, what)
     late
   )
   H.check(max_pending <= 1, what .. ': never more than one rows request in flight', max_pending)
+end
+
+--- Checks that after each didChange from `first` on, the panel's rows went out before the chat's
+--- transcript (the server answers one session's requests in order: the tree must not wait behind
+--- a long conversation).
+---@param first integer
+---@param what string
+local function check_rows_first(first, what)
+  local behind = {}
+  for i = first, #changes do
+    local c = changes[i]
+    for k = c.sent + 1, #sent do
+      if sent[k] == protocol.ROWS then
+        break
+      elseif sent[k] == protocol.TRANSCRIPT then
+        table.insert(behind, { revision = c.revision, sent = vim.list_slice(sent, c.sent + 1, k) })
+        break
+      end
+    end
+  end
+  H.check(#behind == 0, what .. ": after each didChange the panel's rows went out before the chat's transcript", behind)
 end
 
 --- Waits until the panel is idle and shows the last announced revision; checks it is the
@@ -101,8 +132,14 @@ H.run(function()
       owed = st.pending > 0 and st.dirty == true,
       pending = st.pending,
       at = vim.uv.hrtime(),
+      sent = sent_before,
     })
   end)
+  local request = client.request
+  client.request = function(method, params, handler)
+    table.insert(sent, method)
+    return request(method, params, handler)
+  end
   -- When the panel first showed the last change's revision (for the note; nothing waits on it).
   local watch = assert(vim.uv.new_timer())
   watch:start(
@@ -199,6 +236,7 @@ H.run(function()
       H.chat_text()
     )
     check_changes(first, agent)
+    check_rows_first(first, agent)
     check_caught_up(panel, agent)
     local reply = A.answer_to(file, '^Stream the answer')
     H.check(reply and st.leaf == reply.id, agent .. ': the answer is the leaf of the tree', { leaf = st.leaf })

@@ -772,11 +772,15 @@ end
 client.on(protocol.AGENT_EVENT, on_agent_event)
 
 client.on(protocol.DID_CHANGE, function(params)
-  local st = M.state
-  -- A closed chat reads the transcript again when it opens.
-  if M.is_open() and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
-    M.refresh()
-  end
+  -- A closed chat reads the transcript again when it opens. The read waits until every listener of
+  -- this change has run: the server answers one session's requests in order, so the panel's rows
+  -- go first and the tree is not held behind a long conversation's transcript.
+  vim.schedule(function()
+    local st = M.state
+    if M.is_open() and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
+      M.refresh()
+    end
+  end)
 end)
 
 return M
