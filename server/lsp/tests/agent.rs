@@ -8,7 +8,10 @@
 mod support;
 
 use serde_json::{json, Value};
-use support::agents::{entries, is_event, message_entries, Agent, Home, ModelServer, Server};
+use std::path::Path;
+use support::agents::{
+    entries, first_question, is_event, message_entries, Agent, Home, ModelServer, Server,
+};
 use support::tmux::Tmux;
 use support::{kind, uri};
 
@@ -50,18 +53,18 @@ fn text_of_entry(e: &Value) -> String {
     user_text(&e["message"])
 }
 
+/// The texts of a session file's messages, in file order.
+fn message_texts(file: &Path) -> Vec<String> {
+    message_entries(file).iter().map(text_of_entry).collect()
+}
+
 /// Selecting an old user message, editing it and sending makes the real agent answer from
 /// exactly that point: the new user message hangs under the old one's parent, the model sees
 /// only the context up to there, the answer streams in order and lands in the file.
 fn prompt_from_an_earlier_point(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
+    let (_dir, model, home, file) = first_question(agent, &json!([]));
     // A second exchange, so there is something to go back from.
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     let turn = server.prompt_to_end(&session, "second question", "the first answer's end", 90);
     assert_eq!(turn["agent"]["source"], "spawned");
     let messages = message_entries(&file);
@@ -172,24 +175,39 @@ fn holding_rules() -> Value {
     json!([{"when": {"lastUser": "^slow"}, "reply": {"text": "thinking slowly about it", "hold": true, "chunk": 4}}])
 }
 
-/// Abort stops the turn: the agent ends it, the file stays loadable with the aborted answer, and
-/// the next prompt is answered.
-fn abort_then_continue(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &holding_rules());
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+/// Sends the prompt the holding rules answer slowly and waits for its first words; its turn.
+fn start_slow_turn(server: &mut Server, session: &str) -> Value {
     let turn = server.ok(
         "sessionTree/prompt",
         json!({"uri": session, "text": "slow please"}),
     )["turn"]
         .clone();
     server.wait_for("the first words", 90, |m| {
-        is_event(m, &session, "delta") && m["params"]["turn"] == turn
+        is_event(m, session, "delta") && m["params"]["turn"] == turn
     });
+    turn
+}
+
+/// `sessiontree check` finds no problem in `file` (a fresh engine reads every line).
+fn assert_checks_clean(file: &Path) {
+    let check = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        .arg("check")
+        .arg(file)
+        .output()
+        .expect("sessiontree check");
+    assert!(
+        check.status.success(),
+        "{}",
+        String::from_utf8_lossy(&check.stdout)
+    );
+}
+
+/// Abort stops the turn: the agent ends it, the file stays loadable with the aborted answer, and
+/// the next prompt is answered.
+fn abort_then_continue(agent: Agent) {
+    let (_dir, _model, home, file) = first_question(agent, &holding_rules());
+    let (mut server, session) = Server::with_session(&home, &file);
+    let turn = start_slow_turn(&mut server, &session);
     // A second prompt while it answers is refused, not queued by surprise.
     let busy = server.request(
         "sessionTree/prompt",
@@ -209,19 +227,10 @@ fn abort_then_continue(agent: Agent) {
         "the agent wrote its aborted answer"
     );
     // The file stays loadable: a fresh engine reads every line without a problem.
-    let check = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
-        .arg("check")
-        .arg(&file)
-        .output()
-        .expect("sessiontree check");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
+    assert_checks_clean(&file);
     // And the agent answers the next prompt.
     server.prompt_to_end(&session, "after the abort", "the next answer", 60);
-    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    let texts = message_texts(&file);
     assert_eq!(
         texts.last().map(String::as_str),
         Some("echo: after the abort")
@@ -245,13 +254,8 @@ fn omp_abort_then_continue() {
 /// point, the model is asked exactly once more, with only the context up to there, and nothing
 /// is added under the aborted answer.
 fn abort_then_prompt_from_an_earlier_point(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &holding_rules());
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (_dir, model, home, file) = first_question(agent, &holding_rules());
+    let (mut server, session) = Server::with_session(&home, &file);
     // Stop as soon as the agent took the prompt (whether or not the model was asked yet).
     server.ok(
         "sessionTree/prompt",
@@ -336,21 +340,9 @@ fn omp_abort_then_prompt_from_an_earlier_point() {
 /// An agent killed mid-turn: the client gets a clear `exited` event and state, nothing written
 /// is lost or torn, and the next prompt starts a new agent that answers.
 fn killed_mid_turn(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &holding_rules());
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
-    let turn = server.ok(
-        "sessionTree/prompt",
-        json!({"uri": session, "text": "slow please"}),
-    )["turn"]
-        .clone();
-    server.wait_for("the first words", 90, |m| {
-        is_event(m, &session, "delta") && m["params"]["turn"] == turn
-    });
+    let (_dir, _model, home, file) = first_question(agent, &holding_rules());
+    let (mut server, session) = Server::with_session(&home, &file);
+    let turn = start_slow_turn(&mut server, &session);
     let status = server.ok("sessionTree/agent", json!({"uri": session}));
     assert_eq!(status["state"], "running");
     let pid = status["pid"].as_u64().expect("the agent's pid");
@@ -373,22 +365,13 @@ fn killed_mid_turn(agent: Agent) {
         "{status}"
     );
     // Every line is whole: the file loads without a problem, the user's prompt is kept.
-    let check = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"))
-        .arg("check")
-        .arg(&file)
-        .output()
-        .expect("sessiontree check");
-    assert!(
-        check.status.success(),
-        "{}",
-        String::from_utf8_lossy(&check.stdout)
-    );
-    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    assert_checks_clean(&file);
+    let texts = message_texts(&file);
     assert!(texts.contains(&"slow please".to_owned()), "{texts:?}");
     // The next prompt starts a new agent.
     let next = server.prompt_to_end(&session, "are you back", "the new agent's answer", 90);
     assert_ne!(next["agent"]["pid"].as_u64(), Some(pid));
-    let texts: Vec<String> = message_entries(&file).iter().map(text_of_entry).collect();
+    let texts = message_texts(&file);
     assert_eq!(texts.last().map(String::as_str), Some("echo: are you back"));
     server.shutdown();
 }
@@ -407,10 +390,7 @@ fn omp_killed_mid_turn() {
 /// says so; nothing is written.
 #[test]
 fn a_missing_agent_is_a_clear_error() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let file = home.first_session(Agent::Pi, "first question");
+    let (_dir, _model, home, file) = first_question(Agent::Pi, &json!([]));
     let before = std::fs::read(&file).expect("read");
     let mut server = Server::start(
         &home,
@@ -443,10 +423,7 @@ fn a_missing_agent_is_a_clear_error() {
 /// `agentRunning` (nothing written) unless the client forces it.
 #[test]
 fn no_write_behind_an_agent_without_the_bridge() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let file = home.first_session(Agent::Pi, "first question");
+    let (_dir, _model, home, file) = first_question(Agent::Pi, &json!([]));
     // The user's agent, running without the bridge (RPC mode keeps it alive and quiet).
     let mut command = std::process::Command::new(home.bin.join("pi"));
     command
@@ -461,9 +438,7 @@ fn no_write_behind_an_agent_without_the_bridge() {
         command.env(k, v);
     }
     let mut theirs = command.spawn().expect("start the user's agent");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     let first = message_entries(&file)[0]["id"].clone();
     let before = std::fs::read(&file).expect("read");
     let refused = server.request(
@@ -495,16 +470,11 @@ fn no_write_behind_an_agent_without_the_bridge() {
 /// While the agent drives the session, a label goes through it (its own label entry, under its
 /// leaf), and a summary of the branch left behind is the agent's own, with its preamble.
 fn writes_go_through_the_agent(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(
-        dir.path(),
+    let (_dir, _model, home, file) = first_question(
+        agent,
         &json!([{"when": {"system": "[Ss]ummar"}, "reply": {"text": "SUMMARY OF THE LEFT BRANCH"}}]),
     );
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     server.prompt_to_end(&session, "second question", "the answer", 90);
     let first = message_entries(&file)[0].clone();
     let labelled = server.ok(
@@ -559,10 +529,7 @@ fn omp_writes_go_through_the_agent() {
 /// `sessiontree continue`: the real agent answers from the entry given, the answer is printed as
 /// it streams (JSON events with `--json`), the file is left as the agent left it.
 fn continue_from_the_command_line(agent: Agent) {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let file = home.first_session(agent, "first question");
+    let (_dir, _model, home, file) = first_question(agent, &json!([]));
     let answer = message_entries(&file)[1].clone();
     let run = |args: &[&str]| {
         let mut command = std::process::Command::new(env!("CARGO_BIN_EXE_sessiontree"));
@@ -681,9 +648,7 @@ fn omp_in_a_terminal_is_driven_from_the_editor() {
     );
     tui.wait_for("first question", 60);
     home.wait_for_bridge(60);
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     let status = server.ok("sessionTree/agent", json!({"uri": session}));
     assert_eq!(status["source"], "terminal", "{status}");
     assert_eq!(status["armed"], false);
@@ -744,10 +709,7 @@ fn omp_in_a_terminal_is_driven_from_the_editor() {
 /// answer reaches the extension; for a client that does not, the dialog is cancelled at once, so
 /// the agent never waits on a question nobody sees.
 fn dialog_answered(answer: Option<Value>) -> Value {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let file = home.first_session(Agent::Pi, "first question");
+    let (_dir, _model, home, file) = first_question(Agent::Pi, &json!([]));
     let extension = support::agents::repo().join("server/lsp/tests/fixtures/ask-user-extension.ts");
     let options = json!({"agent": {"piArgs": ["-e", extension]}});
     let dialogs = answer.is_some();

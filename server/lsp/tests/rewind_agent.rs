@@ -17,7 +17,6 @@ use std::path::Path;
 use std::process::Command;
 use support::agents::{entries, is_event, message_entries, Agent, Home, ModelServer, Server};
 use support::tmux::Tmux;
-use support::uri;
 
 /// What must never change: HEAD, the branches, the index (its bytes, named by their hash so a
 /// failure reads), an ignored file.
@@ -113,9 +112,7 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     git(&project, &["branch", "keep"]);
 
     let file = home.first_session(agent, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     let turn = server.prompt_to_end(&session, "change the files", "the turn's end", 120);
     assert_eq!(turn["agent"]["source"], "spawned");
     // The agent ran its own tools.
@@ -147,37 +144,8 @@ fn a_turn_that_writes_files_is_rewound_exactly(agent: Agent) {
     // taken by the server while it followed the file.
     let points = server.ok("sessionTree/rewindPoints", json!({"uri": session}));
     assert_eq!(points["available"], true, "{points}");
-    let listed: Vec<(Value, Value, Value, Value)> = points["points"]
-        .as_array()
-        .expect("points")
-        .iter()
-        .map(|p| {
-            (
-                p["entryId"].clone(),
-                p["moment"].clone(),
-                p["by"].clone(),
-                p["exact"].clone(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        listed,
-        [
-            (
-                asked_id.clone(),
-                json!("before"),
-                json!("bridge"),
-                json!(true)
-            ),
-            (
-                last_id.clone(),
-                json!("after"),
-                json!("bridge"),
-                json!(true)
-            ),
-        ],
-        "{points}"
-    );
+    let listed = listed_points(&points);
+    assert_eq!(listed, bridge_points(&asked_id, &last_id), "{points}");
     // The point before holds the files before the first tool ran; the point after, the turn's.
     let at = |server: &mut Server, entry: &Value, path: &str| {
         server.ok(
@@ -337,37 +305,8 @@ fn a_turn_from_the_command_line_has_its_points(agent: Agent) {
     let last = messages.last().expect("the turn's last answer");
     assert_eq!(last["message"]["stopReason"], "stop");
     let listed: Value = serde_json::from_str(&run(&["snapshots", path, "--json"])).expect("json");
-    let points: Vec<(Value, Value, Value, Value)> = listed["points"]
-        .as_array()
-        .expect("points")
-        .iter()
-        .map(|p| {
-            (
-                p["entryId"].clone(),
-                p["moment"].clone(),
-                p["by"].clone(),
-                p["exact"].clone(),
-            )
-        })
-        .collect();
-    assert_eq!(
-        points,
-        [
-            (
-                asked["id"].clone(),
-                json!("before"),
-                json!("bridge"),
-                json!(true)
-            ),
-            (
-                last["id"].clone(),
-                json!("after"),
-                json!("bridge"),
-                json!(true)
-            ),
-        ],
-        "{listed}"
-    );
+    let points = listed_points(&listed);
+    assert_eq!(points, bridge_points(&asked["id"], &last["id"]), "{listed}");
     let asked_id = asked["id"].as_str().expect("id");
     run(&["rewind", path, "--at", asked_id]);
     assert_eq!(
@@ -397,7 +336,17 @@ fn omp_rewinds_a_turn_that_wrote_files_exactly() {
     a_turn_that_writes_files_is_rewound_exactly(Agent::Omp);
 }
 
-/// The (entry, moment, by, exact) of each point a `sessionTree/rewindPoints` answer lists.
+/// The two exact points the bridge records for a turn, as [`listed_points`] gives them: before
+/// its prompt `asked` and after its last message `last`.
+fn bridge_points(asked: &Value, last: &Value) -> [(Value, Value, Value, Value); 2] {
+    [
+        (asked.clone(), json!("before"), json!("bridge"), json!(true)),
+        (last.clone(), json!("after"), json!("bridge"), json!(true)),
+    ]
+}
+
+/// The (entry, moment, by, exact) of each point a `sessionTree/rewindPoints` answer (or
+/// `sessiontree snapshots --json`) lists.
 fn listed_points(points: &Value) -> Vec<(Value, Value, Value, Value)> {
     points["points"]
         .as_array()
@@ -468,9 +417,7 @@ fn a_terminal_agents_turn_has_its_points(agent: Agent) {
     );
     tui.wait_for("first question", 60);
     home.wait_for_bridge(60);
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let session = uri(&file);
-    server.ok("sessionTree/open", json!({"uri": session}));
+    let (mut server, session) = Server::with_session(&home, &file);
     let status = server.ok("sessionTree/agent", json!({"uri": session}));
     assert_eq!(status["source"], "terminal", "{status}");
 
@@ -497,20 +444,7 @@ fn a_terminal_agents_turn_has_its_points(agent: Agent) {
         assert_eq!(note["params"]["point"]["by"], "bridge");
     }
     // ... and they are the session's only points (none of the server's own while it followed).
-    let want = [
-        (
-            asked_id.clone(),
-            json!("before"),
-            json!("bridge"),
-            json!(true),
-        ),
-        (
-            last_id.clone(),
-            json!("after"),
-            json!("bridge"),
-            json!(true),
-        ),
-    ];
+    let want = bridge_points(&asked_id, &last_id);
     let points = server.ok("sessionTree/rewindPoints", json!({"uri": session}));
     assert_eq!(listed_points(&points), want, "{points}");
     let before = server.ok(

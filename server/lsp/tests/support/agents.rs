@@ -246,6 +246,20 @@ impl Home {
     }
 }
 
+/// A model server answering by `rules`, a home whose agents' only model it is, and the session
+/// `agent` wrote there for the prompt "first question". The folder (the model server's rules
+/// and log) comes first, so it goes last when the caller's bindings are dropped.
+pub fn first_question(
+    agent: Agent,
+    rules: &Value,
+) -> (tempfile::TempDir, ModelServer, Home, PathBuf) {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), rules);
+    let home = Home::new(&model);
+    let file = home.first_session(agent, "first question");
+    (dir, model, home, file)
+}
+
 /// Every `.jsonl` under `dir`.
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
@@ -340,6 +354,14 @@ impl Server {
         assert!(init.get("result").is_some(), "initialize: {init}");
         server.notify("initialized", json!({}));
         server
+    }
+
+    /// [`Server::start`] without options, with `file` opened; the server and the session's URI.
+    pub fn with_session(home: &Home, file: &Path) -> (Server, String) {
+        let mut server = Server::start(home, json!({}), json!({}));
+        let session = super::uri(file);
+        server.ok("sessionTree/open", json!({"uri": session}));
+        (server, session)
     }
 
     /// Sends a notification.
