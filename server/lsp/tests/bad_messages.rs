@@ -10,10 +10,10 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use serde_json::{json, Value};
-use std::io::{BufRead, BufReader, Read, Write};
+use sessiontree_testkit::lsp::{is_notification, Connection, NoResponse};
+use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, ChildStdin, Command, ExitStatus, Stdio};
-use std::sync::mpsc::{channel, Receiver};
+use std::process::{Command, ExitStatus, Stdio};
 use std::time::Duration;
 
 /// How long a message may take before the server is taken for hung.
@@ -30,41 +30,8 @@ fn message(value: &Value) -> Vec<u8> {
     frame(&serde_json::to_vec(value).unwrap_or_default())
 }
 
-/// One frame of the server's output, read strictly: `Err` says how it was not a frame.
-fn read_frame(out: &mut impl BufRead) -> Option<Result<Value, String>> {
-    let mut line = String::new();
-    match out.read_line(&mut line) {
-        Ok(0) => return None,
-        Ok(_) => {}
-        Err(e) => return Some(Err(format!("reading the output: {e}"))),
-    }
-    let Some(length) = line
-        .strip_prefix("Content-Length: ")
-        .and_then(|l| l.strip_suffix("\r\n"))
-        .and_then(|n| n.parse::<usize>().ok())
-    else {
-        return Some(Err(format!("not a frame header: {line:?}")));
-    };
-    let mut blank = String::new();
-    if out.read_line(&mut blank).is_err() || blank != "\r\n" {
-        return Some(Err(format!("no blank line after the header: {blank:?}")));
-    }
-    let mut body = vec![0; length];
-    if let Err(e) = out.read_exact(&mut body) {
-        return Some(Err(format!("a body cut short: {e}")));
-    }
-    Some(serde_json::from_slice(&body).map_err(|e| {
-        format!(
-            "a body that is not JSON ({e}): {}",
-            String::from_utf8_lossy(&body)
-        )
-    }))
-}
-
 struct Server {
-    child: Child,
-    stdin: Option<ChildStdin>,
-    output: Receiver<Result<Value, String>>,
+    conn: Connection,
     stderr: std::thread::JoinHandle<String>,
     dir: tempfile::TempDir,
 }
@@ -73,39 +40,20 @@ impl Server {
     /// The server, initialized with a temporary folder (holding a copy of the example pi
     /// session) as its workspace.
     fn start() -> Server {
-        let mut child = Command::new(env!("CARGO_BIN_EXE_sessiontree"))
+        let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
+        command
             .arg("lsp")
             .env("SESSIONTREE_LOG", "info")
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .expect("spawn sessiontree lsp");
-        let stdout = child.stdout.take().expect("stdout");
-        let (send, output) = channel();
-        std::thread::spawn(move || {
-            let mut stdout = BufReader::new(stdout);
-            while let Some(frame) = read_frame(&mut stdout) {
-                let bad = frame.is_err();
-                if send.send(frame).is_err() || bad {
-                    break;
-                }
-            }
-        });
-        let mut stderr = child.stderr.take().expect("stderr");
+            .stderr(Stdio::piped());
+        let mut conn = Connection::spawn_strict(command).expect("spawn sessiontree lsp");
+        let mut stderr = conn.child().stderr.take().expect("stderr");
         let stderr = std::thread::spawn(move || {
             let mut text = String::new();
             let _ = stderr.read_to_string(&mut text);
             text
         });
         let dir = tempfile::tempdir().expect("tempdir");
-        let mut server = Server {
-            stdin: child.stdin.take(),
-            child,
-            output,
-            stderr,
-            dir,
-        };
+        let mut server = Server { conn, stderr, dir };
         let root = format!("file://{}", server.dir.path().display());
         let init = server.request(
             1,
@@ -128,16 +76,14 @@ impl Server {
     }
 
     fn send(&mut self, bytes: &[u8]) {
-        let stdin = self.stdin.as_mut().expect("stdin open");
-        stdin.write_all(bytes).expect("write to the server");
-        stdin.flush().expect("flush");
+        self.conn.write_raw(bytes).expect("write to the server");
     }
 
     /// The next message of the server's (failing on a hang or on output that is not frames).
     fn next(&self) -> Value {
-        match self.output.recv_timeout(GUARD) {
-            Ok(Ok(value)) => value,
-            Ok(Err(bad)) => panic!("the server's output broke: {bad}"),
+        match self.conn.next_message(GUARD) {
+            Ok((_, value)) => value,
+            Err(e @ NoResponse::Broken(_)) => panic!("{e}"),
             Err(e) => panic!("no message from the server ({e}): it hangs or it ended"),
         }
     }
@@ -172,7 +118,7 @@ impl Server {
         let shutdown = self.request(9000, "shutdown", Value::Null);
         assert_eq!(shutdown.get("result"), Some(&Value::Null), "{shutdown}");
         self.send(&message(&json!({"jsonrpc": "2.0", "method": "exit"})));
-        self.stdin = None;
+        self.conn.close_input();
         self.end()
     }
 
@@ -180,15 +126,15 @@ impl Server {
     fn end(mut self) -> (Vec<Value>, ExitStatus, String) {
         let mut rest = Vec::new();
         loop {
-            match self.output.recv_timeout(GUARD) {
-                Ok(Ok(msg)) if msg.get("method").is_some() && msg.get("id").is_none() => {}
-                Ok(Ok(msg)) => rest.push(msg),
-                Ok(Err(bad)) => panic!("the server's output broke: {bad}"),
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            match self.conn.next_message(GUARD) {
+                Ok((_, msg)) if is_notification(&msg) => {}
+                Ok((_, msg)) => rest.push(msg),
+                Err(NoResponse::Closed) => break,
+                Err(e @ NoResponse::Broken(_)) => panic!("{e}"),
                 Err(e) => panic!("the server did not end ({e})"),
             }
         }
-        let status = self.child.wait().expect("wait");
+        let status = self.conn.child().wait().expect("wait");
         let log = self.stderr.join().unwrap_or_default();
         (rest, status, log)
     }

@@ -104,7 +104,7 @@ fn round(path: &Path, round: usize, after: usize) -> Vec<String> {
         let msg = match server.next_message(GUARD) {
             Ok((_, msg)) => msg,
             Err(NoResponse::Closed) => break,
-            Err(NoResponse::Timeout) => panic!("the server neither answered nor ended"),
+            Err(e) => panic!("the server neither answered nor ended ({e})"),
         };
         if let Some(id) = msg["result"]["entryId"].as_str() {
             acknowledged.push(id.to_owned());

@@ -49,7 +49,7 @@ pub fn read_header(r: &mut impl BufRead) -> Option<usize> {
 pub struct Connection {
     child: Child,
     writer: Writer,
-    incoming: Receiver<(Instant, Value)>,
+    incoming: Receiver<Result<(Instant, Value), String>>,
     next: i64,
 }
 
@@ -97,14 +97,17 @@ pub enum NoResponse {
     Timeout,
     /// The server closed its output.
     Closed,
+    /// The server's output is not frames (read strictly: see [`Connection::spawn_strict`]).
+    Broken(String),
 }
 
 impl std::fmt::Display for NoResponse {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(match self {
-            NoResponse::Timeout => "no message in time",
-            NoResponse::Closed => "the server closed its output",
-        })
+        match self {
+            NoResponse::Timeout => f.write_str("no message in time"),
+            NoResponse::Closed => f.write_str("the server closed its output"),
+            NoResponse::Broken(why) => write!(f, "the server's output broke: {why}"),
+        }
     }
 }
 
@@ -132,8 +135,20 @@ pub fn is_notification(message: &Value) -> bool {
 
 impl Connection {
     /// Starts `command` with its standard input and output piped to this connection (its
-    /// standard error goes where the command says).
-    pub fn spawn(mut command: Command) -> std::io::Result<Connection> {
+    /// standard error goes where the command says). Its output ends at the first bytes that are
+    /// not a message.
+    pub fn spawn(command: Command) -> std::io::Result<Connection> {
+        Connection::start(command, false)
+    }
+
+    /// [`Connection::spawn`], reading the output strictly: every frame exactly
+    /// `Content-Length: N\r\n\r\n` and a JSON body, anything else (a body cut short too) is
+    /// [`NoResponse::Broken`], saying how.
+    pub fn spawn_strict(command: Command) -> std::io::Result<Connection> {
+        Connection::start(command, true)
+    }
+
+    fn start(mut command: Command, strict: bool) -> std::io::Result<Connection> {
         let mut child = command
             .stdin(Stdio::piped())
             .stdout(Stdio::piped())
@@ -143,8 +158,15 @@ impl Connection {
         let (tx, incoming) = std::sync::mpsc::channel();
         std::thread::spawn(move || {
             let mut r = std::io::BufReader::with_capacity(1 << 20, stdout);
-            while let Some(message) = read_timed(&mut r) {
-                if tx.send(message).is_err() {
+            loop {
+                let message = if strict {
+                    read_strict(&mut r)
+                } else {
+                    read_timed(&mut r).map(Ok)
+                };
+                let Some(message) = message else { break };
+                let broken = message.is_err();
+                if tx.send(message).is_err() || broken {
                     break;
                 }
             }
@@ -201,10 +223,12 @@ impl Connection {
 
     /// The next message and when it arrived.
     pub fn next_message(&self, timeout: Duration) -> Result<(Instant, Value), NoResponse> {
-        self.incoming.recv_timeout(timeout).map_err(|e| match e {
-            RecvTimeoutError::Timeout => NoResponse::Timeout,
-            RecvTimeoutError::Disconnected => NoResponse::Closed,
-        })
+        match self.incoming.recv_timeout(timeout) {
+            Ok(Ok(message)) => Ok(message),
+            Ok(Err(why)) => Err(NoResponse::Broken(why)),
+            Err(RecvTimeoutError::Timeout) => Err(NoResponse::Timeout),
+            Err(RecvTimeoutError::Disconnected) => Err(NoResponse::Closed),
+        }
     }
 
     /// Reads messages until one is `wanted`, within `timeout` in all; returns it and when it
@@ -232,8 +256,9 @@ impl Connection {
     pub fn until_closed(
         &mut self,
         mut each: impl FnMut(&Value) -> Option<Value>,
-    ) -> std::io::Result<()> {
-        while let Ok((_, message)) = self.incoming.recv() {
+    ) -> Result<(), Box<dyn std::error::Error>> {
+        while let Ok(message) = self.incoming.recv() {
+            let (_, message) = message.map_err(NoResponse::Broken)?;
             self.answer(&message, &mut each)?;
         }
         Ok(())
@@ -281,6 +306,11 @@ impl Connection {
         }
     }
 
+    /// Closes the server's input (end of stream).
+    pub fn close_input(&mut self) {
+        self.writer.close();
+    }
+
     /// Closes the server's input (end of stream) and waits for it to exit.
     pub fn close(mut self) -> std::io::Result<ExitStatus> {
         self.writer.close();
@@ -323,4 +353,97 @@ fn read_timed(r: &mut impl BufRead) -> Option<(Instant, Value)> {
     r.read_exact(&mut body).ok()?;
     let at = Instant::now();
     Some((at, serde_json::from_slice(&body).ok()?))
+}
+
+/// The next frame read strictly and when its last byte arrived: `None` at the end of the stream
+/// before a frame, `Err` saying how the bytes are not a frame.
+fn read_strict(r: &mut impl BufRead) -> Option<Result<(Instant, Value), String>> {
+    let mut line = String::new();
+    match r.read_line(&mut line) {
+        Ok(0) => return None,
+        Ok(_) => {}
+        Err(e) => return Some(Err(format!("reading the output: {e}"))),
+    }
+    let Some(length) = line
+        .strip_prefix("Content-Length: ")
+        .and_then(|l| l.strip_suffix("\r\n"))
+        .and_then(|n| n.parse::<usize>().ok())
+    else {
+        return Some(Err(format!("not a frame header: {line:?}")));
+    };
+    let mut blank = String::new();
+    if r.read_line(&mut blank).is_err() || blank != "\r\n" {
+        return Some(Err(format!("no blank line after the header: {blank:?}")));
+    }
+    let mut body = vec![0; length];
+    if let Err(e) = r.read_exact(&mut body) {
+        return Some(Err(format!("a body cut short: {e}")));
+    }
+    let at = Instant::now();
+    Some(
+        serde_json::from_slice(&body)
+            .map(|message| (at, message))
+            .map_err(|e| {
+                format!(
+                    "a body that is not JSON ({e}): {}",
+                    String::from_utf8_lossy(&body)
+                )
+            }),
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn strict(bytes: &[u8]) -> Vec<Result<Value, String>> {
+        let mut r = std::io::Cursor::new(bytes.to_vec());
+        let mut out = Vec::new();
+        while let Some(frame) = read_strict(&mut r) {
+            let broken = frame.is_err();
+            out.push(frame.map(|(_, v)| v));
+            if broken {
+                break;
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn strict_reading_takes_exact_frames_and_says_how_others_are_not() {
+        let two = [frame(&serde_json::json!({"id": 1})), frame(&Value::Null)].concat();
+        assert_eq!(
+            strict(&two),
+            [Ok(serde_json::json!({"id": 1})), Ok(Value::Null)]
+        );
+        let lenient_only = b"Content-Length: 2\r\nContent-Type: x\r\n\r\n{}";
+        assert_eq!(
+            strict(lenient_only),
+            [Err(
+                "no blank line after the header: \"Content-Type: x\\r\\n\"".to_owned()
+            )]
+        );
+        let mut lenient = std::io::Cursor::new(lenient_only.to_vec());
+        assert_eq!(
+            read_timed(&mut lenient).map(|(_, v)| v),
+            Some(serde_json::json!({}))
+        );
+        assert_eq!(
+            strict(b"Content-Length:2\r\n\r\n{}"),
+            [Err(
+                "not a frame header: \"Content-Length:2\\r\\n\"".to_owned()
+            )]
+        );
+        let cut = strict(b"Content-Length: 9\r\n\r\n{}");
+        assert!(
+            matches!(&cut[..], [Err(e)] if e.starts_with("a body cut short")),
+            "{cut:?}"
+        );
+        let glued = [&b"Content-Length: 3\r\n\r\n{}{"[..], &frame(&Value::Null)].concat();
+        assert!(
+            matches!(&strict(&glued)[..], [Err(e)] if e.starts_with("a body that is not JSON")),
+            "{:?}",
+            strict(&glued)
+        );
+    }
 }
