@@ -4,7 +4,7 @@
 
 mod support;
 
-use sessiontree_rewind::{Action, Moment, Retention, Rewind, Source, Status};
+use sessiontree_rewind::{Action, Moment, Retention, Rewind, Snapshot, Source, Status};
 use support::*;
 
 const SID: &str = "0194aaaa-0000-7000-8000-000000000001";
@@ -26,6 +26,26 @@ fn two_turns(repo: &Repo) -> (tempfile::TempDir, std::path::PathBuf) {
     (sessions, path)
 }
 
+/// [`two_turns`], opened, with its rewind store.
+fn two_turns_opened(repo: &Repo) -> (tempfile::TempDir, sessiontree_core::Session, Rewind) {
+    let (sessions, path) = two_turns(repo);
+    let session = open(&path);
+    let rewind = Rewind::for_session(&session).expect("store");
+    (sessions, session, rewind)
+}
+
+/// Records an exact point at `entry`, as the test's own; its snapshot.
+fn record(
+    rewind: &Rewind,
+    session: &sessiontree_core::Session,
+    entry: &str,
+    moment: Moment,
+) -> Snapshot {
+    rewind
+        .record(session, entry, moment, true, "test")
+        .unwrap_or_else(|e| panic!("recording the point {moment:?} {entry}: {e}"))
+}
+
 /// What an agent's turn does to the files: changes one, adds an executable, removes one, adds a link.
 fn agent_turn(root: &std::path::Path) {
     write(root, "src/lib.rs", b"pub fn one() -> u32 { 2 }\n");
@@ -38,18 +58,12 @@ fn agent_turn(root: &std::path::Path) {
 #[test]
 fn restore_gives_the_exact_bytes_and_modes_of_the_point_and_removes_what_the_agent_created() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
+    let (_s, session, rewind) = two_turns_opened(&repo);
     let before = files(repo.root());
     let git_before = repo.git_state();
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record before");
+    record(&rewind, &session, "u1000001", Moment::Before);
     agent_turn(repo.root());
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record after");
+    record(&rewind, &session, "a1000001", Moment::After);
     let after = files(repo.root());
 
     let report = rewind
@@ -100,16 +114,10 @@ fn restore_gives_the_exact_bytes_and_modes_of_the_point_and_removes_what_the_age
 #[test]
 fn undo_brings_back_the_users_own_edits_made_after_the_turn() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    record(&rewind, &session, "u1000001", Moment::Before);
     agent_turn(repo.root());
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a1000001", Moment::After);
     // The user edits by hand after the turn, and chmods a file.
     write(
         repo.root(),
@@ -140,15 +148,9 @@ fn undo_brings_back_the_users_own_edits_made_after_the_turn() {
 #[test]
 fn an_unchanged_work_tree_makes_no_new_snapshot() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    let first = rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("1");
-    let second = rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("2");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    let first = record(&rewind, &session, "u1000001", Moment::Before);
+    let second = record(&rewind, &session, "a1000001", Moment::After);
     assert!(first.new);
     assert!(!second.new, "same files, same snapshot");
     assert_eq!(first.tree, second.tree);
@@ -171,12 +173,8 @@ fn an_unchanged_work_tree_makes_no_new_snapshot() {
 #[test]
 fn ignored_files_are_neither_snapshotted_nor_touched() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    let snap = rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    let snap = record(&rewind, &session, "u1000001", Moment::Before);
     let listing = git(repo.root(), &["ls-tree", "-r", "--name-only", &snap.tree]);
     assert!(
         !listing.contains("build/") && !listing.contains("debug.log"),
@@ -220,9 +218,7 @@ fn a_session_file_inside_the_work_tree_is_never_in_a_snapshot_nor_restored() {
     .expect("w");
     let session = open(&path);
     let rewind = Rewind::for_session(&session).expect("store");
-    let snap = rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    let snap = record(&rewind, &session, "u1000001", Moment::Before);
     let listing = git(repo.root(), &["ls-tree", "-r", "--name-only", &snap.tree]);
     assert!(!listing.contains(".sessions/"), "{listing}");
     // The session grows; a restore leaves it exactly as it is.
@@ -264,12 +260,8 @@ fn a_workspace_that_is_not_a_git_repository_is_a_clear_error() {
 #[test]
 fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    record(&rewind, &session, "u1000001", Moment::Before);
     agent_turn(repo.root());
     let cmp = rewind.compare(&session, "u1000001", None).expect("compare");
     let got: Vec<(String, Status)> = cmp
@@ -299,9 +291,7 @@ fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point(
         .is_none());
     // Between two points: the work tree compared in the private index (no snapshot written)
     // and its snapshot compared as a tree give the same lines, modes and blobs included.
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a1000001", Moment::After);
     let between = rewind
         .compare(&session, "u1000001", Some("a1000001"))
         .expect("between");
@@ -334,9 +324,7 @@ fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point(
             ),
         ]
     );
-    rewind
-        .record(&session, "a2000002", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a2000002", Moment::After);
     let as_trees = rewind
         .compare(&session, "a1000001", Some("a2000002"))
         .expect("between");
@@ -355,12 +343,8 @@ fn compare_lists_added_modified_and_deleted_files_and_reads_a_file_at_the_point(
 #[test]
 fn an_entry_without_a_point_uses_the_nearest_one_above_it_and_says_which() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    record(&rewind, &session, "a1000001", Moment::After);
     let cmp = rewind.compare(&session, "a2000002", None).expect("compare");
     assert_eq!(cmp.point.asked, "a2000002");
     assert_eq!(cmp.point.point.entry_id, "a1000001");
@@ -381,13 +365,9 @@ fn points_survive_reopening_and_branch_into_a_new_session() {
     let (sessions, path) = two_turns(&repo);
     let session = open(&path);
     let rewind = Rewind::for_session(&session).expect("store");
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    record(&rewind, &session, "u1000001", Moment::Before);
     agent_turn(repo.root());
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a1000001", Moment::After);
     drop(rewind);
 
     // Reopened.
@@ -445,20 +425,12 @@ fn points_survive_reopening_and_branch_into_a_new_session() {
 #[test]
 fn a_pruned_snapshot_is_reported_and_nothing_is_touched() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    let (_s, session, rewind) = two_turns_opened(&repo);
+    record(&rewind, &session, "u1000001", Moment::Before);
     write(repo.root(), "a.txt", b"1");
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a1000001", Moment::After);
     write(repo.root(), "a.txt", b"2");
-    rewind
-        .record(&session, "u2000002", Moment::Before, true, "test")
-        .expect("record");
+    record(&rewind, &session, "u2000002", Moment::Before);
     write(repo.root(), "a.txt", b"3");
     let report = rewind
         .prune(
@@ -502,17 +474,11 @@ fn retention_is_off_by_default_and_pins_labelled_entries() {
         Retention::from_git_config(rewind.workspace()).max_snapshots,
         Some(1)
     );
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    record(&rewind, &session, "u1000001", Moment::Before);
     write(repo.root(), "a.txt", b"1");
-    rewind
-        .record(&session, "a1000001", Moment::After, true, "test")
-        .expect("record");
+    record(&rewind, &session, "a1000001", Moment::After);
     write(repo.root(), "a.txt", b"2");
-    rewind
-        .record(&session, "u2000002", Moment::Before, true, "test")
-        .expect("record");
+    record(&rewind, &session, "u2000002", Moment::Before);
     // Label the first user message.
     let mut bytes = std::fs::read(&path).expect("r");
     bytes.extend_from_slice(b"{\"type\":\"label\",\"id\":\"1abe1000\",\"parentId\":\"a2000002\",\"timestamp\":\"2025-01-01T00:00:30.000Z\",\"targetId\":\"u1000001\",\"label\":\"keep\"}\n");
@@ -536,13 +502,9 @@ fn retention_is_off_by_default_and_pins_labelled_entries() {
 #[test]
 fn a_restore_that_fails_part_way_puts_the_files_back_and_says_so() {
     let repo = Repo::new();
-    let (_s, path) = two_turns(&repo);
-    let session = open(&path);
-    let rewind = Rewind::for_session(&session).expect("store");
+    let (_s, session, rewind) = two_turns_opened(&repo);
     write(repo.root(), "zzz", b"a file the point has\n");
-    rewind
-        .record(&session, "u1000001", Moment::Before, true, "test")
-        .expect("record");
+    record(&rewind, &session, "u1000001", Moment::Before);
     agent_turn(repo.root());
     // `zzz` becomes an ignored, non-empty folder: the restore cannot put the file there.
     std::fs::remove_file(repo.root().join("zzz")).expect("rm");
