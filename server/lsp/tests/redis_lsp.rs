@@ -561,6 +561,12 @@ async fn workspace_symbols_cover_the_stores_sessions() {
     let (on_file, on_store) = (hits(&found, &fu), hits(&found, &ru));
     assert!(!on_store.is_empty(), "{found}");
     assert_eq!(on_file, on_store, "{found}");
+    // Open, the store's session is named from what its actor holds: the same symbols.
+    c.ok("sessionTree/open", json!({"uri": ru})).await;
+    let found = c.ok("workspace/symbol", json!({"query": "trip"})).await;
+    assert_eq!(hits(&found, &ru), on_store, "{found}");
+    assert_eq!(hits(&found, &fu), on_file, "{found}");
+    c.ok("sessionTree/close", json!({"uri": ru})).await;
 
     let lines_before = bytes.iter().filter(|&&b| b == b'\n').count();
     append(

@@ -142,6 +142,23 @@ impl SessionHandle {
         rx.await.map_err(|_| self.gone())?
     }
 
+    /// This session as `workspace/symbol` searches it: named on the actor, from the session
+    /// and `/tree` model it holds. The visit blocks on `runtime` (call it off the runtime).
+    pub fn searched(&self, runtime: &tokio::runtime::Handle) -> crate::symbols::OpenSession {
+        let (handle, runtime) = (self.clone(), runtime.clone());
+        crate::symbols::OpenSession {
+            key: self.path.clone(),
+            uri: self.uri.clone(),
+            visit: Box::new(move |visit| {
+                let read = handle.read(move |actor| {
+                    let model = |home: Option<&Path>| actor.tree_model(home);
+                    Ok(visit(&actor.session, actor.symbol_stamp(), &model))
+                });
+                runtime.block_on(read).ok()
+            }),
+        }
+    }
+
     /// Asks the actor to read what another process appended.
     pub fn follow(&self) {
         let _ = self.tx.send(Command::Follow);
@@ -188,6 +205,9 @@ pub struct Actor {
     pub store: Option<Located>,
     /// Added to the engine's revision so revisions keep growing across reloads.
     rev_base: u64,
+    /// Which opening of a session this actor is (unique in the process): a revision is only
+    /// meaningful with it, since a session opened again counts from its start.
+    opening: u64,
     outbox: Vec<Outgoing>,
     diagnostics_dirty: bool,
     shared: Arc<Shared>,
@@ -273,6 +293,7 @@ pub fn spawn(
                     path,
                     store,
                     rev_base: 0,
+                    opening: NEXT_OPENING.fetch_add(1, std::sync::atomic::Ordering::Relaxed),
                     outbox: Vec::new(),
                     diagnostics_dirty: false,
                     shared,
@@ -293,6 +314,9 @@ pub fn spawn(
     handle
 }
 
+/// The next actor's [`Actor::opening`].
+static NEXT_OPENING: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
 /// How long after the first window's answer the search warm-up starts: that answer is on its
 /// way out meanwhile, and both cores are the editor's for what it asks next.
 const WARM_UP_AFTER: Duration = Duration::from_millis(50);
@@ -301,6 +325,14 @@ impl Actor {
     /// The revision clients see.
     pub fn revision(&self) -> u64 {
         self.rev_base + self.session.revision()
+    }
+
+    /// What `workspace/symbol` indexes this session's current state under.
+    pub fn symbol_stamp(&self) -> crate::symbols::Stamp {
+        crate::symbols::Stamp::Open {
+            opening: self.opening,
+            revision: self.revision(),
+        }
     }
 
     /// The `/tree` window for `state`: from this revision's tree model when one is built; else,
@@ -336,7 +368,6 @@ impl Actor {
         }
     }
 
-    /// This revision's tree model, when it is built.
     /// Where pi's fold keys move the selection from `state` when they do not fold (see
     /// [`view::Segment`]), in this revision's tree model.
     pub fn segment_start(
@@ -349,6 +380,7 @@ impl Actor {
         self.tree_model(home).segment_start(state, folded, way)
     }
 
+    /// This revision's tree model, when it is built.
     fn built_tree_model(&self, home: Option<&Path>) -> Option<Arc<view::TreeModel>> {
         let revision = self.revision();
         let cached = self

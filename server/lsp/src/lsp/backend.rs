@@ -570,27 +570,26 @@ impl LanguageServer for Backend {
     ) -> jsonrpc::Result<Option<WorkspaceSymbolResponse>> {
         let locations = self.locations();
         let folders = self.workspace_folders();
-        let (open_in_stores, mut files): (Vec<PathBuf>, Vec<PathBuf>) = self
-            .registry
-            .all()
-            .into_iter()
-            .map(|h| h.path)
-            .partition(|p| crate::stores::is_store_key(p));
+        let open = self.registry.all();
+        let open_keys: Vec<PathBuf> = open.iter().map(|h| h.path.clone()).collect();
         let stores = self.registry.stores();
         let index = Arc::clone(&self.symbols);
         let query = params.query;
+        let runtime = tokio::runtime::Handle::current();
         let found = tokio::task::spawn_blocking(move || {
+            // Open sessions first, named from what their actors hold; then the files found.
+            let mut targets: Vec<crate::symbols::Searched> = open
+                .into_iter()
+                .map(|handle| crate::symbols::Searched::Open(handle.searched(&runtime)))
+                .collect();
             for (path, _) in crate::discovery::files(&locations, &folders) {
-                if !files.contains(&path) {
-                    files.push(path);
+                if !open_keys.contains(&path) {
+                    targets.push(crate::symbols::Searched::File(path));
                 }
             }
-            let mut targets: Vec<crate::symbols::Searched> = files
-                .into_iter()
-                .map(crate::symbols::Searched::File)
-                .collect();
             // A store's sessions are those its listing shows for the workspace folders (as
-            // `listSessions` lists them) and those open; a store that cannot be listed is skipped.
+            // `listSessions` lists them), but for those open; a store that cannot be listed is
+            // skipped.
             let names: Vec<String> = folders
                 .iter()
                 .map(|f| {
@@ -598,7 +597,7 @@ impl LanguageServer for Backend {
                 })
                 .collect();
             for store in stores.all() {
-                match store.searched(&names, &open_in_stores) {
+                match store.searched(&names, &open_keys) {
                     Ok(found) => targets.extend(found),
                     Err(err) => tracing::warn!("workspace symbols: {err}"),
                 }

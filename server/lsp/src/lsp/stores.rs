@@ -204,9 +204,9 @@ impl Store {
                 .is_some_and(|n| folder_names.iter().any(|f| f == n))
     }
 
-    /// The sessions `workspace/symbol` searches in this store: those [`Store::list`] shows for
-    /// `folder_names`, and those open under a URI among `open` (by length and `meta` time, without
-    /// reading their values). Blocks.
+    /// The sessions `workspace/symbol` reads from this store: those [`Store::list`] shows for
+    /// `folder_names` (by length and `meta` time, without reading their values), but for those
+    /// open under a URI among `open` (searched where they are open). Blocks.
     pub fn searched(
         self: &Arc<Self>,
         folder_names: &[String],
@@ -217,7 +217,7 @@ impl Store {
             let Some(located) = self.locate(&listed.path) else {
                 continue;
             };
-            if !self.shows(&listed, folder_names) && !open.contains(&located.key()) {
+            if !self.shows(&listed, folder_names) || open.contains(&located.key()) {
                 continue;
             }
             let mtime = listed.mtime_ms.and_then(|ms| {
@@ -228,7 +228,7 @@ impl Store {
             out.push(crate::symbols::Searched::Store(
                 crate::symbols::StoreSession {
                     uri: located.uri,
-                    stamp: (mtime, listed.size),
+                    stamp: crate::symbols::Stamp::Stored(mtime, listed.size),
                     open: Box::new(move || match store.open(&path) {
                         Ok(session) => Some(session),
                         Err(err) => {

@@ -26,6 +26,32 @@ pub enum Searched {
     File(PathBuf),
     /// A session of a store.
     Store(StoreSession),
+    /// A session open in the server (a file's or a store's).
+    Open(OpenSession),
+}
+
+/// A session open in the server: named from the session and `/tree` model its owner already
+/// holds, so it is never read (or held) a second time.
+pub struct OpenSession {
+    /// The key it is registered under (its file's path, or its URI).
+    pub key: PathBuf,
+    /// Its URI.
+    pub uri: String,
+    /// Runs a [`Visit`] where the session lives, waits for it and hands back its answer (`None`:
+    /// the session is gone). Blocks.
+    pub visit: Box<dyn Fn(Visit) -> Option<Visited> + Send + Sync>,
+}
+
+/// What runs where an open session lives, given the session, its [`Stamp`] and a way to its
+/// `/tree` model for a home folder (the one its owner keeps, built only when asked for).
+pub type Visit =
+    Box<dyn FnOnce(&Session, Stamp, &dyn Fn(Option<&Path>) -> Arc<TreeModel>) -> Visited + Send>;
+
+/// An open session's answer to a [`Visit`]: its stamp, and its name and items unless they are
+/// the ones already indexed for that stamp.
+pub struct Visited {
+    stamp: Stamp,
+    fresh: Option<(String, Vec<Item>)>,
 }
 
 /// A session of a store, as its listing showed it.
@@ -44,14 +70,16 @@ impl Searched {
         match self {
             Searched::File(path) => path,
             Searched::Store(s) => Path::new(&s.uri),
+            Searched::Open(s) => &s.key,
         }
     }
 
-    /// Its state now (`None`: it cannot be looked at).
+    /// Its state now, when it is read rather than visited (`None`: it cannot be looked at).
     fn stamp(&self) -> Option<Stamp> {
         match self {
             Searched::File(path) => stamp(path),
             Searched::Store(s) => Some(s.stamp),
+            Searched::Open(_) => None,
         }
     }
 
@@ -60,6 +88,7 @@ impl Searched {
             // With its view facts: each entry is named by its `/tree` row text.
             Searched::File(path) => Session::open(path, Default::default()).ok(),
             Searched::Store(s) => (s.open)(),
+            Searched::Open(_) => None,
         }
     }
 
@@ -67,6 +96,7 @@ impl Searched {
         match self {
             Searched::File(path) => to_proto::lsp_uri(path),
             Searched::Store(s) => s.uri.parse().ok(),
+            Searched::Open(s) => s.uri.parse().ok(),
         }
     }
 }
@@ -155,7 +185,16 @@ pub(crate) fn searchable_items(
     home: Option<&Path>,
     split_from: usize,
 ) -> Vec<Item> {
-    let model = TreeModel::new(session, home);
+    items_named_by(session, &TreeModel::new(session, home), path, split_from)
+}
+
+/// [`searchable_items`] with the session's `/tree` model at hand.
+fn items_named_by(
+    session: &Session,
+    model: &TreeModel,
+    path: &Path,
+    split_from: usize,
+) -> Vec<Item> {
     model.prepare_entry_texts();
     let names = model.entry_texts(session);
     let entries = session.entries();
@@ -188,12 +227,40 @@ pub(crate) fn searchable_items(
     first
 }
 
-/// A file's state: modification time and length.
-pub type Stamp = (Option<SystemTime>, u64);
+/// What a session's items were read at: the same stamp, the same items.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Stamp {
+    /// A file's modification time and length, or a store's session's `meta` time and length.
+    Stored(Option<SystemTime>, u64),
+    /// An open session: which opening of it (its owner's, see [`OpenSession`]) and its revision.
+    Open { opening: u64, revision: u64 },
+}
+
+impl Stamp {
+    /// The length it was read at (an open session's counts as small: it is not read).
+    fn len(&self) -> u64 {
+        match self {
+            Stamp::Stored(_, len) => *len,
+            Stamp::Open { .. } => 0,
+        }
+    }
+}
 
 fn stamp(path: &Path) -> Option<Stamp> {
     let meta = std::fs::metadata(path).ok()?;
-    Some((meta.modified().ok(), meta.len()))
+    Some(Stamp::Stored(meta.modified().ok(), meta.len()))
+}
+
+/// The name a session is listed under: its own, else its file's (or key's) last part.
+fn container_of(session: &Session, key: &Path) -> String {
+    session
+        .session_name()
+        .map(str::to_owned)
+        .unwrap_or_else(|| {
+            key.file_name()
+                .map(|f| f.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        })
 }
 
 impl SymbolIndex {
@@ -225,24 +292,65 @@ impl SymbolIndex {
             return (String::new(), empty);
         };
         let items = searchable_items(&session, path, home, SPLIT_FROM);
-        let container = session
-            .session_name()
-            .map(str::to_owned)
-            .unwrap_or_else(|| {
-                path.file_name()
-                    .map(|f| f.to_string_lossy().into_owned())
-                    .unwrap_or_default()
-            });
+        let container = container_of(&session, path);
+        drop(session);
+        self.keep(path, now, container, items)
+    }
+
+    /// Indexes `items` of the session at `key` as read at `stamp`.
+    fn keep(
+        &self,
+        key: &Path,
+        stamp: Stamp,
+        container: String,
+        items: Vec<Item>,
+    ) -> (String, Arc<Vec<Item>>) {
         let items = Arc::new(items);
         self.files.insert(
-            path.to_path_buf(),
+            key.to_path_buf(),
             Indexed {
-                stamp: now,
+                stamp,
                 container: container.clone(),
                 items: Arc::clone(&items),
             },
         );
         (container, items)
+    }
+
+    /// An open session's items, named where it lives: only its stamp when the items indexed for
+    /// that stamp are still kept (`None`: the session is gone).
+    fn items_of_open(
+        &self,
+        open: &OpenSession,
+        home: Option<&Path>,
+    ) -> Option<(String, Arc<Vec<Item>>)> {
+        let kept = self.files.get(&open.key).map(|hit| hit.stamp);
+        let visit = |kept: Option<Stamp>| {
+            let key = open.key.clone();
+            let home = home.map(Path::to_path_buf);
+            let job: Visit = Box::new(move |session, stamp, model| {
+                let fresh = (kept != Some(stamp)).then(|| {
+                    let model = model(home.as_deref());
+                    let items = items_named_by(session, &model, &key, SPLIT_FROM);
+                    (container_of(session, &key), items)
+                });
+                Visited { stamp, fresh }
+            });
+            (open.visit)(job)
+        };
+        let visited = visit(kept)?;
+        if let Some((container, items)) = visited.fresh {
+            return Some(self.keep(&open.key, visited.stamp, container, items));
+        }
+        match self.cached(&open.key, &visited.stamp) {
+            Some(hit) => Some(hit),
+            // Another query indexed it anew meanwhile: name it again.
+            None => {
+                let visited = visit(None)?;
+                let (container, items) = visited.fresh?;
+                Some(self.keep(&open.key, visited.stamp, container, items))
+            }
+        }
     }
 
     /// Each file's summarized entries, in order (`None`: the file cannot be looked at). Files
@@ -266,14 +374,19 @@ impl SymbolIndex {
         let mut all: Vec<Option<(String, Arc<Vec<Item>>)>> = files.iter().map(|_| None).collect();
         let mut stale: Vec<(usize, Stamp)> = Vec::new();
         for (i, target) in files.iter().enumerate() {
+            if let Searched::Open(open) = target {
+                all[i] = self.items_of_open(open, home);
+                continue;
+            }
             let Some(now) = target.stamp() else { continue };
             match self.cached(target.key(), &now) {
                 Some(hit) => all[i] = Some(hit),
                 None => stale.push((i, now)),
             }
         }
-        let (mut alone, mut shared): (Vec<_>, Vec<_>) =
-            stale.into_iter().partition(|(_, now)| now.1 >= alone_from);
+        let (mut alone, mut shared): (Vec<_>, Vec<_>) = stale
+            .into_iter()
+            .partition(|(_, now)| now.len() >= alone_from);
         if shared.len() < 2 {
             alone.append(&mut shared);
         }
@@ -500,6 +613,75 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// An open session is named from the session and model its owner holds: never read from
+    /// its file (here gone), and named again only when its stamp changed.
+    #[test]
+    fn an_open_session_is_named_where_it_lives_and_again_only_after_a_change() {
+        use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
+        let dir = tempfile::tempdir().unwrap();
+        let session =
+            crate::test_sessions::generated(dir.path(), sessiontree_core::Dialect::Pi, 60, 5);
+        let path = session.path().unwrap().to_path_buf();
+        let want: Vec<(String, String)> = searchable_items(&session, &path, None, usize::MAX)
+            .into_iter()
+            .map(|i| (i.name, i.id))
+            .collect();
+        assert!(want.len() > 40);
+        std::fs::remove_file(&path).unwrap();
+        let revision = Arc::new(AtomicU64::new(1));
+        let models = Arc::new(AtomicUsize::new(0));
+        let owner = Arc::new(std::sync::Mutex::new(session));
+        let open = || {
+            let (revision, models, owner) = (
+                Arc::clone(&revision),
+                Arc::clone(&models),
+                Arc::clone(&owner),
+            );
+            Searched::Open(OpenSession {
+                key: path.clone(),
+                uri: to_proto::lsp_uri(&path).unwrap().to_string(),
+                visit: Box::new(move |visit| {
+                    let session = owner.lock().unwrap();
+                    let stamp = Stamp::Open {
+                        opening: 7,
+                        revision: revision.load(Ordering::SeqCst),
+                    };
+                    let model = |home: Option<&Path>| {
+                        models.fetch_add(1, Ordering::SeqCst);
+                        Arc::new(TreeModel::new(&session, home))
+                    };
+                    Some(visit(&session, stamp, &model))
+                }),
+            })
+        };
+        let index = SymbolIndex::default();
+        let names = |found: Vec<lsp::SymbolInformation>| -> Vec<String> {
+            found.into_iter().map(|s| s.name).collect()
+        };
+        let found = names(index.search_in(&[open()], None, "", 20_000));
+        let mut want_names: Vec<String> = want.iter().map(|(n, _)| n.clone()).collect();
+        let mut got = found.clone();
+        want_names.sort();
+        got.sort();
+        assert_eq!(got, want_names);
+        assert_eq!(models.load(Ordering::SeqCst), 1);
+        // The same revision: the kept items, no model built.
+        let again = index.search_in(&[open()], None, "user", 200);
+        assert_eq!(models.load(Ordering::SeqCst), 1);
+        assert!(!again.is_empty());
+        // A new revision is named again.
+        revision.store(2, Ordering::SeqCst);
+        index.search_in(&[open()], None, "user", 200);
+        assert_eq!(models.load(Ordering::SeqCst), 2);
+        // Gone: nothing, and no panic.
+        let gone = Searched::Open(OpenSession {
+            key: path.clone(),
+            uri: to_proto::lsp_uri(&path).unwrap().to_string(),
+            visit: Box::new(|_| None),
+        });
+        assert!(index.search_in(&[gone], None, "user", 200).is_empty());
     }
 
     /// Files summarized two at a time still rank in file order: the same name in every file
