@@ -12,7 +12,6 @@ mod support;
 use serde_json::{json, Value};
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_testkit::fixtures::shared_conformance_dir;
-use std::process::Command;
 use support::inproc::Client;
 
 const HOME: &str = "/home/me";
@@ -21,22 +20,7 @@ const SESSIONS: &str = "/home/me/.omp/agent/sessions/-proj";
 /// Runs `scripts/testing/omp-redis.ts <command> <url> omp:sessions: <args>` (omp's own storage
 /// code under Bun) on the store at `url`; what it printed, as JSON.
 fn omp(url: &str, args: &[&str]) -> Value {
-    let repo = sessiontree_testkit::agents::repo();
-    let out = Command::new(sessiontree_testkit::agents::agents_bin().join("bun"))
-        .arg(repo.join("scripts/testing/omp-redis.ts"))
-        .arg(args[0])
-        .arg(url)
-        .arg("omp:sessions:")
-        .args(&args[1..])
-        .current_dir(&repo)
-        .output()
-        .unwrap_or_else(|e| panic!("bun: {e}"));
-    let text = String::from_utf8_lossy(&out.stdout).into_owned();
-    assert!(
-        out.status.success(),
-        "omp {args:?} failed: {text}{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let text = sessiontree_testkit::agents::omp_redis(url, args);
     serde_json::from_str(&text).unwrap_or_else(|e| panic!("omp printed no JSON ({e}): {text}"))
 }
 

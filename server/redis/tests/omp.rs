@@ -9,38 +9,14 @@ use serde_json::Value;
 use sessiontree_core::{Error, OpenOptions, Session};
 use sessiontree_redis::testing::RedisServer;
 use sessiontree_redis::{Link, RedisStore};
+use sessiontree_testkit::agents::omp_redis;
 use sessiontree_testkit::fixtures::shared_conformance_dir;
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::Path;
 use std::sync::Arc;
 
-fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("../..")
-}
-
-/// Bun from the installed agents (installing them when missing).
-fn bun() -> PathBuf {
-    sessiontree_testkit::agents::agents_bin().join("bun")
-}
-
-/// Runs `scripts/testing/omp-redis.ts <command> <url> omp:sessions: <args>` and returns stdout.
+/// Runs `scripts/testing/omp-redis.ts` (omp's own storage code) on `server`; what it printed.
 fn omp(server: &RedisServer, args: &[&str]) -> String {
-    let out = Command::new(bun())
-        .arg(repo().join("scripts/testing/omp-redis.ts"))
-        .arg(args[0])
-        .arg(server.url())
-        .arg("omp:sessions:")
-        .args(&args[1..])
-        .current_dir(repo())
-        .output()
-        .unwrap_or_else(|e| panic!("bun: {e}"));
-    assert!(
-        out.status.success(),
-        "omp {args:?} failed: {}{}",
-        String::from_utf8_lossy(&out.stdout),
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).into_owned()
+    omp_redis(&server.url(), args)
 }
 
 /// Runs several commands in one Bun process (omp starts once); what each printed.
@@ -96,6 +72,24 @@ fn ours(session: &Session) -> Value {
 
 const SESSIONS: &str = "/home/me/.omp/agent/sessions/-proj";
 
+/// The session omp writes into the store for a conformance `scenario` (in `/home/me/proj`); its
+/// path.
+fn written_by_omp(server: &RedisServer, scenario: &Path) -> String {
+    let written = omp_json(
+        server,
+        &[
+            "write",
+            &scenario.to_string_lossy(),
+            SESSIONS,
+            "/home/me/proj",
+        ],
+    );
+    written["sessionFile"]
+        .as_str()
+        .unwrap_or_else(|| panic!("{written}"))
+        .to_owned()
+}
+
 #[test]
 fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
     let server = RedisServer::start();
@@ -150,19 +144,7 @@ fn sessions_omp_writes_into_redis_read_as_omp_reloads_them() {
 fn omp_reloads_what_we_write_into_redis() {
     let server = RedisServer::start();
     let scenario = shared_conformance_dir().join("c06-branch-basic/scenario.json");
-    let written = omp_json(
-        &server,
-        &[
-            "write",
-            &scenario.to_string_lossy(),
-            SESSIONS,
-            "/home/me/proj",
-        ],
-    );
-    let path = written["sessionFile"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{written}"))
-        .to_owned();
+    let path = written_by_omp(&server, &scenario);
     let mut session = open(&server, &path);
     let first = session.entries()[0].id().unwrap_or_default().to_owned();
     session
@@ -225,35 +207,12 @@ fn omp_reloads_what_we_write_into_redis() {
 fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
     let server = RedisServer::start();
     let scenario = shared_conformance_dir().join("c01-linear-basic/scenario.json");
-    let written = omp_json(
-        &server,
-        &[
-            "write",
-            &scenario.to_string_lossy(),
-            SESSIONS,
-            "/home/me/proj",
-        ],
-    );
-    let path = written["sessionFile"]
-        .as_str()
-        .unwrap_or_else(|| panic!("{written}"))
-        .to_owned();
+    let path = written_by_omp(&server, &scenario);
     let mut session = open(&server, &path);
     let omp_count = 40;
-    let bun = bun();
-    let (url, script, dir, p) = (
-        server.url(),
-        repo().join("scripts/testing/omp-redis.ts"),
-        repo(),
-        path.clone(),
-    );
-    let writer = std::thread::spawn(move || {
-        Command::new(bun)
-            .arg(script)
-            .args(["append", &url, "omp:sessions:", &p, &omp_count.to_string()])
-            .current_dir(dir)
-            .output()
-    });
+    let (url, p) = (server.url(), path.clone());
+    let writer =
+        std::thread::spawn(move || omp_redis(&url, &["append", &p, &omp_count.to_string()]));
     let mut ours_ids = Vec::new();
     for i in 0..40 {
         loop {
@@ -271,16 +230,8 @@ fn omp_and_sessiontree_writing_one_session_at_once_lose_nothing() {
         }
         std::thread::sleep(std::time::Duration::from_millis(20));
     }
-    let out = writer
-        .join()
-        .unwrap_or_else(|_| panic!("writer"))
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert!(
-        out.status.success(),
-        "omp append: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let omp_ids: Vec<String> = serde_json::from_slice(&out.stdout).unwrap_or_default();
+    let out = writer.join().unwrap_or_else(|_| panic!("omp append"));
+    let omp_ids: Vec<String> = serde_json::from_str(&out).unwrap_or_default();
     assert_eq!(omp_ids.len(), omp_count);
     session.follow().unwrap_or_else(|e| panic!("{e}"));
     let fresh = open(&server, &path);

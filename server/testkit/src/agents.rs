@@ -46,3 +46,26 @@ pub fn agents_bin() -> &'static Path {
 pub fn agents_modules() -> PathBuf {
     agents_bin().join("../node_modules")
 }
+
+/// Runs omp's own storage code on the Redis store at `url` (under Bun, from the installed
+/// agents): `scripts/testing/omp-redis.ts <args[0]> <url> omp:sessions: <args[1..]>`; what it
+/// printed. Fails the test when it fails.
+pub fn omp_redis(url: &str, args: &[&str]) -> String {
+    let (command, rest) = args.split_first().expect("an omp-redis command");
+    let out = Command::new(agents_bin().join("bun"))
+        .arg(repo().join("scripts/testing/omp-redis.ts"))
+        .arg(command)
+        .arg(url)
+        .arg("omp:sessions:")
+        .args(rest)
+        .current_dir(repo())
+        .output()
+        .unwrap_or_else(|e| panic!("bun: {e}"));
+    assert!(
+        out.status.success(),
+        "omp {args:?} failed: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).into_owned()
+}
