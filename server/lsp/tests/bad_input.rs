@@ -12,7 +12,7 @@ use serde_json::{json, Value};
 use sessiontree_protocol::Direction;
 use sessiontree_protocol::{catalog, MethodKind};
 use std::path::Path;
-use support::inproc::Client;
+use support::inproc::{Client, Opened};
 use support::*;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
@@ -116,10 +116,12 @@ async fn alive(c: &Client, uri: &str) {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn every_request_with_malformed_params_is_refused_cleanly() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = copy_fixture(OMP, dir.path(), "s.jsonl");
     let c = Client::plain().await;
-    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
-    let session_uri = open["uri"].as_str().expect("uri").to_owned();
+    let Opened {
+        uri: session_uri,
+        file,
+        ..
+    } = c.open_copy(dir.path(), OMP).await;
     let (mut tried, mut refused, mut answered) = (0usize, 0usize, 0usize);
     let mut methods = 0;
     for doc in catalog() {
@@ -175,10 +177,8 @@ async fn every_request_with_malformed_params_is_refused_cleanly() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn control_and_escape_characters_never_reach_a_panel() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = copy_fixture(OMP, dir.path(), "s.jsonl");
     let c = Client::plain().await;
-    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
-    let u = open["uri"].as_str().expect("uri").to_owned();
+    let Opened { uri: u, file, .. } = c.open_copy(dir.path(), OMP).await;
     for hostile in HOSTILE {
         let label = c
             .request(
@@ -255,10 +255,8 @@ async fn control_and_escape_characters_never_reach_a_panel() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn oversized_values_are_refused_and_nothing_is_written() {
     let dir = tempfile::tempdir().expect("tempdir");
-    let file = copy_fixture(OMP, dir.path(), "s.jsonl");
     let c = Client::plain().await;
-    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
-    let u = open["uri"].as_str().expect("uri").to_owned();
+    let Opened { uri: u, file, .. } = c.open_copy(dir.path(), OMP).await;
     let before = std::fs::read(&file).expect("read");
     let huge = "L".repeat(100 << 20);
     // Names and plan titles are refused at the same check; 1 MB keeps the test quick.

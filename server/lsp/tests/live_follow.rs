@@ -6,7 +6,7 @@ mod support;
 
 use serde_json::{json, Value};
 use std::io::Write as _;
-use support::inproc::Client;
+use support::inproc::{Client, Opened};
 use support::*;
 
 const PI: &str = "c06-branch-basic/pi/session.jsonl";
@@ -26,10 +26,10 @@ async fn next_change(c: &Client) -> Value {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn another_process_appends_while_attached() {
     let dir = tempfile::tempdir().expect("tmp");
-    let file = copy_fixture(PI, dir.path(), "live.jsonl");
     let c = Client::plain().await;
-    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
-    let u = open["uri"].as_str().unwrap_or_default().to_owned();
+    let Opened {
+        uri: u, file, open, ..
+    } = c.open_copy_as(dir.path(), PI, "live.jsonl").await;
     let rev = open["revision"].as_u64().unwrap_or_default();
 
     // Another process (a shell) appends two lines in one write.
@@ -101,10 +101,10 @@ async fn another_process_appends_while_attached() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_replaced_file_is_reloaded_and_announced() {
     let dir = tempfile::tempdir().expect("tmp");
-    let file = copy_fixture(PI, dir.path(), "live.jsonl");
     let c = Client::plain().await;
-    let open = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await;
-    let u = open["uri"].as_str().unwrap_or_default().to_owned();
+    let Opened {
+        uri: u, file, open, ..
+    } = c.open_copy_as(dir.path(), PI, "live.jsonl").await;
     let rev = open["revision"].as_u64().unwrap_or_default();
 
     // Replace the file by a rename (a new inode): a shorter session.

@@ -8,7 +8,7 @@ mod support;
 use serde_json::{json, Value};
 use std::io::Write as _;
 use std::path::Path;
-use support::inproc::Client;
+use support::inproc::{Client, Opened};
 use support::*;
 
 const OMP: &str = "c06-branch-basic/omp/session.jsonl";
@@ -72,11 +72,7 @@ fn shape(file: &Path, skip: usize) -> Vec<(bool, String, bool)> {
 
 async fn sequential(dir: &Path) -> (Vec<u64>, Vec<(bool, String, bool)>) {
     let c = Client::plain().await;
-    let file = copy_fixture(OMP, dir, "seq.jsonl");
-    let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let Opened { uri: u, file, .. } = c.open_copy_as(dir, OMP, "seq.jsonl").await;
     let mut revisions = Vec::new();
     for i in 0..N {
         let (m, p) = op(i, &u);
@@ -94,11 +90,7 @@ async fn pipelined_mutations_match_a_sequential_run() {
     let (seq_revisions, seq_shape) = sequential(dir.path()).await;
 
     let c = Client::plain().await;
-    let file = copy_fixture(OMP, dir.path(), "pipe.jsonl");
-    let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let Opened { uri: u, file, .. } = c.open_copy_as(dir.path(), OMP, "pipe.jsonl").await;
     let mut pending = Vec::new();
     let mut external = 0;
     for i in 0..N {
@@ -176,11 +168,7 @@ async fn pipelined_without_other_writers_is_identical() {
     let dir = tempfile::tempdir().expect("tmp");
     let (seq_revisions, seq_shape) = sequential(dir.path()).await;
     let c = Client::plain().await;
-    let file = copy_fixture(OMP, dir.path(), "pipe.jsonl");
-    let u = c.ok("sessionTree/open", json!({"uri": uri(&file)})).await["uri"]
-        .as_str()
-        .unwrap_or_default()
-        .to_owned();
+    let Opened { uri: u, file, .. } = c.open_copy_as(dir.path(), OMP, "pipe.jsonl").await;
     let mut pending = Vec::new();
     for i in 0..N {
         let (m, p) = op(i, &u);

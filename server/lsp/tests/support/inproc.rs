@@ -194,7 +194,10 @@ impl Client {
             .ok("sessionTree/open", json!({"uri": super::uri(file)}))
             .await;
         Opened {
-            uri: open["uri"].as_str().unwrap_or_default().to_owned(),
+            uri: open["uri"]
+                .as_str()
+                .expect("the open result names the session")
+                .to_owned(),
             file: file.to_path_buf(),
             original: std::fs::read(file).expect("read the opened file"),
             open,
