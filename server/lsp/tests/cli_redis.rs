@@ -158,11 +158,7 @@ fn continue_on_a_store_session_is_refused_with_the_reason() {
         path,
         &shared_conformance_dir().join("c01-linear-basic/omp/session.jsonl"),
     );
-    let key = format!("omp:sessions:file:{path}");
-    let before: Vec<u8> = redis::cmd("GET")
-        .arg(&key)
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"));
+    let before = omp_store::value(&server, path);
     let url = server.url();
     let out = run(&[
         "continue",
@@ -182,11 +178,8 @@ fn continue_on_a_store_session_is_refused_with_the_reason() {
             && err.contains(&format!("127.0.0.1:{}", server.port())),
         "{err}"
     );
-    let after: Vec<u8> = redis::cmd("GET")
-        .arg(&key)
-        .query(&mut server.connection())
-        .unwrap_or_else(|e| panic!("{e}"));
-    assert_eq!(before, after);
+    assert!(before.is_some());
+    assert_eq!(omp_store::value(&server, path), before);
     let out = run(&[
         "continue",
         "--store",
