@@ -22,19 +22,14 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
     command.arg("lsp").stderr(Stdio::null());
     let mut server = Connection::spawn(command).expect("spawn");
-    let mut request = |method: &str, params: Value| -> Value {
-        let id = server.send_request(method, params).expect("write");
-        let (_, msg) = server
-            .response(id, Duration::from_secs(60), |_| None)
-            .expect("a response");
-        msg
-    };
-    request(
+    let wait = Duration::from_secs(60);
+    server.call(
         "initialize",
         json!({"processId":null,"rootUri":null,"capabilities":{}}),
+        wait,
     );
     let u = uri(&file);
-    let open = request("sessionTree/open", json!({"uri": u}));
+    let open = server.call("sessionTree/open", json!({"uri": u}), wait);
     assert!(open.get("result").is_some(), "{open}");
 
     let mut writer = sessiontree_testkit::writer::spawn_writer(
@@ -52,9 +47,10 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     let mut writer_done = false;
     while ours.len() < LINES || !writer_done {
         writer_done = writer_done || writer.try_wait().expect("wait").is_some();
-        let msg = request(
+        let msg = server.call(
             "sessionTree/append",
             json!({"uri": u, "text": format!("server {}", ours.len())}),
+            wait,
         );
         match msg["result"]["entryId"].as_str() {
             Some(id) => ours.push(id.to_owned()),
@@ -64,7 +60,11 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     }
     assert!(writer.wait().expect("wait").success());
     // One more append reads whatever the writer added last before writing.
-    let last = request("sessionTree/append", json!({"uri": u, "text": "last"}));
+    let last = server.call(
+        "sessionTree/append",
+        json!({"uri": u, "text": "last"}),
+        wait,
+    );
     ours.push(last["result"]["entryId"].as_str().expect("id").to_owned());
 
     let text = std::fs::read_to_string(&file).expect("read");
@@ -84,7 +84,7 @@ fn the_server_and_an_agent_appending_at_once_lose_nothing() {
     }
     let fresh = Session::open(&file, OpenOptions::default()).expect("loads");
     assert!(fresh.diagnostics().is_empty(), "{:?}", fresh.diagnostics());
-    let tree = request("sessionTree/tree", json!({"uri": u}));
+    let tree = server.call("sessionTree/tree", json!({"uri": u}), wait);
     let served: HashSet<String> = tree["result"]["nodes"]
         .as_array()
         .expect("nodes")

@@ -66,28 +66,19 @@ fn check_file(path: &Path, acknowledged: &[String]) -> usize {
 /// How long a message may take before the server is taken for hung (a guard, not a timing).
 const GUARD: Duration = Duration::from_secs(120);
 
-/// Sends a request and waits for its response (the whole message).
-fn request(server: &mut Connection, method: &str, params: Value) -> Value {
-    let id = server.send_request(method, params).expect("write");
-    let (_, msg) = server
-        .response(id, GUARD, |_| None)
-        .unwrap_or_else(|e| panic!("a response to {method}: {e}"));
-    msg
-}
-
 /// One round: start the server, open the session, pipeline appends, kill it after `after` acks.
 fn round(path: &Path, round: usize, after: usize) -> Vec<String> {
     let mut command = Command::new(env!("CARGO_BIN_EXE_sessiontree"));
     command.arg("lsp").stderr(Stdio::null());
     let mut server = Connection::spawn(command).expect("spawn sessiontree lsp");
-    request(
-        &mut server,
+    server.call(
         "initialize",
         json!({"processId":null,"rootUri":null,"capabilities":{}}),
+        GUARD,
     );
     server.notify("initialized", json!({})).expect("write");
     let uri = uri(path);
-    let open = request(&mut server, "sessionTree/open", json!({"uri": uri}));
+    let open = server.call("sessionTree/open", json!({"uri": uri}), GUARD);
     assert!(open.get("result").is_some(), "{open}");
     // Every append goes out at once; the pipe holds them all.
     let mut batch = Vec::new();

@@ -2,7 +2,8 @@
 //! are ([`fixtures`]), prerequisites that fail a test when they are missing instead of letting it
 //! pass without running ([`require`]), a second process writing to a session file as an agent
 //! does ([`writer`]), LSP message framing and a connection to a server process ([`lsp`]), git in a test's repository ([`git`]), the
-//! files of a work tree ([`work_tree`]) and the real agents installed ([`agents`]).
+//! files of a work tree ([`work_tree`]) and the real agents installed, omp's Redis storage run
+//! among them ([`agents`]).
 //! It knows nothing of the engine, so the engine's own unit tests can use it too.
 
 pub mod agents;

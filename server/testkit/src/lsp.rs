@@ -1,6 +1,7 @@
 //! LSP message framing for tests that talk to the server over a byte stream (`Content-Length`
 //! headers, then the JSON body), blocking, and a [`Connection`] to a server running as a child
-//! process.
+//! process: the one stdio client of the tests and benchmarks (its output read leniently, or
+//! strictly where the framing itself is under test), with a [`Writer`] other threads may share.
 
 use serde_json::Value;
 use std::io::{BufRead, Write};
@@ -219,6 +220,17 @@ impl Connection {
             &serde_json::json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         )?;
         Ok(id)
+    }
+
+    /// Sends a request and waits up to `timeout` for its response (the whole message: `result`
+    /// or `error`), leaving requests from the server unanswered; fails the calling test when
+    /// none comes.
+    pub fn call(&mut self, method: &str, params: Value, timeout: Duration) -> Value {
+        let id = self.send_request(method, params).expect("write");
+        match self.response(id, timeout, |_| None) {
+            Ok((_, message)) => message,
+            Err(e) => panic!("no response to {method}: {e}"),
+        }
     }
 
     /// The next message and when it arrived.

@@ -1,5 +1,6 @@
 //! Test support of the server's tests: the shared Rust test support (fixtures, prerequisites, the
-//! second writer, LSP framing: `sessiontree-testkit`), the in-process client and the real agents.
+//! second writer, the stdio connection and `data.kind`: `sessiontree-testkit`), the in-process
+//! client, the real agents with the real server over stdio, and sessions in a Redis store.
 #![allow(dead_code, unused_imports)]
 
 /// The in-process client.
