@@ -10,7 +10,7 @@
 #![allow(clippy::print_stdout, clippy::print_stderr)]
 
 use serde_json::{json, Value};
-use sessiontree_testkit::lsp::{is_notification, Connection, NoResponse};
+use sessiontree_testkit::lsp::{frame, frame_body, is_notification, Connection, NoResponse};
 use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::{Command, ExitStatus, Stdio};
@@ -18,17 +18,6 @@ use std::time::Duration;
 
 /// How long a message may take before the server is taken for hung.
 const GUARD: Duration = Duration::from_secs(120);
-
-/// A body in a frame.
-fn frame(body: &[u8]) -> Vec<u8> {
-    let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend_from_slice(body);
-    out
-}
-
-fn message(value: &Value) -> Vec<u8> {
-    frame(&serde_json::to_vec(value).unwrap_or_default())
-}
 
 struct Server {
     conn: Connection,
@@ -61,7 +50,7 @@ impl Server {
             json!({"processId": null, "rootUri": root, "capabilities": {}}),
         );
         assert!(init.get("result").is_some(), "{init}");
-        server.send(&message(
+        server.send(&frame(
             &json!({"jsonrpc": "2.0", "method": "initialized", "params": {}}),
         ));
         server
@@ -90,7 +79,7 @@ impl Server {
 
     /// Sends a request and returns its answer; messages before it must be notifications.
     fn request(&mut self, id: i64, method: &str, params: Value) -> Value {
-        self.send(&message(
+        self.send(&frame(
             &json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}),
         ));
         loop {
@@ -117,7 +106,7 @@ impl Server {
     fn finish(mut self) -> (Vec<Value>, ExitStatus, String) {
         let shutdown = self.request(9000, "shutdown", Value::Null);
         assert_eq!(shutdown.get("result"), Some(&Value::Null), "{shutdown}");
-        self.send(&message(&json!({"jsonrpc": "2.0", "method": "exit"})));
+        self.send(&frame(&json!({"jsonrpc": "2.0", "method": "exit"})));
         self.conn.close_input();
         self.end()
     }
@@ -172,7 +161,7 @@ fn answered_then_served(bytes: &[u8], answer: Value) {
 #[test]
 fn a_body_that_is_not_json_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(br#"{"jsonrpc":"2.0","#),
+        &frame_body(br#"{"jsonrpc":"2.0","#),
         refusal(
             -32700,
             "parseError",
@@ -184,7 +173,7 @@ fn a_body_that_is_not_json_is_answered_and_the_server_serves_on() {
 #[test]
 fn a_body_that_is_not_utf8_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\xff\"}"),
+        &frame_body(b"{\"jsonrpc\":\"2.0\",\"method\":\"x\xff\"}"),
         refusal(
             -32700,
             "parseError",
@@ -196,7 +185,7 @@ fn a_body_that_is_not_utf8_is_answered_and_the_server_serves_on() {
 #[test]
 fn a_batch_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(br#"[{"jsonrpc":"2.0","id":5,"method":"shutdown"},{"jsonrpc":"2.0","method":"exit"}]"#),
+        &frame_body(br#"[{"jsonrpc":"2.0","id":5,"method":"shutdown"},{"jsonrpc":"2.0","method":"exit"}]"#),
         refusal(-32600, "invalidRequest", "a batch of 2 messages: LSP does not use JSON-RPC batches (send each message in a frame of its own)"),
     );
 }
@@ -204,7 +193,7 @@ fn a_batch_is_answered_and_the_server_serves_on() {
 #[test]
 fn a_bare_number_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(b"42"),
+        &frame_body(b"42"),
         refusal(
             -32600,
             "invalidRequest",
@@ -221,7 +210,7 @@ fn nesting_deeper_than_the_limit_is_answered_and_the_server_serves_on() {
         "]".repeat(200)
     );
     answered_then_served(
-        &frame(body.as_bytes()),
+        &frame_body(body.as_bytes()),
         refusal(-32700, "parseError", "the message nests arrays and objects more than 127 levels deep (recursion limit exceeded at line 1 column 188)"),
     );
 }
@@ -229,7 +218,7 @@ fn nesting_deeper_than_the_limit_is_answered_and_the_server_serves_on() {
 #[test]
 fn a_fractional_id_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(br#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#),
+        &frame_body(br#"{"jsonrpc":"2.0","id":1.5,"method":"shutdown"}"#),
         refusal(-32600, "invalidRequest", "the id 1.5 is not an integer"),
     );
 }
@@ -237,7 +226,7 @@ fn a_fractional_id_is_answered_and_the_server_serves_on() {
 #[test]
 fn an_id_beyond_64_bits_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"shutdown"}"#),
+        &frame_body(br#"{"jsonrpc":"2.0","id":18446744073709551616,"method":"shutdown"}"#),
         refusal(
             -32600,
             "invalidRequest",
@@ -249,7 +238,7 @@ fn an_id_beyond_64_bits_is_answered_and_the_server_serves_on() {
 #[test]
 fn a_message_without_jsonrpc_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(br#"{"id":7,"method":"shutdown"}"#),
+        &frame_body(br#"{"id":7,"method":"shutdown"}"#),
         refusal(
             -32600,
             "invalidRequest",
@@ -261,7 +250,7 @@ fn a_message_without_jsonrpc_is_answered_and_the_server_serves_on() {
 #[test]
 fn an_empty_body_is_answered_and_the_server_serves_on() {
     answered_then_served(
-        &frame(b""),
+        &frame_body(b""),
         refusal(-32700, "parseError", "the message is empty"),
     );
 }
@@ -284,7 +273,7 @@ fn an_unframed_message_is_answered_once_and_a_frame_glued_to_it_served() {
     // A message sent without its header, the next one glued to it.
     let mut bytes = br#"{"jsonrpc":"2.0","id":77,"method":"shutdown"}"#.to_vec();
     let uri = format!("file://{}", server.example().display());
-    bytes.extend(message(
+    bytes.extend(frame(
         &json!({"jsonrpc": "2.0", "id": 2, "method": "sessionTree/open", "params": {"uri": uri}}),
     ));
     server.send(&bytes);
@@ -303,10 +292,10 @@ fn an_unframed_message_is_answered_once_and_a_frame_glued_to_it_served() {
 #[test]
 fn dollar_requests_are_answered_method_not_found_and_dollar_notifications_not_at_all() {
     let mut server = Server::start();
-    server.send(&message(
+    server.send(&frame(
         &json!({"jsonrpc": "2.0", "method": "$/unknownNotification", "params": {}}),
     ));
-    server.send(&message(
+    server.send(&frame(
         &json!({"jsonrpc": "2.0", "method": "$/setTrace", "params": {"value": "off"}}),
     ));
     let answer = server.request(5, "$/unknownRequest", json!({}));
@@ -335,8 +324,8 @@ fn refusals_go_out_between_whole_answers_under_pipelined_load() {
     // Context answers are spliced into the output as text: the path that could tear.
     let mut bytes = Vec::new();
     for n in 0..40 {
-        bytes.extend(message(&json!({"jsonrpc": "2.0", "id": 100 + n, "method": "sessionTree/context", "params": {"uri": uri}})));
-        bytes.extend(frame(b"[1]"));
+        bytes.extend(frame(&json!({"jsonrpc": "2.0", "id": 100 + n, "method": "sessionTree/context", "params": {"uri": uri}})));
+        bytes.extend(frame_body(b"[1]"));
         bytes.extend_from_slice(b"junk\r\n\r\n");
     }
     server.send(&bytes);

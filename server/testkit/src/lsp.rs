@@ -18,10 +18,22 @@ pub fn uri(path: &Path) -> String {
 
 /// One framed message.
 pub fn frame(value: &Value) -> Vec<u8> {
-    let body = serde_json::to_vec(value).unwrap_or_default();
+    frame_body(&serde_json::to_vec(value).unwrap_or_default())
+}
+
+/// A body (JSON or not) in a frame.
+pub fn frame_body(body: &[u8]) -> Vec<u8> {
     let mut out = format!("Content-Length: {}\r\n\r\n", body.len()).into_bytes();
-    out.extend(body);
+    out.extend_from_slice(body);
     out
+}
+
+/// What a header line read leniently says of the body's length: `Some` for a
+/// `Content-Length:` line (`Some(None)` when its value is not a number), `None` for another
+/// header.
+pub fn header_length(line: &str) -> Option<Option<usize>> {
+    let value = line.trim_end().strip_prefix("Content-Length:")?;
+    Some(value.trim().parse::<usize>().ok())
 }
 
 /// The body length a header block announces: reads header lines up to the blank one; `None` at
@@ -33,12 +45,11 @@ pub fn read_header(r: &mut impl BufRead) -> Option<usize> {
         if r.read_line(&mut line).ok()? == 0 {
             return None;
         }
-        let line = line.trim_end();
-        if line.is_empty() {
+        if line.trim_end().is_empty() {
             return len;
         }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse::<usize>().ok();
+        if let Some(announced) = header_length(&line) {
+            len = announced;
         }
     }
 }
@@ -419,6 +430,16 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn a_header_line_read_leniently_says_the_length_it_announces() {
+        assert_eq!(header_length("Content-Length: 12\r\n"), Some(Some(12)));
+        assert_eq!(header_length("Content-Length:7"), Some(Some(7)));
+        assert_eq!(header_length("Content-Length: twelve\r\n"), Some(None));
+        assert_eq!(header_length("Content-Type: x\r\n"), None);
+        let mut r = std::io::Cursor::new(b"Content-Type: x\r\nContent-Length: 2\r\n\r\n".to_vec());
+        assert_eq!(read_header(&mut r), Some(2));
     }
 
     #[test]

@@ -68,12 +68,11 @@ async fn read_frame<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<Val
         if r.read_line(&mut line).await.ok()? == 0 {
             return None;
         }
-        let line = line.trim_end();
-        if line.is_empty() {
+        if line.trim_end().is_empty() {
             break;
         }
-        if let Some(v) = line.strip_prefix("Content-Length:") {
-            len = v.trim().parse::<usize>().ok();
+        if let Some(announced) = super::header_length(&line) {
+            len = announced;
         }
     }
     let mut body = vec![0; len?];
@@ -82,12 +81,9 @@ async fn read_frame<R: tokio::io::AsyncBufRead + Unpin>(r: &mut R) -> Option<Val
 }
 
 async fn write_frame(w: &Mutex<tokio::io::WriteHalf<tokio::io::DuplexStream>>, value: &Value) {
-    let body = serde_json::to_vec(value).unwrap_or_default();
+    let framed = super::frame(value);
     let mut w = w.lock().await;
-    let _ = w
-        .write_all(format!("Content-Length: {}\r\n\r\n", body.len()).as_bytes())
-        .await;
-    let _ = w.write_all(&body).await;
+    let _ = w.write_all(&framed).await;
     let _ = w.flush().await;
 }
 

@@ -18,5 +18,5 @@ pub mod tls_store;
 /// A terminal (tmux) for the agents' TUIs.
 pub mod tmux;
 
-pub use sessiontree_testkit::lsp::{frame, kind, uri};
+pub use sessiontree_testkit::lsp::{frame, header_length, kind, uri};
 pub use sessiontree_testkit::{copy_fixture, fixture, require};
