@@ -252,3 +252,59 @@ fn pi_answers_into_a_fork_not_yet_written() {
     );
     server.shutdown();
 }
+
+/// omp writes its forks at once: `/branch` at the same point gives a file on disk, and a message
+/// sent there is appended to it as before (the fork's bytes unchanged, the model given only the
+/// fork's path).
+#[test]
+fn omp_forks_are_written_at_once_and_answered_in_place() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let source_file = home.first_session(Agent::Omp, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let source = uri(&source_file);
+    server.ok("sessionTree/open", json!({"uri": source}));
+    let first = message_entries(&source_file)[0].clone();
+    let branched = server.ok(
+        "sessionTree/branch",
+        json!({"uri": source, "entryId": first["id"]}),
+    );
+    assert_eq!(
+        branched["written"], true,
+        "omp writes its forks: {branched}"
+    );
+    let fork_file = PathBuf::from(branched["newPath"].as_str().expect("newPath"));
+    let fork = branched["newUri"].as_str().expect("newUri").to_owned();
+    let before_text = std::fs::read_to_string(&fork_file).expect("the fork is on disk");
+    let before = model.requests().len();
+    server.prompt_to_end(&fork, "the fork's question", "the answer in the fork", 120);
+    // (omp may also ask its model for a title: only the turn's request is looked at.)
+    let turns: Vec<Vec<String>> = model.requests()[before..]
+        .iter()
+        .map(|r| {
+            conversation(r)
+                .into_iter()
+                .filter(|m| m.starts_with("user: "))
+                .collect::<Vec<_>>()
+        })
+        .filter(|users| users.iter().any(|u| u.contains("the fork's question")))
+        .collect();
+    assert_eq!(turns.len(), 1, "one model call for the turn: {turns:?}");
+    assert_eq!(turns[0].len(), 1, "only the fork's question: {turns:?}");
+    let after = std::fs::read_to_string(&fork_file).expect("the fork");
+    // omp's title slot (its first line, rewritten in place) aside, the bytes are kept.
+    let slot = match before_text.lines().next() {
+        Some(first) if !first.contains(r#""type":"session""#) => first.len() + 1,
+        _ => 0,
+    };
+    assert!(
+        after[slot..].starts_with(&before_text[slot..]),
+        "the fork's bytes are kept, the turn appended"
+    );
+    let answered = message_entries(&fork_file)
+        .iter()
+        .any(|m| m["message"]["role"] == "assistant" && text_of(&m["message"]).contains("echo:"));
+    assert!(answered, "the answer is in the fork:\n{after}");
+    server.shutdown();
+}
