@@ -293,15 +293,6 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     const uri = this.ctl.uri;
     if (!uri || !text.trim()) return;
     if (this.sending) return;
-    if (notOnDisk(uri)) {
-      // The live agent starts on the session's file; pi, finding none, would start a session of
-      // its own there, without this one's entries, so the server refuses the prompt. Say so first.
-      const why = `this new session is not on disk yet (pi writes a session with its first assistant reply), and the live agent can only continue a session that is on disk. Your text stays in the input.`;
-      this.note('prompt', { notOnDisk: true, text });
-      this.applyChange(this.conversation.notice(`Not sent: ${why}`, 'warning'));
-      void vscode.window.showWarningMessage(`Not sent: ${why}`);
-      return;
-    }
     const status = this.conversation.status;
     if (!agentAvailable(status)) {
       const setting = statusSetting(status);

@@ -221,7 +221,7 @@ export async function branch(f: Flows, entryId?: string): Promise<void> {
       if (!res.written) {
         void vscode.window.showInformationMessage(
           `New session ${res.newPath ?? res.newUri} is not on disk yet: pi writes a session with its first assistant reply. ` +
-            'Until then the server holds it in memory: the chat does not send or append into it, and it is gone once another session is opened.',
+            'Send gives it to pi, which writes it with its answer. Until then the server holds it in memory: the chat does not append into it without the agent, and it is gone once another session is opened.',
         );
       }
     }

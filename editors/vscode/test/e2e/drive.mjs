@@ -1072,8 +1072,10 @@ await check('pi exits (an extension writes to stderr and exits): the chat says s
 
 // ---------------------------------------------------------------- a session not on disk yet
 // /branch from the first user message of a pi session: pi writes such a session with its first
-// assistant reply, so the server holds it in memory. Nothing may be reported as sent there.
-await check('a new pi session not on disk yet: "Append Without Running the Agent" and Send are refused with the reason; the text stays in the input; nothing is written, the model is not asked', async () => {
+// assistant reply, so the server holds it in memory. Appending without the agent is refused there
+// (the message would live only in memory); Send gives the session to pi, which answers from
+// exactly its context and writes its file, as pi does with its own forks.
+await check('a new pi session not on disk yet: "Append Without Running the Agent" is refused with the reason, the text kept, nothing written; Send goes to pi, asked once with only this session\'s context, which writes the session (its own header first) with its answer', async () => {
   const src = readState();
   await palette('/branch');
   await quickInput('first question');
@@ -1092,20 +1094,30 @@ await check('a new pi session not on disk yet: "Append Without Running the Agent
   const a = await waitState((s) => s.chatLog?.append?.notOnDisk === true, 'the append refused', 10000);
   if (a.chatInput !== 'first question') throw new Error('the input: ' + JSON.stringify(a.chatInput));
   await chatFrame().locator('.entry.notice', { hasText: 'Not appended: this new session is not on disk yet' }).first().waitFor({ timeout: 10000 });
+  if (fs.existsSync(s.branch.newPath) || modelRequests() !== asked) throw new Error('the refused append wrote or asked');
   await chatFrame().locator('#input').press('Enter');
-  const p = await waitState((s) => s.chatLog?.prompt?.notOnDisk === true, 'Send refused', 10000);
-  if (p.chatInput !== 'first question') throw new Error('the input after Send: ' + JSON.stringify(p.chatInput));
-  if ((await chatFrame().locator('#input').inputValue()) !== 'first question') throw new Error('the webview input lost the text');
-  await chatFrame().locator('.entry.notice', { hasText: 'Not sent: this new session is not on disk yet' }).first().waitFor({ timeout: 10000 });
-  await page.waitForTimeout(1000);
-  if (fs.existsSync(s.branch.newPath)) throw new Error('a file was written: ' + s.branch.newPath);
-  if (modelRequests() !== asked) throw new Error('the model was asked');
+  const p = await waitState((s) => s.chatLog?.prompt?.text === 'first question' && s.chatLog.prompt.turn !== undefined && s.chatInput === '', 'Send taken by pi, the input cleared', 30000);
+  let lines = [];
+  for (let i = 0; i < 240; i++) {
+    lines = fs.existsSync(s.branch.newPath) ? entriesOf(s.branch.newPath) : [];
+    if (lines.some((e) => e.type === 'message' && e.message.role === 'assistant')) break;
+    await page.waitForTimeout(500);
+  }
+  const header = lines[0] ?? {};
+  if (header.type !== 'session' || header.id !== s.branch.sessionId || !header.parentSession) throw new Error('the file pi wrote: ' + JSON.stringify(lines).slice(0, 400));
+  if (lines.filter((e) => e.type === 'session').length !== 1) throw new Error('more than one header');
+  const said = lines.filter((e) => e.type === 'message').map((e) => `${e.message.role}: ${textOf(e.message)}`);
+  if (JSON.stringify(said) !== JSON.stringify(['user: first question', 'assistant: echo: first question'])) throw new Error('the messages pi wrote: ' + JSON.stringify(said));
+  if (modelRequests() !== asked + 1) throw new Error(`the model was asked ${modelRequests() - asked} times`);
+  const users = JSON.parse(fs.readFileSync(modelLog, 'utf8').trim().split('\n').pop()).body.messages.filter((m) => m.role === 'user').map(textOf);
+  if (JSON.stringify(users) !== JSON.stringify(['first question'])) throw new Error('the model saw: ' + JSON.stringify(users));
+  await chatFrame().locator('.entry.msg.assistant', { hasText: 'echo: first question' }).first().waitFor({ timeout: 15000 });
   // Back to the session it came from, as the checks after this one expect.
   await expandSessions();
   const back = sessionRows().filter({ hasText: 'first question', hasNotText: 'fork of' }).first();
   await openFromSessions(back, (x) => x.session === src.session && x.chatAgent?.agent === 'pi', 'the source session again');
   await collapseSessions();
-  return { newPath: path.basename(s.branch.newPath), input: p.chatInput };
+  return { newPath: path.basename(s.branch.newPath), turn: p.chatLog.prompt.turn, lines: lines.length };
 });
 
 await check('"Install the Bridge for Terminal Agents" writes the bridge into the chosen agent\'s folder', async () => {
