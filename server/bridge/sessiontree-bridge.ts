@@ -268,14 +268,17 @@ export default function sessiontreeBridge(pi: any): void {
       }
       // pi writes JSON.stringify of each entry: the copy must be exactly that, and unchanged.
       const copy = fs.readFileSync(from, "utf8");
-      const loaded = entries.slice(0, copy.split("\n").length - 1).map((e) => `${JSON.stringify(e)}\n`).join("");
+      const count = copy.split("\n").length - 1;
+      const loaded = entries.slice(0, count).map((e) => `${JSON.stringify(e)}\n`).join("");
       if (loaded !== copy) {
         throw new BridgeError("notExact", "pi would not write this session's lines byte for byte as they are");
       }
       sm.sessionFile = to;
       sm.sessionDir = path.dirname(to);
       sm.flushed = false;
-      return state();
+      // pi, loading a session without messages, records its model and thinking level after the
+      // copy's last entry (its startup rule): the leaf the copy ended on says where those hang.
+      return { ...state(), loadedLeafId: count > 1 ? (entries[count - 1]?.id ?? null) : null };
     },
 
     label(params) {

@@ -308,3 +308,81 @@ fn omp_forks_are_written_at_once_and_answered_in_place() {
     assert!(answered, "the answer is in the fork:\n{after}");
     server.shutdown();
 }
+
+/// `/branch` from a pi session's first question: the fork holds only the session's model and
+/// thinking level (no message). pi, loading a session without messages, records its own model
+/// and thinking level after it (its startup rule), and the question hangs under those, as in a
+/// session pi starts itself; the fork's own lines come first, byte for byte.
+#[test]
+fn pi_answers_into_a_fork_without_messages() {
+    let dir = tempfile::tempdir().expect("tempdir");
+    let model = ModelServer::start(dir.path(), &json!([]));
+    let home = Home::new(&model);
+    let source_file = home.first_session(Agent::Pi, "first question");
+    let mut server = Server::start(&home, json!({}), json!({}));
+    let source = uri(&source_file);
+    server.ok("sessionTree/open", json!({"uri": source}));
+    let first = message_entries(&source_file)[0].clone();
+    let branched = server.ok(
+        "sessionTree/branch",
+        json!({"uri": source, "entryId": first["id"]}),
+    );
+    assert_eq!(branched["written"], false, "{branched}");
+    let fork_file = PathBuf::from(branched["newPath"].as_str().expect("newPath"));
+    let fork = branched["newUri"].as_str().expect("newUri").to_owned();
+    let source_lines: Vec<String> = std::fs::read_to_string(&source_file)
+        .expect("source")
+        .lines()
+        .map(str::to_owned)
+        .collect();
+
+    let before = model.requests().len();
+    server.prompt_to_end(&fork, "first question", "the answer in the fork", 90);
+    let requests = model.requests();
+    assert_eq!(requests.len(), before + 1, "one model call");
+    assert_eq!(conversation(&requests[before]), ["user: first question"]);
+
+    let text = std::fs::read_to_string(&fork_file).expect("pi wrote the fork");
+    let lines: Vec<&str> = text.lines().collect();
+    let parsed: Vec<Value> = lines
+        .iter()
+        .map(|l| serde_json::from_str(l).expect("json"))
+        .collect();
+    let kinds: Vec<&str> = parsed
+        .iter()
+        .map(|e| e["type"].as_str().unwrap_or(""))
+        .collect();
+    assert_eq!(
+        kinds,
+        [
+            "session",
+            "model_change",
+            "thinking_level_change",
+            "model_change",
+            "thinking_level_change",
+            "message",
+            "message"
+        ],
+        "{text}"
+    );
+    assert_eq!(parsed[0]["id"], branched["sessionId"]);
+    assert_eq!(
+        lines[1..3],
+        source_lines[1..3],
+        "the fork's lines, unchanged"
+    );
+    // pi's startup entries continue the fork's leaf; the question hangs under them.
+    assert_eq!(parsed[3]["parentId"], parsed[2]["id"]);
+    assert_eq!(parsed[4]["parentId"], parsed[3]["id"]);
+    assert_eq!(parsed[5]["parentId"], parsed[4]["id"], "{text}");
+    assert_eq!(parsed[6]["parentId"], parsed[5]["id"]);
+    assert_eq!(text_of(&parsed[6]["message"]), "echo: first question");
+    server.wait_for("didChange with the answer", 30, |m| {
+        m["method"] == "sessionTree/didChange"
+            && m["params"]["uri"] == fork
+            && m["params"]["newEntryIds"]
+                .as_array()
+                .is_some_and(|ids| ids.contains(&parsed[6]["id"]))
+    });
+    server.shutdown();
+}

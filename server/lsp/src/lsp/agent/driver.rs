@@ -357,8 +357,9 @@ impl Driver {
     }
 
     /// Moves a pi started on a private copy of a session not written yet to the session's own
-    /// path (the bridge's `relocate`), where pi writes it with its first assistant message.
-    pub async fn relocate(&self, from: &Path, to: &Path) -> Result<(), ApiError> {
+    /// path (the bridge's `relocate`), where pi writes it with its first assistant message; the
+    /// copy's last entry (where pi's own startup entries, if it added any, hang).
+    pub async fn relocate(&self, from: &Path, to: &Path) -> Result<Option<String>, ApiError> {
         let params = json!({"from": from.to_string_lossy(), "to": to.to_string_lossy()});
         let state = self
             .bridge
@@ -366,7 +367,10 @@ impl Driver {
             .await
             .map_err(api_error)?;
         self.note_state(&state);
-        Ok(())
+        Ok(state
+            .get("loadedLeafId")
+            .and_then(Value::as_str)
+            .map(str::to_owned))
     }
 
     /// Sends a prompt: the agent's own input (started agents) or `sendUserMessage` (terminal).

@@ -81,12 +81,16 @@ impl Manager {
         let unwritten = match slot.kind {
             AgentKind::Pi => {
                 slot.handle
-                    .read(|a| a.session.unwritten_contents().map_err(ApiError::from))
+                    .read(|a| {
+                        let contents = a.session.unwritten_contents().map_err(ApiError::from)?;
+                        Ok(contents.map(|c| (c, a.session.leaf_id().map(str::to_owned))))
+                    })
                     .await?
             }
             AgentKind::Omp => None,
         };
-        let copy = match unwritten {
+        let held_leaf = unwritten.as_ref().and_then(|(_, leaf)| leaf.clone());
+        let copy = match unwritten.map(|(contents, _)| contents) {
             Some(contents) => Some(
                 paths::UnwrittenCopy::write(
                     &dir,
@@ -140,9 +144,24 @@ impl Manager {
                             ),
                         )
                     }),
-                    None => Ok(()),
+                    None => Ok(None),
                 };
                 drop(copy);
+                // pi's startup entries continue the copy from its last entry: when that is the
+                // session's leaf, pi's leaf after them is in step with it (not moved back).
+                let agent_leaf = driver.snapshot().leaf;
+                let continued = match &relocated {
+                    Ok(Some(loaded))
+                        if held_leaf.as_deref() == Some(loaded.as_str())
+                            && agent_leaf.as_deref() != Some(loaded.as_str()) =>
+                    {
+                        Some((held_leaf.clone(), agent_leaf))
+                    }
+                    _ => None,
+                };
+                if let Ok(mut c) = slot.continued.lock() {
+                    *c = continued;
+                }
                 if let Err(err) = relocated {
                     driver.stop(STOP_GRACE).await;
                     if let Ok(mut last) = slot.last.lock() {

@@ -69,6 +69,9 @@ struct Slot {
     out: mpsc::UnboundedSender<Outgoing>,
     last: Mutex<Last>,
     active: Mutex<Instant>,
+    /// A pi handed a session not on disk yet that added its own startup entries after it: the
+    /// session's leaf then and pi's leaf after them, in step until either moves.
+    continued: Mutex<Option<(Option<String>, Option<String>)>>,
 }
 
 impl Slot {
@@ -207,6 +210,7 @@ impl Manager {
             out: out_tx,
             last: Mutex::default(),
             active: Mutex::new(Instant::now()),
+            continued: Mutex::default(),
         });
         // One sender per session keeps `seq` in the order the events happened.
         let shared = Arc::clone(&self.shared);

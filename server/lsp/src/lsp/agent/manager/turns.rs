@@ -65,6 +65,11 @@ impl Manager {
         if leaf.as_deref() == agent_leaf {
             return Ok(());
         }
+        // pi's own startup entries after a handed-over session's leaf: nothing to move.
+        let continued = slot.continued.lock().ok().and_then(|mut c| c.take());
+        if continued.is_some_and(|(ours, theirs)| ours == leaf && theirs.as_deref() == agent_leaf) {
+            return Ok(());
+        }
         let Some(target) = target else {
             return Ok(());
         };
