@@ -1117,6 +1117,13 @@ await check('a new pi session not on disk yet: "Append Without Running the Agent
   const back = sessionRows().filter({ hasText: 'first question', hasNotText: 'fork of' }).first();
   await openFromSessions(back, (x) => x.session === src.session && x.chatAgent?.agent === 'pi', 'the source session again');
   await collapseSessions();
+  // The Sessions view as the checks after this one expect it: without the new session's file.
+  fs.rmSync(s.branch.newPath);
+  await expandSessions();
+  const forkRows = () => sessionRows().filter({ hasText: 'first question' }).filter({ hasText: 'fork of' }).count();
+  for (let i = 0; i < 40 && (await forkRows()) > 0; i++) await page.waitForTimeout(250);
+  if ((await forkRows()) > 0) throw new Error('the removed session is still listed');
+  await collapseSessions();
   return { newPath: path.basename(s.branch.newPath), turn: p.chatLog.prompt.turn, lines: lines.length };
 });
 
