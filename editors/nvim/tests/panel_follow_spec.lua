@@ -7,7 +7,9 @@
 -- announced, which is the server's. First with another process appending a burst of lines (and a change arriving while
 -- the user's own refresh is on its way), then with the real pi and omp streaming an answer from
 -- the tests' model server: when the answer ends the panel shows the server's revision, having
--- drawn the tree a few times per written entry, not once per streamed piece.
+-- drawn the tree a few times per written entry, not once per streamed piece. In between, with the
+-- chat open, an answer's end played with its change in each order (the end 1 ms first, the change
+-- first, the end while the chat's read is on its way): one transcript read, after the rows.
 local H = dofile(vim.fn.fnamemodify(debug.getinfo(1, 'S').source:gsub('^@', ''), ':p:h') .. '/support/helpers.lua')
 local A = H.agents()
 local client = require('sessiontree.client')
@@ -31,6 +33,9 @@ local sent = {}
 local sent_before = 0
 ---@type fun(p: table)|nil
 local on_change = nil
+--- Runs once right after the plugin's next request went out.
+---@type fun(method: string)|nil
+local after_send = nil
 client.on(protocol.DID_CHANGE, function(p)
   local loaded = package.loaded['sessiontree.panel']
   seq_before = loaded and loaded.state.seq or 0
@@ -136,9 +141,19 @@ H.run(function()
     })
   end)
   local request = client.request
+  local answered = {}
   client.request = function(method, params, handler)
     table.insert(sent, method)
-    return request(method, params, handler)
+    local id = request(method, params, function(err, result)
+      answered[method] = (answered[method] or 0) + 1
+      return handler(err, result)
+    end)
+    if after_send then
+      local fn = after_send
+      after_send = nil
+      fn(method)
+    end
+    return id
   end
   -- When the panel first showed the last change's revision (for the note; nothing waits on it).
   local watch = assert(vim.uv.new_timer())
@@ -212,7 +227,91 @@ H.run(function()
   )
   check_caught_up(panel, 'in flight')
 
+  -- The chat open on the session: when the agent's answer ends, it reads the transcript once, and
+  -- after the panel's rows. The end and the didChange of the answer's last entry come in either
+  -- order (the server relays the end as it reads the file), or the end comes while the chat's
+  -- read of an earlier change is on its way. These didChanges and agentEnds are played to the
+  -- plugin's handlers (a revision the chat has not read), so each order is certain.
+  vim.cmd('SessionChat')
+  local function chat_settled()
+    return panel.idle() and (chat.reads_idle == nil or chat.reads_idle())
+  end
+  H.check(
+    H.wait(function()
+      return chat.state.revision == st.revision and chat_settled()
+    end, 10000),
+    "ends: the chat is open at the panel's revision",
+    { chat = chat.state.revision, panel = st.revision }
+  )
+  local played = 0
+  for _, order in ipairs({ 'end 1 ms before the change', 'change, then end', 'end while the read is on its way' }) do
+    played = played + 1
+    local from = #sent
+    local read_before = answered[protocol.TRANSCRIPT] or 0
+    local change = { uri = st.uri, revision = (chat.state.revision or 0) + 1000 * played, leaf = st.leaf }
+    local ended = { uri = chat.state.conversation.uri, event = { kind = 'agentEnd' } }
+    local changes_before = #changes
+    if order == 'end 1 ms before the change' then
+      client.handlers[protocol.AGENT_EVENT](nil, ended)
+      local t = assert(vim.uv.new_timer())
+      t:start(
+        1,
+        0,
+        vim.schedule_wrap(function()
+          t:close()
+          client.handlers[protocol.DID_CHANGE](nil, change)
+        end)
+      )
+    elseif order == 'change, then end' then
+      client.handlers[protocol.DID_CHANGE](nil, change)
+      client.handlers[protocol.AGENT_EVENT](nil, ended)
+    else
+      -- The end comes right after the chat's read went out (the panel's rows go before it).
+      local function end_after_read(method)
+        if method == protocol.TRANSCRIPT then
+          client.handlers[protocol.AGENT_EVENT](nil, ended)
+        else
+          after_send = end_after_read
+        end
+      end
+      after_send = end_after_read
+      client.handlers[protocol.DID_CHANGE](nil, change)
+    end
+    H.check(H.wait(function()
+      return (answered[protocol.TRANSCRIPT] or 0) > read_before and chat_settled()
+    end, 10000) and H.settle() and H.settle(), order .. ': the chat read the transcript and is settled')
+    after_send = nil
+    local asked = vim.list_slice(sent, from + 1, #sent)
+    local reads, first_read, first_rows = 0, nil, nil
+    for k, m in ipairs(asked) do
+      if m == protocol.TRANSCRIPT then
+        reads = reads + 1
+        first_read = first_read or k
+      elseif m == protocol.ROWS then
+        first_rows = first_rows or k
+      end
+    end
+    H.check(reads == 1, order .. ': one transcript read for the answer end and its change', asked)
+    H.check(
+      first_rows ~= nil and first_read ~= nil and first_rows < first_read,
+      order .. ": the panel's rows went out before the chat's transcript",
+      asked
+    )
+    -- These didChanges were played, not the server's: the checks of the panel's pace skip them.
+    for i = #changes, changes_before + 1, -1 do
+      table.remove(changes, i)
+    end
+  end
+  H.check(H.chat_text() ~= '', 'ends: the chat shows the conversation', H.chat_text())
+
   -- The live agent streams an answer: when it ends, the panel shows the server's revision.
+  -- What had been sent, and how many didChanges had come, when the live answer ended.
+  local end_seen = nil
+  client.on(protocol.AGENT_EVENT, function(p)
+    if p.event and p.event.kind == 'agentEnd' and p.uri == chat.state.conversation.uri then
+      end_seen = end_seen or { sent = #sent, changes = #changes }
+    end
+  end)
   for _, run in ipairs({ { 'pi', pi_file }, { 'omp', omp_file } }) do
     local agent, file = run[1], run[2]
     H.check(H.show(file, 20000), agent .. ': the session opens in the panel')
@@ -225,6 +324,7 @@ H.run(function()
     )
     first = #changes + 1
     local draws = st.draws
+    end_seen = nil
     H.send('Stream the answer, please')
     H.check(
       H.wait(function()
@@ -238,6 +338,29 @@ H.run(function()
     check_changes(first, agent)
     check_rows_first(first, agent)
     check_caught_up(panel, agent)
+    H.check(H.wait(chat_settled, 10000) and H.settle(), agent .. ': the chat read what it owed')
+    local reads_after_end = 0
+    for k = (end_seen and end_seen.sent or #sent) + 1, #sent do
+      if sent[k] == protocol.TRANSCRIPT then
+        reads_after_end = reads_after_end + 1
+      end
+    end
+    local changes_after_end = end_seen and #changes - end_seen.changes or 0
+    H.check(
+      end_seen ~= nil and reads_after_end <= math.max(1, changes_after_end),
+      agent .. ': from the answer end on, one transcript read (more only for more changes)',
+      {
+        reads = reads_after_end,
+        changes = changes_after_end,
+        sent = end_seen and vim.list_slice(sent, end_seen.sent + 1),
+      }
+    )
+    local _, server_now = H.server_lines()
+    H.check(
+      H.chat_text():find(LONG, 1, true) and chat.state.revision == server_now.revision,
+      agent .. ": the chat shows the final answer, read at the server's revision",
+      { chat = chat.state.revision, server = server_now.revision }
+    )
     local reply = A.answer_to(file, '^Stream the answer')
     H.check(reply and st.leaf == reply.id, agent .. ': the answer is the leaf of the tree', { leaf = st.leaf })
     local deltas = chat.state.stream and chat.state.stream.deltas or 0

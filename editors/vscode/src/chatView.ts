@@ -11,6 +11,7 @@ import * as vscode from 'vscode';
 import { showAgentDialog } from './agentDialogs';
 import { agentAvailable, agentErrorText, statusAdvice, statusDetail, statusLine, statusSetting } from './agentText';
 import { ChatDraft } from './chatDraft';
+import { ChatReads } from './chatReads';
 import { Conversation, type Change, type ChatEntry } from './chatModel';
 import { renderEntry } from './chatRender';
 import { errorKind, errorMessage } from './errors';
@@ -46,6 +47,8 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
   private streamed = new Map<number, string>();
   /** A prompt is on its way (the agent may be starting). */
   private sending = false;
+  /** The read owed to the answer's end, served by the read after the rows of its change. */
+  private readonly reads = new ChatReads(() => void this.rebuild());
   onStateChange: (() => void) | undefined;
 
   constructor(
@@ -58,6 +61,9 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         if (c.reason !== 'filter' && c.reason !== 'search' && c.reason !== 'fold' && c.reason !== 'segment') void this.rebuild();
       }),
       ctl.onDidChangeSession((info) => this.sessionChanged(info?.uri)),
+      ctl.api.onDidChange((p) => {
+        if (p.uri === this.ctl.uri) this.reads.changed();
+      }),
       ctl.api.onAgentEvent((p) => this.onAgentEvent(p)),
       ctl.api.onAgentDialog((p, token) => showAgentDialog(p, token, (v) => this.note('dialog', v))),
     );
@@ -129,11 +135,14 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
     if (uri !== this.conversation.uri) this.sessionChanged(uri);
     if (uri) {
       const ended = this.conversation.endedKeys();
+      const answered = this.reads.started();
       try {
         const t = await this.ctl.api.transcript({ uri });
+        const endedSince = answered();
         if (mine !== this.seq || uri !== this.conversation.uri) return;
-        this.conversation.setTranscript(t, ended);
+        this.conversation.setTranscript(t, endedSince ? this.conversation.endedKeys() : ended);
       } catch (e) {
+        answered();
         this.log.appendLine(`transcript: ${errorMessage(e)}`);
         return;
       }
@@ -163,7 +172,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
         const final = e.item.blocks.map((b) => (b.kind === 'markdown' || b.kind === 'text' ? b.text : '')).join('');
         this.note('stream', { deltas: this.conversation.deltas, streamed: this.streamed.get(e.message) ?? '', final });
       }
-      if (e.kind === 'agentEnd') void this.rebuild();
+      if (e.kind === 'agentEnd') this.reads.ended();
       if (e.kind === 'exited') {
         const tail = (e.stderrTail ?? []).slice(-5).join('\n');
         void vscode.window.showErrorMessage(`The ${this.conversation.status?.agent ?? ''} agent exited${tail ? `: ${tail}` : '.'}`);
@@ -386,6 +395,7 @@ export class ChatProvider implements vscode.WebviewViewProvider, vscode.Disposab
 
   dispose(): void {
     if (this.flushTimer) clearTimeout(this.flushTimer);
+    this.reads.dispose();
     this.subs.forEach((d) => d.dispose());
   }
 }

@@ -22,6 +22,12 @@ local ns = vim.api.nvim_create_namespace('sessiontree.chat')
 --- How long streamed changes gather before the buffer is redrawn (ms).
 local FLUSH_MS = 30
 
+--- How long the transcript read owed to an answer's end waits for the didChange of the answer's
+--- last entry (ms). The server reads the file when the agent's message ends, just before relaying
+--- the end, so that didChange follows within a moment; the read then goes with it, after the
+--- panel's rows. Without a change meanwhile, the read goes when this ends.
+local END_GRACE_MS = 50
+
 ---@class sessiontree.ChatState
 ---@field uri string|nil
 ---@field conv_buf integer|nil
@@ -40,7 +46,10 @@ local FLUSH_MS = 30
 ---@field last table what the chat did last: `prompt`, `append`, `abort`, `error`, `dialog` (tests)
 ---@field draft_uri string|nil the session the input's text belongs to
 ---@field drafts table<string, string[]> the other sessions' input texts (lines)
+---@field announced integer|nil the revision of the last didChange of the chat's session
+---@field reads sessiontree.ChatReads
 M.state = {
+  reads = { owed = false, scheduled = false, inflight = 0, again_change = false, again_end = false },
   drafts = {},
   draws = 0,
   conversation = Conversation.new(),
@@ -373,6 +382,7 @@ local function session_changed(uri)
   st.folds = {}
   st.opened = {}
   st.live_start = 0
+  st.announced = nil
   if uri then
     load_status(uri)
   end
@@ -448,6 +458,88 @@ function M.close()
   st.conv_win, st.input_win = nil, nil
 end
 
+---@class sessiontree.ChatReads
+---@field owed boolean a read is owed to a change or an answer's end, not yet sent
+---@field scheduled boolean the owed read goes once the current event's listeners have all run
+---@field timer uv.uv_timer_t|nil the owed read of an answer's end, waiting for its didChange
+---@field inflight integer reads on their way
+---@field again_change boolean a change came while a read was on its way
+---@field again_end boolean the answer ended while a read was on its way
+
+---@param r sessiontree.ChatReads
+local function stop_end_timer(r)
+  local t = r.timer
+  r.timer = nil
+  if t and not t:is_closing() then
+    t:stop()
+    t:close()
+  end
+end
+
+--- Sends the read owed to a change or an answer's end (if the chat is still open).
+local function send_owed_read()
+  local r = M.state.reads
+  r.scheduled = false
+  stop_end_timer(r)
+  if not r.owed then
+    return
+  end
+  r.owed = false
+  if M.is_open() then
+    M.refresh()
+  end
+end
+
+--- A change of the chat's session (`change`) or the end of the agent's answer (`end`) owes a read
+--- of the transcript. One read serves both: whichever comes first owes it, the other joins it.
+--- A change's read waits until every listener of the change has run, so the panel's rows reach
+--- the server first (it answers one session's requests in order: the tree is not held behind a
+--- long conversation's transcript). An answer's end waits a moment for the didChange of its last
+--- entry (END_GRACE_MS) and then goes with it. With a read on its way, no other is sent: its
+--- answer is checked when it arrives (read again only if it is older than the last change).
+---@param reason 'change'|'end'
+local function want_read(reason)
+  local r = M.state.reads
+  if r.inflight > 0 then
+    if reason == 'change' then
+      r.again_change = true
+    else
+      r.again_end = true
+    end
+    return
+  end
+  r.owed = true
+  if r.scheduled then
+    return
+  end
+  if reason == 'end' then
+    if not r.timer then
+      local t = assert(vim.uv.new_timer())
+      r.timer = t
+      t:start(
+        END_GRACE_MS,
+        0,
+        vim.schedule_wrap(function()
+          if r.timer == t then
+            send_owed_read()
+          end
+        end)
+      )
+    end
+    return
+  end
+  stop_end_timer(r)
+  r.scheduled = true
+  vim.schedule(send_owed_read)
+end
+
+--- Whether no transcript read is owed or on its way (tests wait for it).
+---@return boolean
+function M.reads_idle()
+  local r = M.state.reads
+  return not r.owed and r.inflight == 0
+end
+
 --- Reads the conversation again from `sessionTree/transcript` and redraws it.
 ---@param done fun(err: table|nil)|nil
 function M.refresh(done)
@@ -462,13 +554,30 @@ function M.refresh(done)
   st.seq = st.seq + 1
   local mine = st.seq
   local ended = st.conversation:ended_keys()
+  local r = st.reads
+  r.inflight = r.inflight + 1
   client.request(protocol.TRANSCRIPT, { uri = uri }, function(err, result)
+    r.inflight = r.inflight - 1
+    local again = false
+    if r.inflight == 0 then
+      -- What came while reads were on their way: a change this answer may predate is read again;
+      -- an answer's end alone needs no read, only this answer kept with every message finished by
+      -- now (as a read sent after the end would be).
+      again = r.again_change and (err ~= nil or result.revision ~= st.announced)
+      if r.again_end and not again then
+        ended = st.conversation:ended_keys()
+      end
+      r.again_change, r.again_end = false, false
+    end
     if err then
       notify('transcript: ' .. client.describe(err), vim.log.levels.ERROR)
     elseif mine == st.seq and uri == st.conversation.uri and vim.api.nvim_buf_is_valid(st.conv_buf) then
       st.conversation:set_transcript(result, ended)
       st.revision = result.revision
       M.draw()
+    end
+    if again then
+      want_read('change')
     end
     if done then
       done(err)
@@ -762,7 +871,7 @@ local function on_agent_event(p)
   if change == 'status' then
     M.update_winbars()
     if e.kind == 'agentEnd' and M.is_open() then
-      M.refresh()
+      want_read('end')
     end
     return
   end
@@ -772,15 +881,14 @@ end
 client.on(protocol.AGENT_EVENT, on_agent_event)
 
 client.on(protocol.DID_CHANGE, function(params)
-  -- A closed chat reads the transcript again when it opens. The read waits until every listener of
-  -- this change has run: the server answers one session's requests in order, so the panel's rows
-  -- go first and the tree is not held behind a long conversation's transcript.
-  vim.schedule(function()
-    local st = M.state
-    if M.is_open() and require('sessiontree.panel').same_uri(params.uri, st.uri) and params.revision ~= st.revision then
-      M.refresh()
+  -- A closed chat reads the transcript again when it opens.
+  local st = M.state
+  if require('sessiontree.panel').same_uri(params.uri, st.uri) then
+    st.announced = params.revision
+    if M.is_open() and params.revision ~= st.revision then
+      want_read('change')
     end
-  end)
+  end
 end)
 
 return M

@@ -56,3 +56,8 @@ export const window = {
     return view;
   },
 };
+
+/** Commands run by the code under test (context keys, focus) do nothing here. */
+export const commands = {
+  executeCommand: async (): Promise<undefined> => undefined,
+};
