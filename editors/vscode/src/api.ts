@@ -16,6 +16,7 @@ import {
   StaticFeature,
 } from 'vscode-languageclient/node';
 import { agentSettings } from './agentText';
+import { NotificationFanOut } from './notifications';
 import { resolveServerPath } from './logic';
 import * as P from './protocol';
 
@@ -91,7 +92,15 @@ export function sessionFilePatterns(): string[] {
 }
 
 export class Api {
-  private constructor(readonly client: LanguageClient) {}
+  /** The server's notifications, each to every listener (see `NotificationFanOut`). */
+  private readonly notifications: NotificationFanOut;
+
+  private constructor(readonly client: LanguageClient) {
+    this.notifications = new NotificationFanOut(
+      (method, handler) => client.onNotification(method, handler),
+      (method, e) => client.outputChannel.appendLine(`${method}: a listener failed: ${e instanceof Error ? e.message : String(e)}`),
+    );
+  }
 
   static async start(ctx: vscode.ExtensionContext, output: vscode.LogOutputChannel, hooks: boolean): Promise<Api> {
     const command = findServer(ctx);
@@ -196,16 +205,19 @@ export class Api {
   }
 
   onDidChange(h: (p: P.DidChangeParams) => void): vscode.Disposable {
-    return this.client.onNotification(P.Methods.didChange, h);
+    return this.notifications.on<P.DidChangeParams>(P.Methods.didChange, h);
   }
   onDidNavigate(h: (p: P.DidNavigateParams) => void): vscode.Disposable {
-    return this.client.onNotification(P.Methods.didNavigate, h);
+    return this.notifications.on<P.DidNavigateParams>(P.Methods.didNavigate, h);
   }
   onDidBranch(h: (p: P.DidBranchParams) => void): vscode.Disposable {
-    return this.client.onNotification(P.Methods.didBranch, h);
+    return this.notifications.on<P.DidBranchParams>(P.Methods.didBranch, h);
+  }
+  onDidRecordRewindPoint(h: (p: P.DidRecordRewindPointParams) => void): vscode.Disposable {
+    return this.notifications.on<P.DidRecordRewindPointParams>(P.Methods.didRecordRewindPoint, h);
   }
   onAgentEvent(h: (p: P.AgentEventParams) => void): vscode.Disposable {
-    return this.client.onNotification(P.Methods.agentEvent, h);
+    return this.notifications.on<P.AgentEventParams>(P.Methods.agentEvent, h);
   }
   onAgentDialog(h: (p: P.AgentDialogParams, token: CancellationToken) => Promise<P.AgentDialogResult>): vscode.Disposable {
     return this.client.onRequest(P.Methods.agentDialog, h);

@@ -57,7 +57,7 @@ export class Rewind implements vscode.Disposable, vscode.TextDocumentContentProv
     this.subs.push(
       vscode.workspace.registerTextDocumentContentProvider(POINT_SCHEME, this),
       // Points do not change the session's revision: the server says when it recorded one.
-      api.client.onNotification(Methods.didRecordRewindPoint, (p: DidRecordRewindPointParams) => {
+      api.onDidRecordRewindPoint((p: DidRecordRewindPointParams) => {
         const points = this.points.get(p.uri) ?? new Map<string, RewindPoint>();
         points.set(p.point.entryId, p.point);
         this.points.set(p.uri, points);

@@ -150,6 +150,25 @@ async function openFromSessions(row, pred, what, ms = 20000) {
     }
   }
 }
+/**
+ * The Sessions view's row reading `text`, scrolled into sight: a list draws only the rows in
+ * sight, and by the later checks the view holds more sessions than its pane has room for (the
+ * ones the checks wrote, some dated old to list last). From the top, down a step at a time.
+ */
+async function sessionRowInSight(text) {
+  const row = sessionRows().filter({ hasText: text }).first();
+  if (await row.isVisible()) return row;
+  await sessionRows().first().waitFor({ timeout: 10000 });
+  await sessionRows().first().hover();
+  await page.mouse.wheel(0, -100000);
+  await page.waitForTimeout(250);
+  for (let i = 0; i < 40 && !(await row.isVisible()); i++) {
+    await sessionRows().first().hover();
+    await page.mouse.wheel(0, 120);
+    await page.waitForTimeout(250);
+  }
+  return row;
+}
 async function focusTree() {
   await palette('Session Tree: /tree');
   await page.locator('.quick-input-widget').waitFor({ state: 'hidden', timeout: 5000 }).catch(() => {});
@@ -942,7 +961,7 @@ await check('the live agent: a pi session\'s chat shows its agent, ready to answ
     { when: { lastUser: '^Write' }, reply: { text: 'Writing it.', toolCalls: [{ name: 'write', arguments: { path: 'hello.txt', content: 'hello\n' } }] } },
   ]);
   await expandSessions();
-  const row = sessionRows().filter({ hasText: 'first question' }).first();
+  const row = await sessionRowInSight('first question');
   const s = await openFromSessions(row, (s) => s.session?.endsWith(path.basename(piSession)) && s.chatAgent?.agent === 'pi', 'the pi session and its agent');
   await collapseSessions();
   await chatFrame().locator('.entry.msg.assistant', { hasText: 'echo: first question' }).waitFor({ timeout: 10000 });
@@ -1334,7 +1353,7 @@ await check('an omp session whose agent cannot run: Open Settings, set agent.omp
   const ompPath = process.env.E2E_OMP_PATH;
   if (!ompPath || !ompSession || !fs.existsSync(ompSession)) throw new Error(`the omp set-up is missing: ${ompPath} ${ompSession}`);
   await expandSessions();
-  const row = sessionRows().filter({ hasText: 'first omp question' }).first();
+  const row = await sessionRowInSight('first omp question');
   await openFromSessions(row, (s) => s.session?.endsWith(path.basename(ompSession)) && s.chatAgent?.agent === 'omp', 'the omp session and its agent');
   await collapseSessions();
   await chatFrame().locator('#setting').waitFor({ timeout: 10000 });
@@ -1444,14 +1463,8 @@ await check('a session the real omp keeps in Redis: listed in the Sessions view,
   await expandSessions();
   // What the extension asked for and what the view holds, for a failure to say.
   const seen = async () => JSON.stringify({ stores: readState().stores, listed: readState().listed, rows: (await listInOrder(sessionRows())).map((r) => r.text.slice(0, 60)) });
-  const row = sessionRows().filter({ hasText: 'Where does the team keep its sessions?' }).first();
-  // It is dated old, so it lists last: by now (the chat checks wrote sessions) below the rows the
-  // pane has room for, and a list draws only the rows in sight. Scroll the list down to it.
-  for (let i = 0; i < 30 && !(await row.isVisible()); i++) {
-    await sessionRows().first().hover();
-    await page.mouse.wheel(0, 120);
-    await page.waitForTimeout(250);
-  }
+  // It is dated old, so it lists last: by now below the rows the pane has room for.
+  const row = await sessionRowInSight('Where does the team keep its sessions?');
   await row.waitFor({ timeout: 15000 }).catch(async () => {
     throw new Error(`the store's session is not in the Sessions view: ${await seen()}`);
   });
