@@ -10,47 +10,14 @@ mod support;
 use serde_json::{json, Value};
 use std::path::Path;
 use support::agents::{
-    entries, first_question, is_event, message_entries, Agent, Home, ModelServer, Server,
+    conversation, entries, first_question, is_event, message_entries, message_text, Agent, Home,
+    ModelServer, Server,
 };
 use support::tmux::Tmux;
 use support::{kind, uri};
 
-/// The text of a user message as the model received it (content string or text parts), without
-/// omp's `<system-reminder>` blocks.
-fn user_text(message: &Value) -> String {
-    let text = match &message["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts
-            .iter()
-            .filter_map(|p| p["text"].as_str())
-            .collect::<Vec<_>>()
-            .join(""),
-        _ => String::new(),
-    };
-    match (
-        text.find("<system-reminder>"),
-        text.find("</system-reminder>"),
-    ) {
-        (Some(a), Some(b)) => format!("{}{}", &text[..a], &text[b + "</system-reminder>".len()..])
-            .trim()
-            .to_owned(),
-        _ => text.trim().to_owned(),
-    }
-}
-
-/// The user and assistant texts of a chat request, in order (`role: text`).
-fn conversation(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
-        .map(|m| format!("{}: {}", m["role"].as_str().unwrap_or(""), user_text(m)))
-        .collect()
-}
-
 fn text_of_entry(e: &Value) -> String {
-    user_text(&e["message"])
+    message_text(&e["message"])
 }
 
 /// The texts of a session file's messages, in file order.

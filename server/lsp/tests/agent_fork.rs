@@ -11,28 +11,9 @@ mod support;
 use serde_json::{json, Value};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-use support::agents::{entries, message_entries, Agent, Home, ModelServer, Server};
-use support::uri;
-
-/// The text of a user message as the model received it (content string or text parts).
-fn text_of(message: &Value) -> String {
-    match &message["content"] {
-        Value::String(s) => s.clone(),
-        Value::Array(parts) => parts.iter().filter_map(|p| p["text"].as_str()).collect(),
-        _ => String::new(),
-    }
-}
-
-/// The user and assistant texts of a chat request, in order (`role: text`).
-fn conversation(request: &Value) -> Vec<String> {
-    request["messages"]
-        .as_array()
-        .expect("messages")
-        .iter()
-        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
-        .map(|m| format!("{}: {}", m["role"].as_str().unwrap_or(""), text_of(m)))
-        .collect()
-}
+use support::agents::{
+    conversation, entries, first_question, message_entries, message_text, Agent, Server,
+};
 
 /// pi's own fork, answered in it: its session manager opens `source`, forks at `leaf` into `dir`
 /// (`createBranchedSession`, deferred: no assistant on the path) and appends `messages` (the user
@@ -68,13 +49,8 @@ process.stdout.write(file);
 
 #[test]
 fn pi_answers_into_a_fork_not_yet_written() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let source_file = home.first_session(Agent::Pi, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let source = uri(&source_file);
-    server.ok("sessionTree/open", json!({"uri": source}));
+    let (dir, model, home, source_file) = first_question(Agent::Pi, &json!([]));
+    let (mut server, source) = Server::with_session(&home, &source_file);
 
     // A path with no assistant message: back before the first question, two questions appended
     // without an answer; /branch at the second forks the path up to the first.
@@ -171,9 +147,12 @@ fn pi_answers_into_a_fork_not_yet_written() {
     let question: Value = serde_json::from_str(lines[4]).expect("question");
     let answer: Value = serde_json::from_str(lines[5]).expect("answer");
     assert_eq!(question["parentId"], note);
-    assert_eq!(text_of(&question["message"]), "the fork's question");
+    assert_eq!(message_text(&question["message"]), "the fork's question");
     assert_eq!(answer["parentId"], question["id"]);
-    assert_eq!(text_of(&answer["message"]), "echo: the fork's question");
+    assert_eq!(
+        message_text(&answer["message"]),
+        "echo: the fork's question"
+    );
 
     // What pi's own session manager writes for the same fork answered in it: the same bytes, but
     // for the ids and times it makes up.
@@ -258,13 +237,8 @@ fn pi_answers_into_a_fork_not_yet_written() {
 /// fork's path).
 #[test]
 fn omp_forks_are_written_at_once_and_answered_in_place() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let source_file = home.first_session(Agent::Omp, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let source = uri(&source_file);
-    server.ok("sessionTree/open", json!({"uri": source}));
+    let (_dir, model, home, source_file) = first_question(Agent::Omp, &json!([]));
+    let (mut server, source) = Server::with_session(&home, &source_file);
     let first = message_entries(&source_file)[0].clone();
     let branched = server.ok(
         "sessionTree/branch",
@@ -302,9 +276,9 @@ fn omp_forks_are_written_at_once_and_answered_in_place() {
         after[slot..].starts_with(&before_text[slot..]),
         "the fork's bytes are kept, the turn appended"
     );
-    let answered = message_entries(&fork_file)
-        .iter()
-        .any(|m| m["message"]["role"] == "assistant" && text_of(&m["message"]).contains("echo:"));
+    let answered = message_entries(&fork_file).iter().any(|m| {
+        m["message"]["role"] == "assistant" && message_text(&m["message"]).contains("echo:")
+    });
     assert!(answered, "the answer is in the fork:\n{after}");
     server.shutdown();
 }
@@ -315,13 +289,8 @@ fn omp_forks_are_written_at_once_and_answered_in_place() {
 /// session pi starts itself; the fork's own lines come first, byte for byte.
 #[test]
 fn pi_answers_into_a_fork_without_messages() {
-    let dir = tempfile::tempdir().expect("tempdir");
-    let model = ModelServer::start(dir.path(), &json!([]));
-    let home = Home::new(&model);
-    let source_file = home.first_session(Agent::Pi, "first question");
-    let mut server = Server::start(&home, json!({}), json!({}));
-    let source = uri(&source_file);
-    server.ok("sessionTree/open", json!({"uri": source}));
+    let (_dir, model, home, source_file) = first_question(Agent::Pi, &json!([]));
+    let (mut server, source) = Server::with_session(&home, &source_file);
     let first = message_entries(&source_file)[0].clone();
     let branched = server.ok(
         "sessionTree/branch",
@@ -376,7 +345,7 @@ fn pi_answers_into_a_fork_without_messages() {
     assert_eq!(parsed[4]["parentId"], parsed[3]["id"]);
     assert_eq!(parsed[5]["parentId"], parsed[4]["id"], "{text}");
     assert_eq!(parsed[6]["parentId"], parsed[5]["id"]);
-    assert_eq!(text_of(&parsed[6]["message"]), "echo: first question");
+    assert_eq!(message_text(&parsed[6]["message"]), "echo: first question");
     server.wait_for("didChange with the answer", 30, |m| {
         m["method"] == "sessionTree/didChange"
             && m["params"]["uri"] == fork

@@ -260,6 +260,40 @@ pub fn first_question(
     (dir, model, home, file)
 }
 
+/// The text of a message as the model received it or a session holds it (content string or text parts), without
+/// omp's `<system-reminder>` blocks.
+pub fn message_text(message: &Value) -> String {
+    let text = match &message["content"] {
+        Value::String(s) => s.clone(),
+        Value::Array(parts) => parts
+            .iter()
+            .filter_map(|p| p["text"].as_str())
+            .collect::<Vec<_>>()
+            .join(""),
+        _ => String::new(),
+    };
+    match (
+        text.find("<system-reminder>"),
+        text.find("</system-reminder>"),
+    ) {
+        (Some(a), Some(b)) => format!("{}{}", &text[..a], &text[b + "</system-reminder>".len()..])
+            .trim()
+            .to_owned(),
+        _ => text.trim().to_owned(),
+    }
+}
+
+/// The user and assistant texts of a chat request, in order (`role: text`).
+pub fn conversation(request: &Value) -> Vec<String> {
+    request["messages"]
+        .as_array()
+        .expect("messages")
+        .iter()
+        .filter(|m| m["role"] == "user" || m["role"] == "assistant")
+        .map(|m| format!("{}: {}", m["role"].as_str().unwrap_or(""), message_text(m)))
+        .collect()
+}
+
 /// Every `.jsonl` under `dir`.
 pub fn session_files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
