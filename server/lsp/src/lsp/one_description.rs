@@ -3,7 +3,7 @@
 //! shows name it with the text of its row in `sessionTree/rows` (the label, where the surface
 //! has no field of its own for it, in brackets before it, as the agents draw it).
 
-use crate::{plain, rows, symbols};
+use crate::{plain, rows, symbols, to_proto};
 use sessiontree_core::describe::markdown_literal;
 use sessiontree_core::view::{self, TreeModel, ViewState};
 use sessiontree_core::{Dialect, OpenOptions, Session};
@@ -104,7 +104,7 @@ fn every_surface_names_an_entry_with_its_row_text() {
             if entry.id().is_some() {
                 assert_eq!(
                     workspace.get(&entry.line),
-                    Some(&with_label(text, label)),
+                    Some(&to_proto::symbol_name(text, label)),
                     "{at}: workspace symbol"
                 );
             }

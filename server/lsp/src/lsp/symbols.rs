@@ -176,7 +176,8 @@ const SPLIT_FROM: usize = 20_000;
 const ALONE_FROM: u64 = 32 << 20;
 
 /// The searchable entries of an open session, in file order, each named by its `/tree` row text
-/// (`home` shortens tool-call paths to `~`, as the rows do). One sequential read of the file (of
+/// (`home` shortens tool-call paths to `~`, as the rows do; cut at
+/// [`to_proto::SYMBOL_NAME_CHARS`]). One sequential read of the file (of
 /// each half, when it has `split_from` entries or more) for the lines' widths; an unreadable body
 /// ends its half's items there.
 pub(crate) fn searchable_items(
@@ -207,7 +208,7 @@ fn items_named_by(
             let e = &entries[i];
             if let (true, Some(id)) = (e.line > 0, e.id()) {
                 items.push(Item::new(
-                    to_proto::entry_name(&names.text(i), names.label(i)),
+                    to_proto::symbol_name(&names.text(i), names.label(i)),
                     id.to_owned(),
                     e.line,
                     to_proto::u32_of(item::utf16_len(raw)),

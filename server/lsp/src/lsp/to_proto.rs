@@ -169,6 +169,21 @@ pub fn entry_name(text: &str, label: Option<&str>) -> String {
     }
 }
 
+/// How many characters of an entry's name a workspace symbol carries: enough to tell entries
+/// apart in a pick list, and a bound on what every query scores (a tool result's row text can run
+/// to thousands of characters).
+pub const SYMBOL_NAME_CHARS: usize = 200;
+
+/// A workspace symbol's name: [`entry_name`], its first [`SYMBOL_NAME_CHARS`] characters, with `…`
+/// when cut.
+pub fn symbol_name(text: &str, label: Option<&str>) -> String {
+    let name = entry_name(text, label);
+    match name.char_indices().nth(SYMBOL_NAME_CHARS) {
+        Some((cut, _)) => format!("{}…", &name[..cut]),
+        None => name,
+    }
+}
+
 /// The LSP symbol kind of an entry, by its type and (for messages) its role.
 pub fn symbol_kind(kind: &str, role: Option<&str>) -> lsp::SymbolKind {
     match (kind, role) {
@@ -240,5 +255,24 @@ pub fn transcript_item(item: sessiontree_core::transcript::Item) -> proto::Trans
         role: item.role.as_str().to_owned(),
         detail: item.detail,
         blocks,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_symbol_name_is_the_entry_name_cut_at_its_bound() {
+        assert_eq!(symbol_name("user: hi", Some("done")), "[done] user: hi");
+        let long = format!("assistant: {}", "é".repeat(500));
+        let cut = symbol_name(&long, None);
+        assert_eq!(cut.chars().count(), SYMBOL_NAME_CHARS + 1);
+        assert!(cut.ends_with('…'));
+        assert!(long.starts_with(cut.trim_end_matches('…')));
+        let exact: String = "x".repeat(SYMBOL_NAME_CHARS);
+        assert_eq!(symbol_name(&exact, None), exact);
+        // Control characters are drawn before the cut counts them.
+        assert_eq!(symbol_name("a\tb", None), "a\u{2409}b");
     }
 }
