@@ -107,19 +107,7 @@ fn prompt_from_an_earlier_point(agent: Agent) {
                 .is_some_and(|ids| ids.contains(&reply["id"]))
     });
     // The transcript renders the same path.
-    let transcript = server.ok("sessionTree/transcript", json!({"uri": session}));
-    let roles: Vec<String> = transcript["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(|i| {
-            format!(
-                "{}: {}",
-                i["role"].as_str().unwrap_or(""),
-                i["blocks"][0]["text"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let roles = server.transcript_lines(&session);
     assert_eq!(
         roles,
         ["user: edited question", "assistant: echo: edited question"]

@@ -190,19 +190,7 @@ fn pi_answers_into_a_fork_not_yet_written() {
                 .as_array()
                 .is_some_and(|ids| ids.contains(&answer["id"]))
     });
-    let transcript = server.ok("sessionTree/transcript", json!({"uri": fork}));
-    let shown: Vec<String> = transcript["items"]
-        .as_array()
-        .expect("items")
-        .iter()
-        .map(|i| {
-            format!(
-                "{}: {}",
-                i["role"].as_str().unwrap_or(""),
-                i["blocks"][0]["text"].as_str().unwrap_or("")
-            )
-        })
-        .collect();
+    let shown = server.transcript_lines(&fork);
     assert_eq!(
         shown,
         [

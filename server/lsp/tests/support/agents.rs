@@ -433,6 +433,23 @@ impl Server {
         self.answer(id)
     }
 
+    /// The session's transcript as `role: first block's text` lines, in order.
+    pub fn transcript_lines(&mut self, uri: &str) -> Vec<String> {
+        let transcript = self.ok("sessionTree/transcript", json!({"uri": uri}));
+        transcript["items"]
+            .as_array()
+            .expect("items")
+            .iter()
+            .map(|i| {
+                format!(
+                    "{}: {}",
+                    i["role"].as_str().unwrap_or(""),
+                    i["blocks"][0]["text"].as_str().unwrap_or("")
+                )
+            })
+            .collect()
+    }
+
     /// Sends a request that must succeed; its result.
     pub fn ok(&mut self, method: &str, params: Value) -> Value {
         let answer = self.request(method, params.clone());
